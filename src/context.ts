@@ -1,0 +1,144 @@
+import { BlackboardError, invalid } from './errors.js';
+import { DEFAULT_NAMESPACE_TOKEN, prefixEnd, storageKey } from './store/keys.js';
+
+/**
+ * Who is calling, and where their keys live. Every name, scope and key a tool receives is checked here, in one
+ * place, before anything reaches the store.
+ */
+export interface Identity {
+  /** `--namespace`; undefined = the unprefixed default namespace */
+  namespace?: string;
+  agent?: string;
+  agentType?: string;
+  thread: string;
+  run: string;
+  parentThread?: string;
+  /** the root of this thread's delegation tree (this thread when it has no parent) */
+  rootThread: string;
+  /** 0 for a root thread, parent's level + 1 for a child */
+  delegateLevel: number;
+}
+
+export const NAMESPACE_RE = /^[a-z][a-z0-9_]{0,31}$/;
+/** Agent names, agent types, thread ids, run ids and group names. */
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
+
+const MAX_KEY_CHARS = 512;
+// C0 and C1 control characters, DEL included.
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
+
+export function checkName(what: string, value: string): string {
+  if (!NAME_RE.test(value)) {
+    throw invalid(
+      `${what} "${truncate(value)}" is not valid: use 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit.`,
+      { [what]: truncate(value) },
+    );
+  }
+  return value;
+}
+
+/** A key is 1..512 characters of well-formed Unicode with no control characters. */
+export function checkKey(key: string, what = 'key'): string {
+  const length = [...key].length;
+  if (length === 0 || length > MAX_KEY_CHARS) {
+    throw invalid(`${what} must be 1 to ${MAX_KEY_CHARS} characters long; it has ${length}.`, { length });
+  }
+  if (CONTROL_RE.test(key)) throw invalid(`${what} must not contain control characters.`);
+  if (!key.isWellFormed()) throw invalid(`${what} must be well-formed Unicode (it has a lone surrogate).`);
+  return key;
+}
+
+/** A prefix may be empty; otherwise it follows the key rules. */
+export function checkPrefix(prefix: string | undefined): string {
+  if (prefix === undefined || prefix === '') return '';
+  return checkKey(prefix, 'prefix');
+}
+
+/** Where a scope's keys live, and whether this caller may write there. */
+export interface ResolvedScope {
+  /** the canonical explicit form, e.g. `thread:abc`; used in resource URIs and messages */
+  label: string;
+  /** the scope's part of every storage key */
+  id: string;
+  /** why writes are refused, when they are */
+  readOnlyReason?: string;
+}
+
+export const SCOPE_FORMS =
+  'global, thread, run, parent, agent_type, profile, group:NAME, thread:ID, profile:NAME, agent_type:NAME';
+
+/** Resolves a tool's `scope` argument against the caller's identity. */
+export function resolveScope(scope: string | undefined, who: Identity): ResolvedScope {
+  const s = scope ?? 'global';
+  const at = (label: string): ResolvedScope => ({ label, id: label });
+  switch (s) {
+    case 'global':
+      return at('global');
+    case 'thread':
+      return at(`thread:${who.thread}`);
+    case 'run':
+      return at(`run:${who.thread}:${who.run}`);
+    case 'parent':
+      return at(`parent:${who.rootThread}`);
+    case 'agent_type':
+      if (!who.agentType) {
+        throw invalid('This connection has no agent type, so scope "agent_type" has no meaning. Start the server with --agent-type TYPE, call run_start with agentType, or use agent_type:NAME.');
+      }
+      return at(`agent_type:${who.agentType}`);
+    case 'profile':
+      if (!who.agent) {
+        throw invalid('This connection has no agent name, so scope "profile" has no meaning. Start the server with --agent NAME, or read another profile with profile:NAME.');
+      }
+      return at(`profile:${who.agent}`);
+  }
+  const colon = s.indexOf(':');
+  const kind = colon > 0 ? s.slice(0, colon) : '';
+  const name = colon > 0 ? s.slice(colon + 1) : '';
+  if (kind === 'group' || kind === 'thread' || kind === 'agent_type' || kind === 'profile') {
+    checkName(`${kind} name`, name);
+    const resolved = at(`${kind}:${name}`);
+    if (kind === 'profile' && name !== who.agent) {
+      resolved.readOnlyReason = `profile:${name} belongs to another agent; you can read it but only agent "${name}" can write it.`;
+    }
+    return resolved;
+  }
+  throw invalid(`Unknown scope "${truncate(s)}". Use one of: ${SCOPE_FORMS}.`, { scope: truncate(s) });
+}
+
+/** Throws FORBIDDEN when the scope is read-only for this caller. */
+export function writable(scope: ResolvedScope): ResolvedScope {
+  if (scope.readOnlyReason) throw new BlackboardError('FORBIDDEN', scope.readOnlyReason, { scope: scope.label });
+  return scope;
+}
+
+const nsToken = (who: Identity): string => who.namespace ?? DEFAULT_NAMESPACE_TOKEN;
+
+/** The storage key of a user key in a scope. */
+export const dataKey = (who: Identity, scope: ResolvedScope, key: string): string =>
+  storageKey('d', nsToken(who), scope.id, key);
+
+/** The storage key range `[lo, hi)` of every key of a scope that starts with `prefix`. */
+export function dataRange(who: Identity, scope: ResolvedScope, prefix: string): { lo: string; hi: string } {
+  const lo = storageKey('d', nsToken(who), scope.id, prefix);
+  return { lo, hi: prefixEnd(lo) };
+}
+
+/** Internal records of a family (plans, scratchpad, …) live in scopes no tool argument can name. */
+export const internalKey = (who: Identity, family: string, owner: string, key: string): string =>
+  storageKey('d', nsToken(who), `~${family}:${owner}`, key);
+
+export function internalRange(who: Identity, family: string, owner: string): { lo: string; hi: string } {
+  const lo = storageKey('d', nsToken(who), `~${family}:${owner}`, '');
+  return { lo, hi: prefixEnd(lo) };
+}
+
+/** Idempotency records: one per (namespace, thread, tool, key). */
+export function idempotencyStorageKey(who: Identity, tool: string, key: string | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  checkKey(key, 'idempotencyKey');
+  return storageKey('i', nsToken(who), who.thread, tool, key);
+}
+
+function truncate(value: string): string {
+  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
+}

@@ -1,0 +1,387 @@
+import { BlackboardError, invalid } from '../errors.js';
+import {
+  checkKey,
+  checkPrefix,
+  dataKey,
+  dataRange,
+  idempotencyStorageKey,
+  resolveScope,
+  writable,
+  type ResolvedScope,
+} from '../context.js';
+import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
+import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
+import type { Json } from '../store/types.js';
+import type { Session } from './session.js';
+
+export const LIST_DEFAULT_LIMIT = 100;
+export const LIST_MAX_LIMIT = 1000;
+export const SNAPSHOT_DEFAULT_BYTES = 256 * 1024;
+export const SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
+export const WATCH_DEFAULT_MS = 30_000;
+export const WATCH_MAX_MS = 600_000;
+export const BATCH_MAX_OPS = 100;
+const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
+
+export interface GetResult {
+  found: boolean;
+  value?: Json;
+  version?: number;
+  updatedAt?: string;
+  updatedBy?: string;
+}
+
+export type BatchOp = {
+  op: 'set' | 'delete' | UpdateOp;
+  key: string;
+  scope?: string;
+  value?: Json;
+  ifVersion?: number;
+  ttlSeconds?: number;
+};
+
+export interface BatchItemResult {
+  key: string;
+  ok: boolean;
+  version?: number;
+  value?: Json;
+  deleted?: boolean;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
+
+/** Called before every write into a scope; lifecycle uses it to refuse run-scope writes after `finished`. */
+export type WriteGuard = (scope: ResolvedScope) => Promise<void>;
+
+/** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
+export class KvService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+    private readonly guard: WriteGuard = async () => {},
+  ) {}
+
+  private get who() {
+    return this.session.identity;
+  }
+
+  async get(args: { key: string; scope?: string }): Promise<GetResult> {
+    const scope = resolveScope(args.scope, this.who);
+    const entry = await this.store.get(dataKey(this.who, scope, checkKey(args.key)));
+    return describe(entry);
+  }
+
+  async set(args: {
+    key: string;
+    value: Json;
+    scope?: string;
+    ifVersion?: number;
+    ttlSeconds?: number;
+    idempotencyKey?: string;
+  }): Promise<{ version: number; revision: number }> {
+    const key = this.writeKey(args.key, args.scope);
+    const ttlMs = ttl(args.ttlSeconds);
+    checkIfVersion(args.ifVersion);
+    await this.guard(key.scope);
+    const { result, revision } = await this.store.transact(
+      async (tx) => {
+        const entry = await tx.set(key.storage, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs });
+        return { version: entry.version };
+      },
+      { idempotencyKey: idempotencyStorageKey(this.who, 'state_set', args.idempotencyKey) },
+    );
+    return { version: result.version, revision };
+  }
+
+  async delete(args: {
+    key: string;
+    scope?: string;
+    ifVersion?: number;
+    idempotencyKey?: string;
+  }): Promise<{ deleted: boolean; revision: number }> {
+    const key = this.writeKey(args.key, args.scope);
+    checkIfVersion(args.ifVersion);
+    await this.guard(key.scope);
+    const { result, revision } = await this.store.transact(
+      async (tx) => ({ deleted: await tx.delete(key.storage, { ifVersion: args.ifVersion }) }),
+      { idempotencyKey: idempotencyStorageKey(this.who, 'state_delete', args.idempotencyKey) },
+    );
+    return { deleted: result.deleted, revision };
+  }
+
+  async update(args: {
+    key: string;
+    op: UpdateOp;
+    value: Json;
+    scope?: string;
+    ifVersion?: number;
+    ttlSeconds?: number;
+    idempotencyKey?: string;
+  }): Promise<{ value: Json; version: number; revision: number }> {
+    const key = this.writeKey(args.key, args.scope);
+    checkOp(args.op);
+    checkIfVersion(args.ifVersion);
+    const ttlMs = ttl(args.ttlSeconds);
+    await this.guard(key.scope);
+    const { result, revision } = await this.store.transact(
+      async (tx) => {
+        const entry = await tx.update(key.storage, args.op, args.value, {
+          by: this.session.by,
+          ifVersion: args.ifVersion,
+          ttlMs,
+        });
+        return { value: entry.value, version: entry.version };
+      },
+      { idempotencyKey: idempotencyStorageKey(this.who, 'state_update', args.idempotencyKey) },
+    );
+    return { ...result, revision };
+  }
+
+  async list(args: { scope?: string; prefix?: string; cursor?: string; limit?: number }): Promise<{
+    keys: Array<{ key: string; version: number; updatedAt: string }>;
+    nextCursor?: string;
+  }> {
+    const scope = resolveScope(args.scope, this.who);
+    const prefix = checkPrefix(args.prefix);
+    const limit = args.limit ?? LIST_DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
+      throw invalid(`limit must be a whole number from 1 to ${LIST_MAX_LIMIT}.`, { limit });
+    }
+    const range = dataRange(this.who, scope, prefix);
+    const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
+    const { entries } = await this.store.list({
+      ...range,
+      after: after === undefined ? undefined : dataKey(this.who, scope, after),
+      limit: limit + 1,
+    });
+    const strip = userKeyOf(this.who, scope);
+    const page = entries.slice(0, limit).map(([storage, entry]) => ({
+      key: strip(storage),
+      version: entry.version,
+      updatedAt: new Date(entry.updatedAt).toISOString(),
+    }));
+    const more = entries.length > limit;
+    return more ? { keys: page, nextCursor: encodeCursor(scope, prefix, page[page.length - 1].key) } : { keys: page };
+  }
+
+  async snapshot(args: { scope?: string; prefix?: string; maxBytes?: number }): Promise<{
+    entries: Record<string, Json>;
+    revision: number;
+    truncated: boolean;
+  }> {
+    const scope = resolveScope(args.scope, this.who);
+    const prefix = checkPrefix(args.prefix);
+    const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
+    if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
+      throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes });
+    }
+    // Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds how many rows one read can use.
+    const { entries: rows, revision } = await this.store.list({
+      ...dataRange(this.who, scope, prefix),
+      limit: Math.floor(maxBytes / 6) + 1,
+    });
+    const strip = userKeyOf(this.who, scope);
+    const entries: Record<string, Json> = {};
+    let bytes = 2; // {}
+    let truncated = false;
+    for (const [storage, entry] of rows) {
+      const key = strip(storage);
+      const size = Buffer.byteLength(JSON.stringify(key), 'utf8') + Buffer.byteLength(JSON.stringify(entry.value), 'utf8') + 2;
+      if (bytes + size > maxBytes) {
+        truncated = true;
+        break;
+      }
+      bytes += size;
+      Object.defineProperty(entries, key, { value: entry.value, enumerable: true, writable: true, configurable: true });
+    }
+    if (!truncated && rows.length > Math.floor(maxBytes / 6)) truncated = true;
+    return { entries, revision, truncated };
+  }
+
+  async batch(args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string }): Promise<{
+    results: BatchItemResult[];
+    revision: number;
+  }> {
+    if (!Array.isArray(args.ops) || args.ops.length === 0 || args.ops.length > BATCH_MAX_OPS) {
+      throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
+    }
+    const prepared = args.ops.map((op, index) => this.prepareBatchOp(op, index));
+    for (const op of prepared) await this.guard(op.resolved);
+    const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
+    if (args.atomic ?? true) {
+      const { result, revision } = await this.store.transact(async (tx) => {
+        const results: BatchItemResult[] = [];
+        for (const [index, op] of prepared.entries()) {
+          try {
+            results.push(await this.applyBatchOp(tx, op));
+          } catch (error) {
+            if (error instanceof BlackboardError) {
+              throw new BlackboardError(
+                error.code,
+                `Operation #${index} (${op.op} "${op.key}") failed, so nothing in the batch was applied: ${error.message}`,
+                { index, ...error.details },
+              );
+            }
+            throw error;
+          }
+        }
+        return results;
+      }, { idempotencyKey });
+      return { results: result, revision };
+    }
+    const { result, revision } = await this.store.transact(async (outer) => {
+      // Non-atomic: each operation stands alone; a failed one is reported in its slot and changes nothing.
+      const results: BatchItemResult[] = [];
+      for (const op of prepared) {
+        const writesBefore = new Map(outer.writes);
+        try {
+          results.push(await this.applyBatchOp(outer, op));
+        } catch (error) {
+          if (!(error instanceof BlackboardError)) throw error;
+          outer.writes.clear();
+          for (const [k, v] of writesBefore) outer.writes.set(k, v);
+          results.push({ key: op.key, ok: false, error: error.toJSON().error });
+        }
+      }
+      return results;
+    }, { idempotencyKey });
+    return { results: result, revision };
+  }
+
+  async watch(
+    args: { key: string; scope?: string; afterVersion?: number; timeoutMs?: number },
+    signal?: AbortSignal,
+  ): Promise<{ found: boolean; value?: Json; version?: number; timedOut: boolean }> {
+    const scope = resolveScope(args.scope, this.who);
+    const storage = dataKey(this.who, scope, checkKey(args.key));
+    const timeoutMs = checkTimeout(args.timeoutMs, WATCH_DEFAULT_MS, 'timeoutMs');
+    if (args.afterVersion !== undefined) checkIfVersion(args.afterVersion, 'afterVersion');
+    const { entry, timedOut } = await this.store.waitUntil(storage, changedSince(args.afterVersion), {
+      timeoutMs,
+      signal,
+    });
+    return { ...pick(entry), timedOut };
+  }
+
+  private writeKey(key: string, scopeArg: string | undefined): { scope: ResolvedScope; storage: string } {
+    const scope = writable(resolveScope(scopeArg, this.who));
+    return { scope, storage: dataKey(this.who, scope, checkKey(key)) };
+  }
+
+  private prepareBatchOp(op: BatchOp, index: number): PreparedOp {
+    try {
+      if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
+      if ((op.op !== 'delete') && op.value === undefined) throw invalid(`${op.op} needs a value.`);
+      checkIfVersion(op.ifVersion);
+      const { scope, storage } = this.writeKey(op.key, op.scope);
+      return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
+    } catch (error) {
+      if (error instanceof BlackboardError) {
+        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, {
+          index,
+          ...error.details,
+        });
+      }
+      throw error;
+    }
+  }
+
+  private async applyBatchOp(
+    tx: StoreTx,
+    op: PreparedOp,
+  ): Promise<BatchItemResult> {
+    const by = this.session.by;
+    if (op.op === 'delete') {
+      return { key: op.key, ok: true, deleted: await tx.delete(op.storage, { ifVersion: op.ifVersion }) };
+    }
+    if (op.op === 'set') {
+      const entry = await tx.set(op.storage, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs });
+      return { key: op.key, ok: true, version: entry.version };
+    }
+    const entry = await tx.update(op.storage, op.op, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs });
+    return { key: op.key, ok: true, version: entry.version, value: entry.value };
+  }
+}
+
+/**
+ * The wake condition of `watch`: without `afterVersion`, "the key exists"; with it, "the key changed after that
+ * version" — a greater version, a delete, or a delete-and-recreate (told apart by the revision that wrote it).
+ */
+export function changedSince(afterVersion: number | undefined): (entry: Entry | undefined) => boolean {
+  if (afterVersion === undefined || afterVersion === 0) return (entry) => entry !== undefined;
+  let baseline: Entry | undefined | null = null;
+  return (entry) => {
+    if (baseline === null) {
+      baseline = entry;
+      return entry === undefined || entry.version > afterVersion;
+    }
+    if (entry === undefined) return true;
+    return baseline === undefined || entry.revision !== baseline.revision || entry.version > afterVersion;
+  };
+}
+
+export function describe(entry: Entry | undefined): GetResult {
+  if (!entry) return { found: false };
+  return {
+    found: true,
+    value: entry.value,
+    version: entry.version,
+    updatedAt: new Date(entry.updatedAt).toISOString(),
+    updatedBy: entry.updatedBy,
+  };
+}
+
+function pick(entry: Entry | undefined): { found: boolean; value?: Json; version?: number } {
+  return entry ? { found: true, value: entry.value, version: entry.version } : { found: false };
+}
+
+function userKeyOf(who: Session['identity'], scope: ResolvedScope): (storage: string) => string {
+  const length = dataKey(who, scope, '').length;
+  return (storage) => storage.slice(length);
+}
+
+function ttl(ttlSeconds: number | undefined): number | undefined {
+  if (ttlSeconds === undefined) return undefined;
+  if (typeof ttlSeconds !== 'number' || !(ttlSeconds > 0) || ttlSeconds > MAX_TTL_SECONDS) {
+    throw invalid(`ttlSeconds must be a number above 0 and at most ${MAX_TTL_SECONDS} (ten years).`, { ttlSeconds });
+  }
+  return Math.round(ttlSeconds * 1000);
+}
+
+export function checkIfVersion(version: number | undefined, what = 'ifVersion'): void {
+  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0)) {
+    throw invalid(`${what} must be a whole number, 0 or more (0 = the key must not exist).`, { [what]: version });
+  }
+}
+
+function checkOp(op: string): asserts op is UpdateOp {
+  if (!(UPDATE_OPS as readonly string[]).includes(op)) {
+    throw invalid(`Unknown op "${op}". Use one of: ${UPDATE_OPS.join(', ')}.`);
+  }
+}
+
+export function checkTimeout(value: number | undefined, fallback: number, what: string): number {
+  const ms = value ?? fallback;
+  if (!Number.isFinite(ms) || ms < 0 || ms > WATCH_MAX_MS) {
+    throw invalid(`${what} must be from 0 to ${WATCH_MAX_MS} milliseconds (10 minutes).`, { [what]: value });
+  }
+  return ms;
+}
+
+function encodeCursor(scope: ResolvedScope, prefix: string, lastKey: string): string {
+  return Buffer.from(JSON.stringify({ s: scope.id, p: prefix, k: lastKey }), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string, scope: ResolvedScope, prefix: string): string {
+  let parsed: { s?: unknown; p?: unknown; k?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+  }
+  if (parsed?.s !== scope.id || parsed.p !== prefix || typeof parsed.k !== 'string') {
+    throw invalid('cursor belongs to a different listing (scope or prefix changed). Omit it to start over.');
+  }
+  return parsed.k;
+}

@@ -1,0 +1,252 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Keyv from 'keyv';
+import KeyvSqlite from '@keyv/sqlite';
+import { Mutex } from './mutex.js';
+import { decodeRecord, encodeRecord, serialize, deserialize, isRecord, corrupt } from './codec.js';
+import { SEP, compareKeys } from './keys.js';
+import type { Backend, BackendTx, RangeQuery, StoredRecord, Writes } from './types.js';
+
+export interface SqliteOptions {
+  /** How long a writer waits for another process's write lock before STORE_UNAVAILABLE. */
+  busyTimeoutMs?: number;
+  /** `FULL` fsyncs the WAL on every commit (survives power loss); `NORMAL` survives process crashes and `kill -9`. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How often another process's commits are looked for while somebody watches. */
+  pollMs?: number;
+}
+
+type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+const TABLE = 'blackboard';
+const REVISION_KEY = `m${SEP}revision`;
+const EXP = `json_extract(value, '$.value.exp')`;
+
+/**
+ * The default backend: one SQLite file through `@keyv/sqlite`, shared safely by any number of processes.
+ *
+ * Two connections: a reader (Keyv's `get`, listings) that never sees an uncommitted write, and a writer that runs
+ * each transaction as `BEGIN IMMEDIATE … COMMIT` through the adapter's `query()`. `BEGIN IMMEDIATE` takes SQLite's
+ * write lock up front, so read-decide-write is atomic across processes and never fails half-way with "database is
+ * locked"; a busy timeout makes a second process wait its turn instead. WAL lets readers run during a write.
+ */
+export class SqliteBackend implements Backend {
+  readonly description: string;
+  private readonly lock = new Mutex();
+  private readonly foreignListeners = new Set<() => void>();
+  private lastRevision = -1;
+  private poller?: NodeJS.Timeout;
+  private polling = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly readerKeyv: Keyv<StoredRecord>,
+    private readonly read: Query,
+    private readonly write: Query,
+    private readonly closeAll: () => Promise<void>,
+    private readonly pollMs: number,
+  ) {
+    this.description = `sqlite://${path}`;
+  }
+
+  static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const busyTimeout = options.busyTimeoutMs ?? 10_000;
+    const adapter = (): KeyvSqlite => {
+      const store = new KeyvSqlite({ uri: `sqlite://${path}`, table: TABLE, keySize: 4096, busyTimeout });
+      store.on('error', () => {}); // failures surface as rejected queries; an unheard 'error' event would crash
+      return store;
+    };
+    const writer = adapter();
+    const reader = adapter();
+    const readerKeyv = new Keyv<StoredRecord>({
+      store: reader,
+      namespace: undefined,
+      useKeyPrefix: false,
+      serialize,
+      deserialize,
+      throwOnErrors: true,
+    });
+    readerKeyv.on('error', () => {});
+    const q =
+      (store: KeyvSqlite): Query =>
+      (sql, params = []) =>
+        store.query(sql, ...params) as Promise<Array<Record<string, unknown>>>;
+    const write = q(writer);
+    const read = q(reader);
+    try {
+      await write('PRAGMA journal_mode = WAL');
+      await write(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
+      await write(`CREATE INDEX IF NOT EXISTS ${TABLE}_exp ON ${TABLE}(${EXP}) WHERE ${EXP} IS NOT NULL`);
+      await write(`INSERT OR IGNORE INTO ${TABLE}(key, value) VALUES (?, ?)`, [REVISION_KEY, serialize({ value: 0 })]);
+      await read('SELECT 1');
+    } catch (error) {
+      await Promise.allSettled([writer.disconnect(), reader.disconnect()]);
+      throw error;
+    }
+    const closeAll = async (): Promise<void> => {
+      await Promise.allSettled([writer.disconnect(), reader.disconnect()]);
+    };
+    return new SqliteBackend(path, readerKeyv, read, write, closeAll, options.pollMs ?? 25);
+  }
+
+  async get(key: string): Promise<StoredRecord | undefined> {
+    let record: unknown;
+    try {
+      record = await this.readerKeyv.get(key);
+    } catch (error) {
+      if (error instanceof SyntaxError) throw corrupt(key);
+      throw error;
+    }
+    if (record === undefined) return undefined;
+    if (!isRecord(record)) throw corrupt(key);
+    return record;
+  }
+
+  async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
+    // One statement, so the rows and the revision come from the same read snapshot.
+    const [where, params] = rangeWhere(query);
+    const rows = await this.read(
+      `SELECT r.value AS rev, d.key AS key, d.value AS value
+         FROM (SELECT value FROM ${TABLE} WHERE key = ?) AS r
+         LEFT JOIN (SELECT key, value FROM ${TABLE} WHERE ${where} ORDER BY key LIMIT ?) AS d ON 1
+        ORDER BY d.key`,
+      [REVISION_KEY, ...params, query.limit],
+    );
+    const revision = rows.length > 0 ? parseRevision(rows[0].rev) : 0;
+    return { rows: decodeRows(rows.filter((row) => row.key !== null)), revision };
+  }
+
+  async revision(): Promise<number> {
+    const rows = await this.read(`SELECT value FROM ${TABLE} WHERE key = ?`, [REVISION_KEY]);
+    return rows.length > 0 ? parseRevision(rows[0].value) : 0;
+  }
+
+  async transaction<T>(
+    fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
+  ): Promise<{ result: T; revision: number }> {
+    return this.lock.run(async () => {
+      const w = this.write;
+      await w('BEGIN IMMEDIATE');
+      try {
+        const revRows = await w(`SELECT value FROM ${TABLE} WHERE key = ?`, [REVISION_KEY]);
+        const revision = revRows.length > 0 ? parseRevision(revRows[0].value) : 0;
+        const tx: BackendTx = {
+          get: async (key) => {
+            const rows = await w(`SELECT value FROM ${TABLE} WHERE key = ?`, [key]);
+            return rows.length > 0 ? decodeRecord(key, String(rows[0].value)) : undefined;
+          },
+          list: async (query) => {
+            const [where, params] = rangeWhere(query);
+            const rows = await w(`SELECT key, value FROM ${TABLE} WHERE ${where} ORDER BY key LIMIT ?`, [
+              ...params,
+              query.limit,
+            ]);
+            return decodeRows(rows);
+          },
+        };
+        const { result, writes } = await fn(tx, revision);
+        let next = revision;
+        if (writes.size > 0) {
+          next = revision + 1;
+          const puts: Array<[string, string]> = [[REVISION_KEY, serialize({ value: next })]];
+          const deletes: string[] = [];
+          for (const [key, record] of writes) {
+            if (record === null) deletes.push(key);
+            else puts.push([key, encodeRecord(record)]);
+          }
+          await w(
+            `INSERT INTO ${TABLE}(key, value)
+               SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(?) AS j WHERE true
+               ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+            [JSON.stringify(puts)],
+          );
+          if (deletes.length > 0) {
+            await w(`DELETE FROM ${TABLE} WHERE key IN (SELECT value FROM json_each(?))`, [JSON.stringify(deletes)]);
+          }
+        }
+        await w('COMMIT');
+        return { result, revision: next };
+      } catch (error) {
+        await w('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    });
+  }
+
+  async sweepExpired(now: number, limit: number): Promise<number> {
+    return this.lock.run(async () => {
+      const rows = await this.write(
+        `DELETE FROM ${TABLE} WHERE key IN (SELECT key FROM ${TABLE} WHERE ${EXP} IS NOT NULL AND ${EXP} <= ? LIMIT ?)
+         RETURNING key`,
+        [now, limit],
+      );
+      return rows.length;
+    });
+  }
+
+  onForeignCommit(listener: () => void): () => void {
+    this.foreignListeners.add(listener);
+    if (!this.poller) {
+      this.poller = setInterval(() => void this.poll(), this.pollMs);
+      this.poller.unref();
+    }
+    return () => {
+      this.foreignListeners.delete(listener);
+      if (this.foreignListeners.size === 0 && this.poller) {
+        clearInterval(this.poller);
+        this.poller = undefined;
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = undefined;
+    this.foreignListeners.clear();
+    await this.lock.run(() => this.closeAll());
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const revision = await this.revision();
+      // Any change wakes every watcher to re-read its key (our own commits too: a spurious wake is harmless, a
+      // missed one is not). The first poll also wakes them, covering a commit made before polling began.
+      if (revision !== this.lastRevision) {
+        this.lastRevision = revision;
+        for (const listener of [...this.foreignListeners]) listener();
+      }
+    } catch {
+      // A failed poll is retried on the next tick; watchers still time out on their own.
+    } finally {
+      this.polling = false;
+    }
+  }
+}
+
+function rangeWhere(query: RangeQuery): [string, unknown[]] {
+  const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
+  const from = useAfter ? 'key > ?' : 'key >= ?';
+  const start = useAfter ? query.after : query.lo;
+  return [`${from} AND key < ? AND (${EXP} IS NULL OR ${EXP} > ?)`, [start, query.hi, query.now]];
+}
+
+function parseRevision(raw: unknown): number {
+  const parsed = JSON.parse(String(raw)) as { value?: unknown };
+  return typeof parsed.value === 'number' ? parsed.value : 0;
+}
+
+function decodeRows(rows: Array<Record<string, unknown>>): Array<[string, StoredRecord]> {
+  const out: Array<[string, StoredRecord]> = [];
+  for (const row of rows) {
+    const key = String(row.key);
+    try {
+      out.push([key, decodeRecord(key, String(row.value))]);
+    } catch {
+      // A corrupt row is skipped in listings; reading that key directly reports it.
+    }
+  }
+  return out;
+}
