@@ -61,7 +61,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
       try {
         return ok(await handler(args, extra));
       } catch (error) {
-        if (!(error instanceof BlackboardError)) console.error(`[mcp-blackboard] ${name} failed:`, error);
+        if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${name} failed:`, error);
         return fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${name}`));
       }
     }) as never,

@@ -19,10 +19,12 @@ describe.each(backends)('store contract: change feed and waits ($name)', (backen
 
   it('wakes on a write in this process', async () => {
     store = await backend.open();
+    const started = Date.now();
     const waiting = store.waitUntil('k', exists, { timeoutMs: 10_000 });
     setTimeout(() => void store.transact((tx) => tx.set('k', 'hello', { by: 'a' })), 50);
     const r = await waiting;
     expect(r).toMatchObject({ timedOut: false, entry: { value: 'hello' } });
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('times out with the current state', async () => {
@@ -66,9 +68,11 @@ describe.each(backends)('store contract: change feed and waits ($name)', (backen
     store = await backend.open();
     const other = await backend.openShared(store);
     try {
+      const started = Date.now();
       const waiting = store.waitUntil('k', exists, { timeoutMs: 10_000 });
       setTimeout(() => void other.transact((tx) => tx.set('k', 'from afar', { by: 'b' })), 100);
       expect(await waiting).toMatchObject({ timedOut: false, entry: { value: 'from afar' } });
+      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await other.close();
     }

@@ -1,0 +1,59 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../contract/backends.js';
+import { sleep, spawnAgent } from '../helpers.js';
+
+// Several server processes on one SQLite file: the promise is that they behave like one.
+type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
+let running: Spawned[] = [];
+afterEach(async () => {
+  await Promise.all(running.map((a) => a.close()));
+  running = [];
+});
+async function processes(n: number, db: string): Promise<Spawned[]> {
+  const list = await Promise.all(Array.from({ length: n }, (_, i) => spawnAgent(['--store', `sqlite://${db}`, '--agent', `p${i}`])));
+  running.push(...list);
+  return list;
+}
+
+describe('many processes on one SQLite file', () => {
+  it('N processes x M concurrent increments end exactly at N x M', async () => {
+    const N = 4;
+    const M = 50;
+    const agents = await processes(N, join(tempDir(), 'shared.db'));
+    await Promise.all(
+      agents.flatMap((a) => Array.from({ length: M }, () => a.ok('state_update', { key: 'counter', op: 'increment', value: 1 }))),
+    );
+    for (const a of agents) expect(await a.ok('state_get', { key: 'counter' })).toMatchObject({ value: N * M, version: N * M });
+  });
+
+  it('racing ifVersion:0 creators in different processes produce exactly one winner', async () => {
+    const agents = await processes(4, join(tempDir(), 'race.db'));
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.all(
+        agents.flatMap((a, i) => [0, 1].map((j) => a.raw('state_set', { key: `leader-${round}`, value: `${i}.${j}`, ifVersion: 0 }))),
+      );
+      const winners = results.filter((r) => !r.isError);
+      expect(winners).toHaveLength(1);
+      for (const loser of results.filter((r) => r.isError)) {
+        expect(JSON.parse((loser.content[0] as { text: string }).text).error.code).toBe('VERSION_CONFLICT');
+      }
+    }
+  });
+
+  it('a watch in one process wakes on a write made by another', async () => {
+    const [watcher, writer] = await processes(2, join(tempDir(), 'watch.db'));
+    const started = Date.now();
+    const waiting = watcher.ok('watch', { key: 'signal', timeoutMs: 20_000 });
+    await sleep(300);
+    await writer.ok('state_set', { key: 'signal', value: 'go' });
+    const result = await waiting;
+    expect(result).toMatchObject({ found: true, value: 'go', timedOut: false });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // and with afterVersion, for the next change
+    const next = watcher.ok('watch', { key: 'signal', afterVersion: 1, timeoutMs: 20_000 });
+    await sleep(200);
+    await writer.ok('state_update', { key: 'signal', op: 'append', value: '!' });
+    expect(await next).toMatchObject({ value: 'go!', version: 2, timedOut: false });
+  });
+});

@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
+import { defaultConfig, type Config } from '../src/config.js';
+import { createServer, type BlackboardServer } from '../src/server.js';
+import type { SessionOptions } from '../src/services/session.js';
+import { MemoryBackend } from '../src/store/memory.js';
+import { VersionedStore } from '../src/store/versioned-store.js';
+
+export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+
+export interface ToolError {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** A real MCP client talking to one server, with helpers that check the SPEC result shape on every call. */
+export class Agent {
+  constructor(
+    readonly client: Client,
+    private readonly prefix = '',
+  ) {}
+
+  raw(name: string, args: Record<string, unknown> = {}, options?: Parameters<Client['callTool']>[2]): Promise<CallToolResult> {
+    return this.client.callTool({ name: this.prefix + name, arguments: args }, undefined, options) as Promise<CallToolResult>;
+  }
+
+  /** Calls a tool that must succeed; returns its structuredContent (checked equal to the text content). */
+  async ok<T = Record<string, any>>(name: string, args: Record<string, unknown> = {}): Promise<T> {
+    const result = await this.raw(name, args);
+    if (result.isError) throw new Error(`${name} failed: ${(result.content[0] as { text: string }).text}`);
+    expect(result.structuredContent).toBeDefined();
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
+    return result.structuredContent as T;
+  }
+
+  /** Calls a tool that must fail with a SPEC error; returns the error (and checks its shape). */
+  async err(name: string, args: Record<string, unknown> = {}): Promise<ToolError> {
+    const result = await this.raw(name, args);
+    expect(result.isError, `${name} should fail`).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    expect(result.content).toHaveLength(1);
+    const body = JSON.parse((result.content[0] as { text: string }).text) as { error: ToolError };
+    expect(typeof body.error.code).toBe('string');
+    expect(body.error.message.length).toBeGreaterThan(10);
+    return body.error;
+  }
+}
+
+export interface Connected extends Agent {
+  bb: BlackboardServer;
+  store: VersionedStore;
+  close(): Promise<void>;
+}
+
+export function memoryStore(maxValueBytes?: number): VersionedStore {
+  return new VersionedStore(new MemoryBackend(), { sweepIntervalMs: 0, maxValueBytes });
+}
+
+/** A server over an in-memory transport (unit level). Pass `store` to share one store between agents. */
+export async function connect(
+  options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions } = {},
+): Promise<Connected> {
+  const config = defaultConfig({ progressIntervalMs: 100, ...options.config });
+  const store = options.store ?? memoryStore(config.maxValueBytes);
+  const bb = await createServer(config, store, options.identity);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await Promise.all([bb.server.connect(serverSide), client.connect(clientSide)]);
+  const agent = new Agent(client, config.namespace ? `${config.namespace}_` : '') as Connected;
+  agent.bb = bb;
+  agent.store = store;
+  agent.close = async () => {
+    await client.close();
+    await bb.close();
+  };
+  return agent;
+}
+
+/** The built server as a child process over stdio (integration level). */
+export async function spawnAgent(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<Agent & { close(): Promise<void>; stderr: () => string; pid?: number }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, ...args],
+    env: { ...(process.env as Record<string, string>), ...env },
+    stderr: 'pipe',
+    cwd,
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: 'test-process', version: '1.0.0' });
+  await client.connect(transport);
+  const namespaceAt = args.indexOf('--namespace');
+  const namespace = namespaceAt >= 0 ? args[namespaceAt + 1] : env.BLACKBOARD_NAMESPACE;
+  const agent = new Agent(client, namespace ? `${namespace}_` : '') as Agent & {
+    close(): Promise<void>;
+    stderr: () => string;
+    pid?: number;
+  };
+  agent.close = () => client.close();
+  agent.stderr = () => stderr;
+  agent.pid = transport.pid ?? undefined;
+  return agent;
+}
+
+/** Runs the CLI to completion (for --help, --version, bad flags, export/import). */
+export function runCli(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    if (input !== undefined) child.stdin!.end(input);
+    else child.stdin!.end();
+  });
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

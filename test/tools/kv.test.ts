@@ -1,0 +1,341 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, memoryStore, sleep, type Connected } from '../helpers.js';
+
+const KV_TOOLS = ['state_get', 'state_set', 'state_delete', 'state_list', 'state_snapshot', 'state_update', 'state_batch', 'watch'];
+
+let open: Connected[] = [];
+async function agent(...args: Parameters<typeof connect>): Promise<Connected> {
+  const a = await connect(...args);
+  open.push(a);
+  return a;
+}
+afterEach(async () => {
+  await Promise.all(open.map((a) => a.close()));
+  open = [];
+});
+
+describe('kv tools: listing', () => {
+  it('lists the eight kv tools with output schemas and truthful annotations', async () => {
+    const a = await agent({ config: { tools: ['kv'] } });
+    const { tools } = await a.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...KV_TOOLS].sort());
+    for (const tool of tools) {
+      expect(tool.outputSchema, tool.name).toBeDefined();
+      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.annotations?.openWorldHint).toBe(false);
+    }
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    for (const name of ['state_get', 'state_list', 'state_snapshot', 'watch']) expect(byName[name]?.readOnlyHint, name).toBe(true);
+    for (const name of ['state_set', 'state_delete', 'state_update', 'state_batch']) {
+      expect(byName[name]?.readOnlyHint, name).toBe(false);
+      expect(byName[name]?.destructiveHint, name).toBe(true);
+    }
+    expect(byName.state_delete?.idempotentHint).toBe(true);
+    expect(byName.state_set?.idempotentHint).toBe(false);
+    expect(byName.state_update?.idempotentHint).toBe(false);
+  });
+
+  it('answers initialize with its name, version and the tools capability', async () => {
+    const a = await agent();
+    expect(a.client.getServerVersion()).toMatchObject({ name: 'mcp-blackboard', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(a.client.getServerCapabilities()?.tools).toBeDefined();
+  });
+
+  it('prefixes every tool with the namespace, and namespaces never see each other', async () => {
+    const store = memoryStore();
+    const team = await agent({ store, config: { namespace: 'team' } });
+    const other = await agent({ store, config: { namespace: 'team_b' } });
+    const plain = await agent({ store });
+    const { tools } = await team.client.listTools();
+    expect(tools.map((t) => t.name)).toContain('team_state_get');
+    expect(tools.every((t) => t.name.startsWith('team_'))).toBe(true);
+    await team.ok('state_set', { key: 'secret', value: 'team only' });
+    await team.ok('state_set', { key: 'secret2', value: 'team only' });
+    expect(await other.ok('state_get', { key: 'secret' })).toEqual({ found: false });
+    expect(await plain.ok('state_get', { key: 'secret' })).toEqual({ found: false });
+    expect((await other.ok('state_list', {})).keys).toEqual([]);
+    expect((await plain.ok('state_snapshot', {})).entries).toEqual({});
+    expect((await team.ok('state_list', {})).keys.map((k: { key: string }) => k.key)).toEqual(['secret', 'secret2']);
+  });
+});
+
+describe('kv tools: get, set, delete', () => {
+  it('round-trips a value with version, time and author', async () => {
+    const a = await agent({ config: { agent: 'planner' } });
+    expect(await a.ok('state_get', { key: 'goal' })).toEqual({ found: false });
+    expect(await a.ok('state_set', { key: 'goal', value: { text: 'ship it' } })).toMatchObject({ version: 1, revision: expect.any(Number) });
+    const got = await a.ok('state_get', { key: 'goal' });
+    expect(got).toMatchObject({ found: true, value: { text: 'ship it' }, version: 1, updatedBy: 'planner' });
+    expect(new Date(got.updatedAt).getTime()).toBeGreaterThan(Date.now() - 10_000);
+    expect((await a.ok('state_set', { key: 'goal', value: null })).version).toBe(2);
+    expect(await a.ok('state_get', { key: 'goal' })).toMatchObject({ found: true, value: null, version: 2 });
+    expect(await a.ok('state_delete', { key: 'goal' })).toMatchObject({ deleted: true });
+    expect(await a.ok('state_delete', { key: 'goal' })).toMatchObject({ deleted: false });
+  });
+
+  it('compare-and-set: ifVersion 0 creates once; a stale version is VERSION_CONFLICT with currentVersion', async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'lock', value: 'me', ifVersion: 0 });
+    const conflict = await a.err('state_set', { key: 'lock', value: 'you', ifVersion: 0 });
+    expect(conflict).toMatchObject({ code: 'VERSION_CONFLICT', details: { currentVersion: 1 } });
+    expect(conflict.message).toMatch(/retry/i);
+    expect(await a.err('state_delete', { key: 'lock', ifVersion: 7 })).toMatchObject({ code: 'VERSION_CONFLICT' });
+    expect((await a.ok('state_get', { key: 'lock' })).value).toBe('me');
+    expect(await a.ok('state_delete', { key: 'lock', ifVersion: 1 })).toMatchObject({ deleted: true });
+  });
+
+  it('ttlSeconds makes a key expire', async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'temp', value: 1, ttlSeconds: 0.05 });
+    expect((await a.ok('state_get', { key: 'temp' })).found).toBe(true);
+    await sleep(80);
+    expect((await a.ok('state_get', { key: 'temp' })).found).toBe(false);
+    expect((await a.err('state_set', { key: 'temp', value: 1, ttlSeconds: 0 })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('state_set', { key: 'temp', value: 1, ttlSeconds: -5 })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('idempotencyKey: a retry returns the first result and applies nothing', async () => {
+    const a = await agent();
+    const first = await a.ok('state_update', { key: 'n', op: 'increment', value: 1, idempotencyKey: 'req-1' });
+    const retry = await a.ok('state_update', { key: 'n', op: 'increment', value: 1, idempotencyKey: 'req-1' });
+    expect(retry).toEqual(first);
+    expect((await a.ok('state_get', { key: 'n' })).value).toBe(1);
+    const set1 = await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-1' });
+    const set2 = await a.ok('state_set', { key: 's', value: 'b', idempotencyKey: 'req-1' });
+    expect(set2).toEqual(set1);
+    expect((await a.ok('state_get', { key: 's' })).value).toBe('a');
+  });
+});
+
+describe('kv tools: scopes', () => {
+  it('keeps each scope apart and resolves thread, run, parent, agent_type and profile from the identity', async () => {
+    const store = memoryStore();
+    const parent = await agent({ store, config: { agent: 'boss', agentType: 'planner', thread: 'T1' } });
+    const child = await agent({ store, config: { agent: 'worker', agentType: 'coder', thread: 'T2', parentThread: 'T1' } });
+    const grandchild = await agent({ store, config: { agent: 'helper', agentType: 'coder', thread: 'T3', parentThread: 'T2' } });
+    for (const scope of ['global', 'thread', 'run', 'parent', 'agent_type', 'profile', 'group:reviewers']) {
+      await parent.ok('state_set', { key: 'k', value: `parent:${scope}`, scope });
+    }
+    const read = async (who: Connected, scope: string) => (await who.ok('state_get', { key: 'k', scope })).value;
+    expect(await read(child, 'global')).toBe('parent:global');
+    expect(await read(child, 'thread')).toBeUndefined();
+    expect(await read(child, 'run')).toBeUndefined();
+    expect(await read(child, 'parent')).toBe('parent:parent');
+    expect(await read(grandchild, 'parent')).toBe('parent:parent');
+    expect(await read(child, 'agent_type')).toBeUndefined();
+    expect(await read(child, 'profile')).toBeUndefined();
+    expect(await read(child, 'group:reviewers')).toBe('parent:group:reviewers');
+    expect(await read(child, 'thread:T1')).toBe('parent:thread');
+    expect(await read(child, 'profile:boss')).toBe('parent:profile');
+    expect(await read(child, 'agent_type:planner')).toBe('parent:agent_type');
+    await child.ok('state_set', { key: 'k', value: 'coders', scope: 'agent_type' });
+    expect(await read(grandchild, 'agent_type')).toBe('coders');
+    // a parent reads its child's thread explicitly
+    await child.ok('state_set', { key: 'result', value: 42, scope: 'thread' });
+    expect((await parent.ok('state_get', { key: 'result', scope: 'thread:T2' })).value).toBe(42);
+  });
+
+  it('another agent\'s profile is read-only (FORBIDDEN), and scope names are checked', async () => {
+    const a = await agent({ config: { agent: 'alice' } });
+    await a.ok('state_set', { key: 'pref', value: 'tea', scope: 'profile' });
+    expect((await a.ok('state_get', { key: 'pref', scope: 'profile:alice' })).value).toBe('tea');
+    expect((await a.err('state_set', { key: 'pref', value: 'x', scope: 'profile:bob' })).code).toBe('FORBIDDEN');
+    expect((await a.err('state_set', { key: 'pref', value: 'x', scope: 'profile:system' })).code).toBe('FORBIDDEN');
+    expect((await a.ok('state_get', { key: 'pref', scope: 'profile:system' })).found).toBe(false);
+    for (const scope of ['globall', 'Global', 'group:', 'group:a b', 'thread:', 'user:x', 'group:%', '']) {
+      const e = await a.err('state_get', { key: 'k', scope });
+      expect(e.code, scope).toBe('INVALID_ARGUMENT');
+    }
+    const noType = await a.err('state_get', { key: 'k', scope: 'agent_type' });
+    expect(noType.code).toBe('INVALID_ARGUMENT');
+    expect(noType.message).toMatch(/--agent-type/);
+  });
+
+  it('look-alike groups never share keys', async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'k', value: 1, scope: 'group:a_b' });
+    for (const scope of ['group:aXb', 'group:A_B', 'group:a', 'group:a_b.']) {
+      expect((await a.ok('state_get', { key: 'k', scope })).found, scope).toBe(false);
+    }
+  });
+});
+
+describe('kv tools: list and snapshot', () => {
+  it('lists sorted by key with prefix and cursor paging', async () => {
+    const a = await agent();
+    for (let i = 0; i < 25; i++) await a.ok('state_set', { key: `task/${String(i).padStart(2, '0')}`, value: i });
+    await a.ok('state_set', { key: 'taskx', value: 'not under task/' });
+    const keys: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await a.ok('state_list', { prefix: 'task/', limit: 10, ...(cursor ? { cursor } : {}) });
+      expect(page.keys.length).toBeLessThanOrEqual(10);
+      keys.push(...page.keys.map((k: { key: string }) => k.key));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(keys).toEqual(Array.from({ length: 25 }, (_, i) => `task/${String(i).padStart(2, '0')}`));
+    const first = await a.ok('state_list', {});
+    expect(first.keys[0]).toMatchObject({ key: 'task/00', version: 1, updatedAt: expect.any(String) });
+    expect(first.nextCursor).toBeUndefined();
+  });
+
+  it('refuses bad limits and foreign cursors', async () => {
+    const a = await agent();
+    for (const limit of [0, 1001, -1]) expect((await a.err('state_list', { limit })).code).toBe('INVALID_ARGUMENT');
+    for (let i = 0; i < 3; i++) await a.ok('state_set', { key: `k${i}`, value: i });
+    const { nextCursor } = await a.ok('state_list', { limit: 1 });
+    expect((await a.err('state_list', { cursor: nextCursor, prefix: 'other' })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('state_list', { cursor: 'garbage!!' })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('snapshot reads many values in one call, bounded by maxBytes', async () => {
+    const a = await agent();
+    for (let i = 0; i < 50; i++) await a.ok('state_set', { key: `doc/${String(i).padStart(2, '0')}`, value: 'x'.repeat(100) });
+    await a.ok('state_set', { key: '__proto__', value: { odd: true } });
+    const all = await a.ok('state_snapshot', { prefix: 'doc/' });
+    expect(Object.keys(all.entries)).toHaveLength(50);
+    expect(all.truncated).toBe(false);
+    expect(all.revision).toBeGreaterThan(0);
+    const small = await a.ok('state_snapshot', { prefix: 'doc/', maxBytes: 1000 });
+    expect(small.truncated).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(small.entries))).toBeLessThanOrEqual(1000);
+    expect(Object.keys(small.entries).length).toBeGreaterThan(5);
+    const proto = await a.ok('state_snapshot', { prefix: '__' });
+    expect(Object.hasOwn(proto.entries, '__proto__')).toBe(true);
+    expect(proto.entries.__proto__).toEqual({ odd: true });
+    expect((await a.err('state_snapshot', { maxBytes: 1 })).code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('kv tools: update and batch', () => {
+  it('state_update applies each op atomically and returns the new value', async () => {
+    const a = await agent();
+    expect(await a.ok('state_update', { key: 'n', op: 'increment', value: 2 })).toMatchObject({ value: 2, version: 1 });
+    expect(await a.ok('state_update', { key: 'log', op: 'append', value: 'a' })).toMatchObject({ value: ['a'] });
+    expect(await a.ok('state_update', { key: 'cfg', op: 'merge', value: { a: 1, b: { c: 1 } } })).toMatchObject({ value: { a: 1, b: { c: 1 } } });
+    expect(await a.ok('state_update', { key: 'cfg', op: 'merge', value: { b: { d: 2 }, a: null } })).toMatchObject({ value: { b: { c: 1, d: 2 } } });
+    expect(await a.ok('state_update', { key: 'tags', op: 'add_to_set', value: 'x' })).toMatchObject({ value: ['x'] });
+    expect(await a.ok('state_update', { key: 'tags', op: 'add_to_set', value: 'x' })).toMatchObject({ value: ['x'], version: 2 });
+    const bad = await a.err('state_update', { key: 'tags', op: 'increment', value: 1 });
+    expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', details: { currentType: 'array' } });
+    expect((await a.err('state_update', { key: 'n', op: 'increment', value: 'one' })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('concurrent increments from many agents on one store all land', async () => {
+    const store = memoryStore();
+    const agents = await Promise.all(Array.from({ length: 4 }, () => agent({ store })));
+    await Promise.all(agents.flatMap((a) => Array.from({ length: 25 }, () => a.ok('state_update', { key: 'hits', op: 'increment', value: 1 }))));
+    expect((await agents[0].ok('state_get', { key: 'hits' })).value).toBe(100);
+  });
+
+  it('an atomic batch applies all or none and names the failing operation', async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'b', value: 'old' });
+    const failed = await a.err('state_batch', {
+      ops: [
+        { op: 'set', key: 'a', value: 1 },
+        { op: 'increment', key: 'n', value: 1 },
+        { op: 'set', key: 'b', value: 'new', ifVersion: 9 },
+      ],
+    });
+    expect(failed).toMatchObject({ code: 'VERSION_CONFLICT', details: { index: 2, currentVersion: 1 } });
+    expect((await a.ok('state_get', { key: 'a' })).found).toBe(false);
+    expect((await a.ok('state_get', { key: 'n' })).found).toBe(false);
+    const done = await a.ok('state_batch', {
+      ops: [
+        { op: 'set', key: 'a', value: 1 },
+        { op: 'increment', key: 'n', value: 5 },
+        { op: 'delete', key: 'b', ifVersion: 1 },
+      ],
+    });
+    expect(done.results).toEqual([
+      { key: 'a', ok: true, version: 1 },
+      { key: 'n', ok: true, version: 1, value: 5 },
+      { key: 'b', ok: true, deleted: true },
+    ]);
+  });
+
+  it('a non-atomic batch applies each op on its own and reports each', async () => {
+    const a = await agent();
+    const r = await a.ok('state_batch', {
+      atomic: false,
+      ops: [
+        { op: 'set', key: 'x', value: 1 },
+        { op: 'set', key: 'y', value: 2, ifVersion: 3 },
+        { op: 'append', key: 'x', value: 2 },
+        { op: 'set', key: 'z', value: 3 },
+      ],
+    });
+    expect(r.results.map((x: { ok: boolean }) => x.ok)).toEqual([true, false, false, true]);
+    expect(r.results[1].error.code).toBe('VERSION_CONFLICT');
+    expect(r.results[2].error.code).toBe('INVALID_ARGUMENT');
+    expect((await a.ok('state_get', { key: 'x' })).value).toBe(1);
+    expect((await a.ok('state_get', { key: 'z' })).value).toBe(3);
+    expect((await a.ok('state_get', { key: 'y' })).found).toBe(false);
+  });
+
+  it('refuses empty, oversized and malformed batches', async () => {
+    const a = await agent();
+    expect((await a.err('state_batch', { ops: [] })).code).toBe('INVALID_ARGUMENT');
+    const many = Array.from({ length: 101 }, (_, i) => ({ op: 'set', key: `k${i}`, value: i }));
+    expect((await a.err('state_batch', { ops: many })).code).toBe('INVALID_ARGUMENT');
+    const noValue = await a.err('state_batch', { ops: [{ op: 'set', key: 'a', value: 1 }, { op: 'set', key: 'b' }] });
+    expect(noValue).toMatchObject({ code: 'INVALID_ARGUMENT', details: { index: 1 } });
+    expect((await a.ok('state_get', { key: 'a' })).found).toBe(false);
+  });
+});
+
+describe('kv tools: watch', () => {
+  it('returns at once when the key exists, else waits for it to be set', async () => {
+    const store = memoryStore();
+    const a = await agent({ store });
+    const b = await agent({ store });
+    await a.ok('state_set', { key: 'ready', value: 'yes' });
+    expect(await a.ok('watch', { key: 'ready' })).toEqual({ found: true, value: 'yes', version: 1, timedOut: false });
+    const waiting = a.ok('watch', { key: 'answer', timeoutMs: 10_000 });
+    await sleep(50);
+    await b.ok('state_set', { key: 'answer', value: 42 });
+    expect(await waiting).toEqual({ found: true, value: 42, version: 1, timedOut: false });
+  });
+
+  it('with afterVersion waits for a newer version, and a delete counts', async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'k', value: 'v1' });
+    const newer = a.ok('watch', { key: 'k', afterVersion: 1, timeoutMs: 10_000 });
+    await sleep(30);
+    await a.ok('state_set', { key: 'k', value: 'v2' });
+    expect(await newer).toEqual({ found: true, value: 'v2', version: 2, timedOut: false });
+    expect(await a.ok('watch', { key: 'k', afterVersion: 1 })).toMatchObject({ version: 2, timedOut: false });
+    const gone = a.ok('watch', { key: 'k', afterVersion: 2, timeoutMs: 10_000 });
+    await sleep(30);
+    await a.ok('state_delete', { key: 'k' });
+    expect(await gone).toEqual({ found: false, timedOut: false });
+  });
+
+  it('times out with timedOut:true and checks its arguments', async () => {
+    const a = await agent();
+    expect(await a.ok('watch', { key: 'never', timeoutMs: 50 })).toEqual({ found: false, timedOut: true });
+    expect((await a.err('watch', { key: 'k', timeoutMs: 600_001 })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('watch', { key: 'k', afterVersion: -1 })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('sends progress notifications while blocked when given a progress token', async () => {
+    const a = await agent({ config: { progressIntervalMs: 100 } });
+    const progress: number[] = [];
+    const result = await a.raw('watch', { key: 'slow', timeoutMs: 450 }, { onprogress: (p) => progress.push(p.progress) });
+    expect(result.structuredContent).toEqual({ found: false, timedOut: true });
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    expect(progress).toEqual([...progress].sort((x, y) => x - y));
+  });
+
+  it('stops waiting when the client cancels the request', async () => {
+    const a = await agent();
+    const controller = new AbortController();
+    const pending = a.raw('watch', { key: 'k', timeoutMs: 60_000 }, { signal: controller.signal });
+    await sleep(50);
+    controller.abort('changed my mind');
+    await expect(pending).rejects.toThrow();
+    // the server is still healthy and nothing leaked into the store
+    expect(await a.ok('state_get', { key: 'k' })).toEqual({ found: false });
+  });
+});
