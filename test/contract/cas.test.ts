@@ -48,11 +48,16 @@ describe.each(backends)('store contract: compare-and-set ($name)', (backend) => 
     expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
     expect(attempts.filter((a) => a.status === 'rejected').every((a) => (a as PromiseRejectedResult).reason.code === 'VERSION_CONFLICT')).toBe(true);
   });
+});
 
-  it('two stores on the same data: concurrent creators still produce exactly one winner', async (ctx) => {
-    if (!backend.openShared) return ctx.skip();
+// Backends that several processes can share: a second store on the same data stands for another process.
+describe.each(backends.filter((b) => b.openShared))('store contract: compare-and-set across stores ($name)', (backend) => {
+  let store: VersionedStore;
+  afterEach(async () => store?.close());
+
+  it('two stores on the same data: concurrent creators still produce exactly one winner', async () => {
     store = await backend.open();
-    const other = await backend.openShared(store);
+    const other = await backend.openShared!(store);
     try {
       const attempts = await Promise.allSettled(
         Array.from({ length: 20 }, (_, i) =>

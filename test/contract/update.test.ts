@@ -66,11 +66,16 @@ describe.each(backends)('store contract: atomic updates ($name)', (backend) => {
     await Promise.all(Array.from({ length: 100 }, () => update('increment', 1)));
     expect(await store.get('k')).toMatchObject({ value: 100, version: 100 });
   });
+});
 
-  it('concurrent increments from two stores on the same data all land', async (ctx) => {
-    if (!backend.openShared) return ctx.skip();
+// Backends that several processes can share: a second store on the same data stands for another process.
+describe.each(backends.filter((b) => b.openShared))('store contract: atomic updates across stores ($name)', (backend) => {
+  let store: VersionedStore;
+  afterEach(async () => store?.close());
+
+  it('concurrent increments from two stores on the same data all land', async () => {
     store = await backend.open();
-    const other = await backend.openShared(store);
+    const other = await backend.openShared!(store);
     try {
       await Promise.all(
         Array.from({ length: 100 }, (_, i) =>

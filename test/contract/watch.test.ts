@@ -62,11 +62,16 @@ describe.each(backends)('store contract: change feed and waits ($name)', (backen
     const r = await waiting;
     expect(r.timedOut).toBe(false);
   });
+});
 
-  it('wakes on a write made through another store on the same data (another process)', async (ctx) => {
-    if (!backend.openShared) return ctx.skip();
+// Backends that several processes can share: a second store on the same data stands for another process.
+describe.each(backends.filter((b) => b.openShared))('store contract: waits across stores ($name)', (backend) => {
+  let store: VersionedStore;
+  afterEach(async () => store?.close());
+
+  it('wakes on a write made through another store on the same data (another process)', async () => {
     store = await backend.open();
-    const other = await backend.openShared(store);
+    const other = await backend.openShared!(store);
     try {
       const started = Date.now();
       const waiting = store.waitUntil('k', exists, { timeoutMs: 10_000 });
