@@ -36,7 +36,7 @@ export async function createServer(
   });
   const server = new McpServer(
     { name: 'mcp-blackboard', version: VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
   );
   const services = createServices(store, session, config);
   const host = { server, namespace: config.namespace, progressIntervalMs: config.progressIntervalMs, registered: [] };

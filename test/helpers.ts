@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { defaultConfig, type Config } from '../src/config.js';
 import { createServer, type BlackboardServer } from '../src/server.js';
 import type { SessionOptions } from '../src/services/session.js';
@@ -80,6 +80,20 @@ export async function connect(
     await bb.close();
   };
   return agent;
+}
+
+/** Returns a `connect` whose agents are all closed after each test. Call once at the top of a test file. */
+export function agentsClosedAfterEach(): (options?: Parameters<typeof connect>[0]) => Promise<Connected> {
+  let open: Connected[] = [];
+  afterEach(async () => {
+    await Promise.all(open.map((a) => a.close()));
+    open = [];
+  });
+  return async (options) => {
+    const a = await connect(options);
+    open.push(a);
+    return a;
+  };
 }
 
 /** The built server as a child process over stdio (integration level). */

@@ -51,8 +51,8 @@ export interface BatchItemResult {
 
 type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
 
-/** Called before every write into a scope; lifecycle uses it to refuse run-scope writes after `finished`. */
-export type WriteGuard = (scope: ResolvedScope) => Promise<void>;
+/** Called inside every write's transaction; lifecycle uses it to refuse run-scope writes after `finished`. */
+export type WriteGuard = (scope: ResolvedScope, tx: StoreTx) => Promise<void>;
 
 /** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
 export class KvService {
@@ -60,6 +60,8 @@ export class KvService {
     private readonly store: VersionedStore,
     private readonly session: Session,
     private readonly guard: WriteGuard = async () => {},
+    /** `watch` with `scope: "plan"` watches the plan whose id is the key */
+    private readonly planKey?: (planId: string) => string,
   ) {}
 
   private get who() {
@@ -83,9 +85,9 @@ export class KvService {
     const key = this.writeKey(args.key, args.scope);
     const ttlMs = ttl(args.ttlSeconds);
     checkIfVersion(args.ifVersion);
-    await this.guard(key.scope);
     const { result, revision } = await this.store.transact(
       async (tx) => {
+        await this.guard(key.scope, tx);
         const entry = await tx.set(key.storage, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs });
         return { version: entry.version };
       },
@@ -102,9 +104,11 @@ export class KvService {
   }): Promise<{ deleted: boolean; revision: number }> {
     const key = this.writeKey(args.key, args.scope);
     checkIfVersion(args.ifVersion);
-    await this.guard(key.scope);
     const { result, revision } = await this.store.transact(
-      async (tx) => ({ deleted: await tx.delete(key.storage, { ifVersion: args.ifVersion }) }),
+      async (tx) => {
+        await this.guard(key.scope, tx);
+        return { deleted: await tx.delete(key.storage, { ifVersion: args.ifVersion }) };
+      },
       { idempotencyKey: idempotencyStorageKey(this.who, 'state_delete', args.idempotencyKey) },
     );
     return { deleted: result.deleted, revision };
@@ -123,9 +127,9 @@ export class KvService {
     checkOp(args.op);
     checkIfVersion(args.ifVersion);
     const ttlMs = ttl(args.ttlSeconds);
-    await this.guard(key.scope);
     const { result, revision } = await this.store.transact(
       async (tx) => {
+        await this.guard(key.scope, tx);
         const entry = await tx.update(key.storage, args.op, args.value, {
           by: this.session.by,
           ifVersion: args.ifVersion,
@@ -207,13 +211,13 @@ export class KvService {
       throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
     }
     const prepared = args.ops.map((op, index) => this.prepareBatchOp(op, index));
-    for (const op of prepared) await this.guard(op.resolved);
     const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
     if (args.atomic ?? true) {
       const { result, revision } = await this.store.transact(async (tx) => {
         const results: BatchItemResult[] = [];
         for (const [index, op] of prepared.entries()) {
           try {
+            await this.guard(op.resolved, tx);
             results.push(await this.applyBatchOp(tx, op));
           } catch (error) {
             if (error instanceof BlackboardError) {
@@ -236,6 +240,7 @@ export class KvService {
       for (const op of prepared) {
         const writesBefore = new Map(outer.writes);
         try {
+          await this.guard(op.resolved, outer);
           results.push(await this.applyBatchOp(outer, op));
         } catch (error) {
           if (!(error instanceof BlackboardError)) throw error;
@@ -253,8 +258,10 @@ export class KvService {
     args: { key: string; scope?: string; afterVersion?: number; timeoutMs?: number },
     signal?: AbortSignal,
   ): Promise<{ found: boolean; value?: Json; version?: number; timedOut: boolean }> {
-    const scope = resolveScope(args.scope, this.who);
-    const storage = dataKey(this.who, scope, checkKey(args.key));
+    const storage =
+      args.scope === 'plan' && this.planKey
+        ? this.planKey(args.key)
+        : dataKey(this.who, resolveScope(args.scope, this.who), checkKey(args.key));
     const timeoutMs = checkTimeout(args.timeoutMs, WATCH_DEFAULT_MS, 'timeoutMs');
     if (args.afterVersion !== undefined) checkIfVersion(args.afterVersion, 'afterVersion');
     const { entry, timedOut } = await this.store.waitUntil(storage, changedSince(args.afterVersion), {

@@ -10,7 +10,7 @@ import {
   WATCH_MAX_MS,
   type KvService,
 } from '../services/kv.js';
-import type { Json } from '../store/types.js';
+import { idempotencyKey, ifVersion, isoTime, json, jsonValue } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 import { SCOPE_FORMS } from '../context.js';
 
@@ -21,19 +21,9 @@ const scope = z
   .string()
   .optional()
   .describe(`Where the key lives (default "global"): ${SCOPE_FORMS}.`);
-const value = z.unknown().describe('Any JSON value (object, array, string, number, boolean or null).');
-const ifVersion = z
-  .number()
-  .int()
-  .optional()
-  .describe('Compare-and-set: only write if the key is at this version now (0 = only if it does not exist).');
-const idempotencyKey = z
-  .string()
-  .optional()
-  .describe('Any unique string; a retry with the same key returns the first result and applies nothing again.');
+const value = jsonValue;
 const ttlSeconds = z.number().optional().describe('Expire the key this many seconds after the write.');
-const updatedAt = z.string().describe('ISO 8601 time of the last write');
-const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<Json>;
+const updatedAt = isoTime.describe('ISO 8601 time of the last write');
 
 /** Registers the kv family: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch. */
 export function registerKvTools(host: ToolHost, kv: KvService): void {

@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { connect, memoryStore, sleep, type Connected } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, memoryStore, sleep, type Connected } from '../helpers.js';
 
 const KV_TOOLS = ['state_get', 'state_set', 'state_delete', 'state_list', 'state_snapshot', 'state_update', 'state_batch', 'watch'];
 
-let open: Connected[] = [];
-async function agent(...args: Parameters<typeof connect>): Promise<Connected> {
-  const a = await connect(...args);
-  open.push(a);
-  return a;
-}
-afterEach(async () => {
-  await Promise.all(open.map((a) => a.close()));
-  open = [];
-});
+const agent = agentsClosedAfterEach();
 
 describe('kv tools: listing', () => {
   it('lists the eight kv tools with output schemas and truthful annotations', async () => {

@@ -1,0 +1,87 @@
+import { BlackboardError, invalid } from '../errors.js';
+import { checkName, idempotencyStorageKey, internalKey } from '../context.js';
+import type { Json } from '../store/types.js';
+import type { Entry, VersionedStore } from '../store/versioned-store.js';
+import { checkTimeout } from './kv.js';
+import type { LifecycleService } from './lifecycle.js';
+import type { Session } from './session.js';
+
+export interface FinalAnswer {
+  content: string;
+  metadata?: Json;
+  thread: string;
+  run: string;
+  setAt: string;
+  setBy: string;
+}
+
+interface AnswerRecord {
+  content: string;
+  metadata?: Json;
+  run: string;
+}
+
+/**
+ * Single assignment per run: the first `final_answer_set` wins atomically (across processes); any later one fails
+ * with MULTIPLE_FINAL_ANSWERS carrying the first answer. Kept per thread, so a parent can wait on a child thread.
+ */
+export class FinalizerService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+    private readonly lifecycle: LifecycleService,
+  ) {}
+
+  key(thread: string): string {
+    return internalKey(this.session.identity, 'final', thread, 'answer');
+  }
+
+  async set(args: { content: string; metadata?: Json; idempotencyKey?: string }): Promise<{ answer: FinalAnswer }> {
+    if (typeof args.content !== 'string' || args.content === '') throw invalid('content must be non-empty text.');
+    const who = this.session.identity;
+    const { result } = await this.store.transact(async (tx) => {
+      await this.lifecycle.assertActive(tx);
+      const existing = await tx.get(this.key(who.thread));
+      if (existing && (existing.value as unknown as AnswerRecord).run === who.run) {
+        throw new BlackboardError(
+          'MULTIPLE_FINAL_ANSWERS',
+          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer, or call run_start to begin a new run.',
+          { answer: view(who.thread, existing) },
+        );
+      }
+      const record: AnswerRecord = { content: args.content, run: who.run, ...(args.metadata !== undefined ? { metadata: args.metadata } : {}) };
+      return view(who.thread, await tx.set(this.key(who.thread), record as unknown as Json, { by: this.session.by }));
+    }, { idempotencyKey: idempotencyStorageKey(who, 'final_answer_set', args.idempotencyKey) });
+    return { answer: result };
+  }
+
+  /**
+   * This run's answer, or another thread's latest. With `waitMs`, blocks until it is set (like `watch`).
+   */
+  async get(args: { thread?: string; waitMs?: number }, signal?: AbortSignal): Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }> {
+    const who = this.session.identity;
+    const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
+    const run = who.run;
+    const counts = (entry: Entry | undefined): boolean =>
+      entry !== undefined && (thread !== who.thread || (entry.value as unknown as AnswerRecord).run === run);
+    if (args.waitMs === undefined) {
+      const entry = await this.store.get(this.key(thread));
+      return counts(entry) ? { isSet: true, answer: view(thread, entry!) } : { isSet: false };
+    }
+    const timeoutMs = checkTimeout(args.waitMs, 0, 'waitMs');
+    const { entry, timedOut } = await this.store.waitUntil(this.key(thread), counts, { timeoutMs, signal });
+    return counts(entry) ? { isSet: true, answer: view(thread, entry!), timedOut: false } : { isSet: false, timedOut };
+  }
+}
+
+function view(thread: string, entry: Entry): FinalAnswer {
+  const record = entry.value as unknown as AnswerRecord;
+  return {
+    content: record.content,
+    ...(record.metadata !== undefined ? { metadata: record.metadata } : {}),
+    thread,
+    run: record.run,
+    setAt: new Date(entry.updatedAt).toISOString(),
+    setBy: entry.updatedBy,
+  };
+}

@@ -1,0 +1,142 @@
+import { BlackboardError } from '../errors.js';
+import { checkName, idempotencyStorageKey, internalKey } from '../context.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import type { Session } from './session.js';
+
+export const STATES = ['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'] as const;
+export type AgentState = (typeof STATES)[number];
+
+/** The only transitions agent_state_set accepts (SPEC.md, lifecycle). */
+export const TRANSITIONS: Record<AgentState, readonly AgentState[]> = {
+  loading: ['running'],
+  running: ['paused', 'awaiting_user_input', 'finished', 'error', 'stopped'],
+  paused: ['running', 'stopped'],
+  awaiting_user_input: ['running', 'stopped'],
+  error: ['running', 'stopped'],
+  finished: [],
+  stopped: [],
+};
+
+interface LifecycleRecord {
+  state: AgentState;
+  run: string;
+  reason?: string;
+}
+
+export interface LifecycleView {
+  thread: string;
+  run: string;
+  state: AgentState;
+  reason?: string;
+  updatedAt?: string;
+  allowed: AgentState[];
+}
+
+/**
+ * One lifecycle per thread, owned by the run that last reported it. A run that has not reported yet is `loading`.
+ * After `finished`, the run's mutating tools fail with RUN_FINISHED until `run_start` begins a new run.
+ */
+export class LifecycleService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+  ) {}
+
+  key(thread: string): string {
+    return internalKey(this.session.identity, 'lifecycle', thread, 'state');
+  }
+
+  async get(args: { thread?: string } = {}): Promise<LifecycleView> {
+    const who = this.session.identity;
+    const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
+    const entry = await this.store.get(this.key(thread));
+    const record = entry?.value as LifecycleRecord | undefined;
+    // Our own thread is seen from this run; another thread as it last reported.
+    const mine = thread === who.thread;
+    const current = record && (!mine || record.run === who.run) ? record : undefined;
+    const state = current?.state ?? 'loading';
+    return {
+      thread,
+      run: current?.run ?? (mine ? who.run : (record?.run ?? '')),
+      state,
+      ...(current?.reason !== undefined ? { reason: current.reason } : {}),
+      ...(current && entry ? { updatedAt: new Date(entry.updatedAt).toISOString() } : {}),
+      allowed: [...TRANSITIONS[state]],
+    };
+  }
+
+  async set(args: { state: AgentState; reason?: string; idempotencyKey?: string }): Promise<LifecycleView & { previous: AgentState }> {
+    const who = this.session.identity;
+    if (!(STATES as readonly string[]).includes(args.state)) {
+      throw new BlackboardError('INVALID_ARGUMENT', `Unknown state "${args.state}". States: ${STATES.join(', ')}.`);
+    }
+    const { result } = await this.store.transact(async (tx) => {
+      const previous = await this.stateIn(tx);
+      const allowed = TRANSITIONS[previous];
+      if (!allowed.includes(args.state)) {
+        throw new BlackboardError(
+          'INVALID_TRANSITION',
+          allowed.length > 0
+            ? `Cannot go from ${previous} to ${args.state}. From ${previous} you can go to: ${allowed.join(', ')}.`
+            : `Cannot go from ${previous} to ${args.state}: ${previous} is final for this run. Call run_start to begin a new run.`,
+          { from: previous, to: args.state, allowed: [...allowed] },
+        );
+      }
+      const record: LifecycleRecord = { state: args.state, run: who.run, ...(args.reason ? { reason: args.reason } : {}) };
+      const entry = await tx.set(this.key(who.thread), record as never, { by: this.session.by });
+      return { previous, updatedAt: entry.updatedAt };
+    }, { idempotencyKey: idempotencyStorageKey(who, 'agent_state_set', args.idempotencyKey) });
+    return {
+      thread: who.thread,
+      run: who.run,
+      state: args.state,
+      ...(args.reason ? { reason: args.reason } : {}),
+      updatedAt: new Date(result.updatedAt).toISOString(),
+      allowed: [...TRANSITIONS[args.state]],
+      previous: result.previous,
+    };
+  }
+
+  /** This run's state, read inside a transaction. */
+  async stateIn(tx: StoreTx): Promise<AgentState> {
+    const who = this.session.identity;
+    const record = (await tx.get(this.key(who.thread)))?.value as LifecycleRecord | undefined;
+    return record && record.run === who.run ? record.state : 'loading';
+  }
+
+  /** Throws RUN_FINISHED when this run has finished; call inside the transaction of every run-mutating tool. */
+  async assertActive(tx: StoreTx): Promise<void> {
+    if ((await this.stateIn(tx)) === 'finished') {
+      throw new BlackboardError(
+        'RUN_FINISHED',
+        'This run has finished, so its state can no longer change. Call run_start to begin a new run on this thread.',
+        { run: this.session.identity.run },
+      );
+    }
+  }
+
+  /**
+   * Ends the run in `state` inside run_end's transaction. A run that never reported `running` passes through it,
+   * so `run_end` works from `loading`; any other illegal transition fails like agent_state_set.
+   */
+  async endIn(tx: StoreTx, state: AgentState, reason?: string): Promise<void> {
+    const who = this.session.identity;
+    const current = await this.stateIn(tx);
+    const from = current === 'loading' ? 'running' : current;
+    if (from !== state && !TRANSITIONS[from].includes(state)) {
+      throw new BlackboardError(
+        'INVALID_TRANSITION',
+        `Cannot end the run as ${state} from ${current}. From ${current} you can go to: ${TRANSITIONS[current].join(', ') || 'nothing (call run_start)'}.`,
+        { from: current, to: state, allowed: [...TRANSITIONS[current]] },
+      );
+    }
+    const record: LifecycleRecord = { state, run: who.run, ...(reason ? { reason } : {}) };
+    await tx.set(this.key(who.thread), record as never, { by: this.session.by });
+  }
+
+  /** Starts the lifecycle of a new run (inside run_start's transaction). */
+  async resetIn(tx: StoreTx): Promise<void> {
+    const who = this.session.identity;
+    await tx.set(this.key(who.thread), { state: 'loading', run: who.run } as never, { by: this.session.by });
+  }
+}

@@ -1,0 +1,104 @@
+import { invalid } from '../errors.js';
+import { checkKey, idempotencyStorageKey, internalKey } from '../context.js';
+import type { Json } from '../store/types.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import type { LifecycleService } from './lifecycle.js';
+import type { Session } from './session.js';
+
+export interface Scratchpad {
+  variables: Record<string, Json>;
+  observations: string[];
+  failedApproaches: Array<{ approach: string; reason?: string }>;
+}
+
+const empty = (): Scratchpad => ({ variables: {}, observations: [], failedApproaches: [] });
+const PREVIEW_CHARS = 200;
+
+/**
+ * Working memory of one run: named variables, observations, and approaches that failed (so the model does not
+ * retry them). One record per run, changed atomically; `read` renders it as compact prompt text.
+ */
+export class ScratchpadService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+    private readonly lifecycle: LifecycleService,
+  ) {}
+
+  key(thread = this.session.identity.thread, run = this.session.identity.run): string {
+    return internalKey(this.session.identity, 'scratchpad', thread, run);
+  }
+
+  private async change<T extends object>(tool: string, idempotencyKey: string | undefined, fn: (pad: Scratchpad) => T): Promise<T> {
+    const { result } = await this.store.transact(
+      async (tx: StoreTx) => {
+        await this.lifecycle.assertActive(tx);
+        const pad = ((await tx.get(this.key()))?.value as unknown as Scratchpad | undefined) ?? empty();
+        const out = fn(pad);
+        await tx.set(this.key(), pad as unknown as Json, { by: this.session.by });
+        return out;
+      },
+      { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, idempotencyKey) },
+    );
+    return result;
+  }
+
+  async storeVariable(args: { name: string; value: Json; idempotencyKey?: string }): Promise<{ name: string; variables: number }> {
+    checkKey(args.name, 'name');
+    if (args.value === undefined) throw invalid('value is required: any JSON value.');
+    return this.change('scratchpad_store', args.idempotencyKey, (p) => {
+      Object.defineProperty(p.variables, args.name, { value: args.value, enumerable: true, writable: true, configurable: true });
+      return { name: args.name, variables: Object.keys(p.variables).length };
+    });
+  }
+
+  async observe(args: { observation: string; idempotencyKey?: string }): Promise<{ observations: number }> {
+    if (typeof args.observation !== 'string' || args.observation.trim() === '') throw invalid('observation must be non-empty text.');
+    return this.change('scratchpad_observe', args.idempotencyKey, (p) => ({ observations: p.observations.push(args.observation) }));
+  }
+
+  async fail(args: { approach: string; reason?: string; idempotencyKey?: string }): Promise<{ failedApproaches: number }> {
+    if (typeof args.approach !== 'string' || args.approach.trim() === '') throw invalid('approach must be non-empty text.');
+    return this.change('scratchpad_fail', args.idempotencyKey, (p) => ({
+      failedApproaches: p.failedApproaches.push({ approach: args.approach, ...(args.reason ? { reason: args.reason } : {}) }),
+    }));
+  }
+
+  async read(): Promise<Scratchpad & { context: string }> {
+    const pad = ((await this.store.get(this.key()))?.value as unknown as Scratchpad | undefined) ?? empty();
+    return { ...pad, context: render(pad) };
+  }
+
+  async clear(args: { idempotencyKey?: string } = {}): Promise<{ cleared: boolean }> {
+    const { result } = await this.store.transact(
+      async (tx) => {
+        await this.lifecycle.assertActive(tx);
+        return { cleared: await tx.delete(this.key()) };
+      },
+      { idempotencyKey: idempotencyStorageKey(this.session.identity, 'scratchpad_clear', args.idempotencyKey) },
+    );
+    return result;
+  }
+}
+
+/** A compact text rendering for a prompt. */
+export function render(pad: Scratchpad): string {
+  const lines: string[] = [];
+  const names = Object.keys(pad.variables);
+  if (names.length > 0) {
+    lines.push('Variables:');
+    for (const name of names) {
+      const text = JSON.stringify(pad.variables[name]);
+      lines.push(`- ${name} = ${text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text}`);
+    }
+  }
+  if (pad.observations.length > 0) {
+    lines.push('Observations:');
+    pad.observations.forEach((o, i) => lines.push(`${i + 1}. ${o}`));
+  }
+  if (pad.failedApproaches.length > 0) {
+    lines.push('Failed approaches (do not retry):');
+    for (const f of pad.failedApproaches) lines.push(`- ${f.approach}${f.reason ? ` — ${f.reason}` : ''}`);
+  }
+  return lines.length > 0 ? lines.join('\n') : '(scratchpad is empty)';
+}

@@ -1,0 +1,45 @@
+import * as z from 'zod';
+import type { FinalizerService } from '../services/finalizer.js';
+import { WATCH_MAX_MS } from '../services/kv.js';
+import { idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
+import { defineTool, withProgress, type ToolHost } from './define.js';
+
+const answer = z.object({
+  content: z.string(),
+  metadata: json(jsonValue).optional(),
+  thread: z.string(),
+  run: z.string(),
+  setAt: isoTime,
+  setBy: z.string(),
+});
+
+/** Registers the finalizer family: final_answer_set, final_answer_get. */
+export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerService): void {
+  defineTool(
+    host,
+    'final_answer_set',
+    {
+      title: 'Give the final answer',
+      description:
+        'Set this run\'s final answer, once. A second call fails with MULTIPLE_FINAL_ANSWERS and the first answer in details.answer — do not retry; the first answer stands.',
+      input: z.object({ content: z.string(), metadata: json(jsonValue).optional(), idempotencyKey }).strict(),
+      output: z.object({ answer }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+    },
+    (args) => finalizer.set(args),
+  );
+  defineTool(
+    host,
+    'final_answer_get',
+    {
+      title: 'Read (or wait for) a final answer',
+      description: `Read this run's final answer, or another thread's (thread: a child you delegated to). With waitMs (up to ${WATCH_MAX_MS}) it blocks until the answer is set, like watch; timedOut:true means not yet.`,
+      input: z
+        .object({ thread: threadArg, waitMs: z.number().int().optional().describe('block up to this many ms for the answer') })
+        .strict(),
+      output: z.object({ isSet: z.boolean(), answer: answer.optional(), timedOut: z.boolean().optional() }),
+      annotations: { readOnlyHint: true },
+    },
+    (args, extra) => withProgress(extra, host.progressIntervalMs, 'waiting for a final answer', () => finalizer.get(args, extra.signal)),
+  );
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+describe('budget tools', () => {
+  it('steps until the max, then LIMIT_REACHED consumes nothing', async () => {
+    const a = await agent({ config: { maxIterations: 3, budgets: { tokens: 1000 } } });
+    expect(await a.ok('budget_status')).toEqual({
+      budgets: [
+        { name: 'iterations', current: 0, max: 3, remaining: 3, reached: false },
+        { name: 'tokens', current: 0, max: 1000, remaining: 1000, reached: false },
+      ],
+    });
+    expect(await a.ok('budget_step')).toEqual({ name: 'iterations', current: 1, max: 3, remaining: 2, reached: false });
+    expect(await a.ok('budget_step', { amount: 2 })).toMatchObject({ current: 3, remaining: 0, reached: true });
+    const refused = await a.err('budget_step');
+    expect(refused).toMatchObject({ code: 'LIMIT_REACHED', details: { name: 'iterations', current: 3, max: 3 } });
+    expect(await a.ok('budget_step', { name: 'tokens', amount: 900 })).toMatchObject({ current: 900 });
+    expect((await a.err('budget_step', { name: 'tokens', amount: 101 })).code).toBe('LIMIT_REACHED');
+    expect(await a.ok('budget_step', { name: 'tokens', amount: 100 })).toMatchObject({ current: 1000, reached: true });
+    expect((await a.err('budget_step', { name: 'nope' })).code).toBe('NOT_FOUND');
+    expect((await a.err('budget_step', { amount: 0 })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('a child\'s steps count against its parent and grandparent; a refused ancestor refuses the step', async () => {
+    const store = memoryStore();
+    const config = { maxIterations: 5 };
+    const root = await agent({ store, config: { ...config, thread: 'root' } });
+    const child = await agent({ store, config: { ...config, thread: 'child', parentThread: 'root' } });
+    const grandchild = await agent({ store, config: { ...config, thread: 'gc', parentThread: 'child' } });
+    await grandchild.ok('budget_step', { amount: 2 });
+    await child.ok('budget_step', { amount: 1 });
+    expect((await root.ok('budget_status')).budgets[0]).toMatchObject({ current: 3 });
+    expect((await child.ok('budget_status')).budgets[0]).toMatchObject({ current: 3 });
+    expect((await grandchild.ok('budget_status')).budgets[0]).toMatchObject({ current: 2 });
+    await root.ok('budget_step', { amount: 2 });
+    const refused = await grandchild.err('budget_step');
+    expect(refused).toMatchObject({ code: 'LIMIT_REACHED', details: { thread: 'root' } });
+    expect((await grandchild.ok('budget_status')).budgets[0].current).toBe(2);
+    expect((await child.ok('budget_status')).budgets[0].current).toBe(3);
+  });
+
+  it('admin tools exist only with --allow-budget-admin', async () => {
+    const plain = await agent({ config: { maxIterations: 1 } });
+    const names = (await plain.client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('budget_step');
+    expect(names).not.toContain('budget_configure');
+    expect(names).not.toContain('budget_increase');
+    const admin = await agent({ config: { maxIterations: 1, allowBudgetAdmin: true } });
+    await admin.ok('budget_step');
+    expect((await admin.err('budget_step')).code).toBe('LIMIT_REACHED');
+    expect(await admin.ok('budget_increase', { name: 'iterations', amount: 2 })).toMatchObject({ current: 1, max: 3 });
+    await admin.ok('budget_step');
+    expect(await admin.ok('budget_configure', { name: 'calls', max: 1 })).toMatchObject({ name: 'calls', max: 1, current: 0 });
+    await admin.ok('budget_step', { name: 'calls' });
+    expect((await admin.err('budget_step', { name: 'calls' })).code).toBe('LIMIT_REACHED');
+  });
+});

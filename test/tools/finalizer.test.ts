@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+describe('finalizer tools', () => {
+  it('the first answer wins; a second fails with MULTIPLE_FINAL_ANSWERS carrying the first', async () => {
+    const a = await agent({ config: { agent: 'solver' } });
+    expect(await a.ok('final_answer_get')).toEqual({ isSet: false });
+    const { answer } = await a.ok('final_answer_set', { content: '42', metadata: { confidence: 0.9 } });
+    expect(answer).toMatchObject({ content: '42', metadata: { confidence: 0.9 }, setBy: 'solver' });
+    const second = await a.err('final_answer_set', { content: '43' });
+    expect(second.code).toBe('MULTIPLE_FINAL_ANSWERS');
+    expect(second.details).toEqual({ answer });
+    expect(await a.ok('final_answer_get')).toEqual({ isSet: true, answer });
+    expect((await a.err('final_answer_set', { content: '' })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('of many concurrent setters in one run exactly one wins', async () => {
+    const a = await agent();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => a.raw('final_answer_set', { content: `a${i}` })));
+    expect(results.filter((r) => !r.isError)).toHaveLength(1);
+    const winner = (results.find((r) => !r.isError)!.structuredContent as { answer: { content: string } }).answer.content;
+    expect((await a.ok('final_answer_get')).answer.content).toBe(winner);
+  });
+
+  it('a parent waits for a child thread\'s answer with waitMs', async () => {
+    const store = memoryStore();
+    const parent = await agent({ store, config: { thread: 'parent' } });
+    const child = await agent({ store, config: { thread: 'child', parentThread: 'parent' } });
+    expect(await parent.ok('final_answer_get', { thread: 'child', waitMs: 50 })).toEqual({ isSet: false, timedOut: true });
+    const waiting = parent.ok('final_answer_get', { thread: 'child', waitMs: 10_000 });
+    await sleep(50);
+    await child.ok('final_answer_set', { content: 'child result' });
+    expect(await waiting).toMatchObject({ isSet: true, timedOut: false, answer: { content: 'child result', thread: 'child' } });
+    expect((await parent.err('final_answer_get', { waitMs: 700_000 })).code).toBe('INVALID_ARGUMENT');
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+describe('run tools', () => {
+  it('whoami reports the identity from flags', async () => {
+    const a = await agent({ config: { namespace: 'ns1', agent: 'ada', agentType: 'coder', thread: 'T1' } });
+    expect(await a.ok('whoami')).toEqual({
+      namespace: 'ns1',
+      agent: 'ada',
+      agentType: 'coder',
+      thread: 'T1',
+      run: expect.any(String),
+      parentThread: null,
+      delegateLevel: 0,
+      store: expect.stringContaining('memory://'),
+    });
+  });
+
+  it('a child knows its parent and level; scope parent is shared down the tree', async () => {
+    const store = memoryStore();
+    await agent({ store, config: { thread: 'root' } });
+    const child = await agent({ store, config: { thread: 'kid', parentThread: 'root' } });
+    const grandchild = await agent({ store, config: { thread: 'grandkid', parentThread: 'kid' } });
+    expect(await child.ok('whoami')).toMatchObject({ parentThread: 'root', delegateLevel: 1 });
+    expect(await grandchild.ok('whoami')).toMatchObject({ parentThread: 'kid', delegateLevel: 2 });
+  });
+
+  it('run_start: new run id, run scope/scratchpad/final answer fresh, thread state kept, resumed', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    const first = (await a.ok('whoami')).run;
+    await a.ok('state_set', { key: 'k', value: 'run data', scope: 'run' });
+    await a.ok('state_set', { key: 'k', value: 'thread data', scope: 'thread' });
+    await a.ok('scratchpad_observe', { observation: 'seen' });
+    await a.ok('final_answer_set', { content: 'done' });
+    const started = await a.ok('run_start', {});
+    expect(started).toEqual({ thread: 'T', run: expect.any(String), resumed: true });
+    expect(started.run).not.toBe(first);
+    expect((await a.ok('whoami')).run).toBe(started.run);
+    expect((await a.ok('state_get', { key: 'k', scope: 'run' })).found).toBe(false);
+    expect((await a.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('thread data');
+    expect((await a.ok('scratchpad_read')).observations).toEqual([]);
+    expect((await a.ok('final_answer_get')).isSet).toBe(false);
+    // the old run's scope and scratchpad are deleted from the store, not just hidden
+    const { entries } = await a.store.list({ lo: '', hi: '\u{10ffff}', limit: 1000 });
+    expect(entries.map(([key]) => key).filter((key) => key.includes(first))).toEqual([]);
+  });
+
+  it('run_start can switch to a new thread (resumed: false) with a parent and a type', async () => {
+    const store = memoryStore();
+    await agent({ store, config: { thread: 'boss' } });
+    const a = await agent({ store, config: { thread: 'T' } });
+    const r = await a.ok('run_start', { thread: 'fresh', parentThread: 'boss', agentType: 'critic' });
+    expect(r).toMatchObject({ thread: 'fresh', resumed: false });
+    expect(await a.ok('whoami')).toMatchObject({ thread: 'fresh', parentThread: 'boss', agentType: 'critic', delegateLevel: 1 });
+    expect((await a.err('run_start', { thread: 'no spaces' })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.ok('whoami')).thread).toBe('fresh');
+  });
+
+  it('run_end records the end in lifecycle and history, from loading or running', async () => {
+    const a = await agent();
+    expect(await a.ok('run_end', { status: 'finished' })).toMatchObject({ state: 'finished' });
+    expect((await a.ok('agent_state_get')).state).toBe('finished');
+    const h = await a.ok('history_list', { kind: 'run_end' });
+    expect(h.entries).toHaveLength(1);
+    expect(h.entries[0]).toMatchObject({ kind: 'run_end', content: 'finished' });
+    await a.ok('run_start', {});
+    await a.ok('agent_state_set', { state: 'running' });
+    await a.ok('agent_state_set', { state: 'paused' });
+    expect((await a.err('run_end', { status: 'error' })).code).toBe('INVALID_TRANSITION');
+    expect(await a.ok('run_end', { status: 'stopped', reason: 'user left' })).toMatchObject({ state: 'stopped' });
+  });
+});
