@@ -96,12 +96,20 @@ export function agentsClosedAfterEach(): (options?: Parameters<typeof connect>[0
   };
 }
 
+export type Spawned = Agent & {
+  close(): Promise<void>;
+  /** kill -9, on purpose */
+  kill(): void;
+  stderr: () => string;
+  pid?: number;
+};
+
 /** The built server as a child process over stdio (integration level). */
 export async function spawnAgent(
   args: string[],
   env: Record<string, string> = {},
   cwd?: string,
-): Promise<Agent & { close(): Promise<void>; stderr: () => string; pid?: number }> {
+): Promise<Spawned> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
@@ -115,12 +123,22 @@ export async function spawnAgent(
   await client.connect(transport);
   const namespaceAt = args.indexOf('--namespace');
   const namespace = namespaceAt >= 0 ? args[namespaceAt + 1] : env.BLACKBOARD_NAMESPACE;
-  const agent = new Agent(client, namespace ? `${namespace}_` : '') as Agent & {
-    close(): Promise<void>;
-    stderr: () => string;
-    pid?: number;
+  const agent = new Agent(client, namespace ? `${namespace}_` : '') as Spawned;
+  let closing = false;
+  // A server that dies on its own is a failure worth its stderr in the test output.
+  const clientOnClose = transport.onclose;
+  transport.onclose = () => {
+    if (!closing) console.error(`server process exited unexpectedly; its stderr:\n${stderr}`);
+    clientOnClose?.();
   };
-  agent.close = () => client.close();
+  agent.close = () => {
+    closing = true;
+    return client.close();
+  };
+  agent.kill = () => {
+    closing = true;
+    process.kill(transport.pid!, 'SIGKILL');
+  };
   agent.stderr = () => stderr;
   agent.pid = transport.pid ?? undefined;
   return agent;

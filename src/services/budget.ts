@@ -62,7 +62,8 @@ export class BudgetService {
       throw invalid(`amount must be a whole number from 1 to ${MAX_AMOUNT}.`, { amount });
     }
     const who = this.session.identity;
-    const chain = [who.thread, ...(await this.session.ancestors(this.store))];
+    await this.session.refresh();
+    const chain = [who.thread, ...(await this.session.ancestors())];
     const { result } = await this.store.transact(async (tx) => {
       await this.lifecycle.assertActive(tx);
       const records: Array<{ thread: string; record: BudgetRecord; max: number | undefined }> = [];

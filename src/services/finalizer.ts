@@ -38,6 +38,7 @@ export class FinalizerService {
 
   async set(args: { content: string; metadata?: Json; idempotencyKey?: string }): Promise<{ answer: FinalAnswer }> {
     if (typeof args.content !== 'string' || args.content === '') throw invalid('content must be non-empty text.');
+    await this.session.refresh();
     const who = this.session.identity;
     const { result } = await this.store.transact(async (tx) => {
       await this.lifecycle.assertActive(tx);
@@ -59,6 +60,7 @@ export class FinalizerService {
    * This run's answer, or another thread's latest. With `waitMs`, blocks until it is set (like `watch`).
    */
   async get(args: { thread?: string; waitMs?: number }, signal?: AbortSignal): Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }> {
+    await this.session.refresh();
     const who = this.session.identity;
     const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
     const run = who.run;

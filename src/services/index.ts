@@ -8,7 +8,9 @@ import { LifecycleService } from './lifecycle.js';
 import { PlanService } from './plans.js';
 import { RunService } from './runs.js';
 import { ScratchpadService } from './scratchpad.js';
-import type { Session } from './session.js';
+import type { Session, ThreadInfo } from './session.js';
+import type { StoreTx } from '../store/versioned-store.js';
+import { BlackboardError } from '../errors.js';
 import { SignalService } from './signals.js';
 
 /** The services of one connection: plain TypeScript over the shared store and this connection's session. */
@@ -31,9 +33,14 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const scratchpad = new ScratchpadService(store, session, lifecycle);
   const limits: Record<string, number> = { ...config.budgets };
   if (config.maxIterations !== undefined) limits.iterations = config.maxIterations;
-  // Writes to this run's scope are refused once the run has finished.
-  const runGuard = async (scope: { id: string }, tx: Parameters<LifecycleService['assertActive']>[0]): Promise<void> => {
-    if (scope.id === `run:${session.identity.thread}:${session.identity.run}`) await lifecycle.assertActive(tx);
+  // Writes to a run scope must target the thread's current run, and are refused once that run has finished.
+  const runGuard = async (scope: { id: string }, tx: StoreTx): Promise<void> => {
+    if (!scope.id.startsWith('run:')) return;
+    const current = ((await tx.get(session.threadKey(session.identity.thread)))?.value as ThreadInfo | undefined)?.run;
+    if (scope.id !== `run:${session.identity.thread}:${current}`) {
+      throw new BlackboardError('RUN_FINISHED', 'That run was replaced by run_start on this thread. Retry the call: it will go to the current run.');
+    }
+    await lifecycle.assertActive(tx);
   };
   return {
     kv: new KvService(store, session, runGuard, (planId) => plans.key(planId)),

@@ -69,6 +69,7 @@ export class KvService {
   }
 
   async get(args: { key: string; scope?: string }): Promise<GetResult> {
+    await this.follow(args.scope);
     const scope = resolveScope(args.scope, this.who);
     const entry = await this.store.get(dataKey(this.who, scope, checkKey(args.key)));
     return describe(entry);
@@ -82,6 +83,7 @@ export class KvService {
     ttlSeconds?: number;
     idempotencyKey?: string;
   }): Promise<{ version: number; revision: number }> {
+    await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     const ttlMs = ttl(args.ttlSeconds);
     checkIfVersion(args.ifVersion);
@@ -102,6 +104,7 @@ export class KvService {
     ifVersion?: number;
     idempotencyKey?: string;
   }): Promise<{ deleted: boolean; revision: number }> {
+    await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     checkIfVersion(args.ifVersion);
     const { result, revision } = await this.store.transact(
@@ -123,6 +126,7 @@ export class KvService {
     ttlSeconds?: number;
     idempotencyKey?: string;
   }): Promise<{ value: Json; version: number; revision: number }> {
+    await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     checkOp(args.op);
     checkIfVersion(args.ifVersion);
@@ -146,6 +150,7 @@ export class KvService {
     keys: Array<{ key: string; version: number; updatedAt: string }>;
     nextCursor?: string;
   }> {
+    await this.follow(args.scope);
     const scope = resolveScope(args.scope, this.who);
     const prefix = checkPrefix(args.prefix);
     const limit = args.limit ?? LIST_DEFAULT_LIMIT;
@@ -174,6 +179,7 @@ export class KvService {
     revision: number;
     truncated: boolean;
   }> {
+    await this.follow(args.scope);
     const scope = resolveScope(args.scope, this.who);
     const prefix = checkPrefix(args.prefix);
     const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
@@ -210,6 +216,7 @@ export class KvService {
     if (!Array.isArray(args.ops) || args.ops.length === 0 || args.ops.length > BATCH_MAX_OPS) {
       throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
     }
+    for (const op of args.ops) await this.follow(op?.scope);
     const prepared = args.ops.map((op, index) => this.prepareBatchOp(op, index));
     const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
     if (args.atomic ?? true) {
@@ -258,6 +265,7 @@ export class KvService {
     args: { key: string; scope?: string; afterVersion?: number; timeoutMs?: number },
     signal?: AbortSignal,
   ): Promise<{ found: boolean; value?: Json; version?: number; timedOut: boolean }> {
+    await this.follow(args.scope);
     const storage =
       args.scope === 'plan' && this.planKey
         ? this.planKey(args.key)
@@ -271,6 +279,12 @@ export class KvService {
     return { ...pick(entry), timedOut };
   }
 
+  /** The run scope is the thread's current run: follow a run_start made by another connection first. */
+  private async follow(scope: string | undefined): Promise<void> {
+    if (scope === 'run') await this.session.refresh();
+  }
+
+  /** A write's target. Callers `follow` the scope first. */
   private writeKey(key: string, scopeArg: string | undefined): { scope: ResolvedScope; storage: string } {
     const scope = writable(resolveScope(scopeArg, this.who));
     return { scope, storage: dataKey(this.who, scope, checkKey(key)) };

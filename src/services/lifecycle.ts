@@ -47,6 +47,7 @@ export class LifecycleService {
   }
 
   async get(args: { thread?: string } = {}): Promise<LifecycleView> {
+    await this.session.refresh();
     const who = this.session.identity;
     const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
     const entry = await this.store.get(this.key(thread));
@@ -66,6 +67,7 @@ export class LifecycleService {
   }
 
   async set(args: { state: AgentState; reason?: string; idempotencyKey?: string }): Promise<LifecycleView & { previous: AgentState }> {
+    await this.session.refresh();
     const who = this.session.identity;
     if (!(STATES as readonly string[]).includes(args.state)) {
       throw new BlackboardError('INVALID_ARGUMENT', `Unknown state "${args.state}". States: ${STATES.join(', ')}.`);

@@ -4,7 +4,7 @@ import { BlackboardError } from '../errors.js';
 import type { HistoryService } from './history.js';
 import type { AgentState, LifecycleService } from './lifecycle.js';
 import type { ScratchpadService } from './scratchpad.js';
-import { newId, type Session } from './session.js';
+import type { Session } from './session.js';
 
 export interface WhoAmI {
   namespace: string | null;
@@ -35,7 +35,8 @@ export class RunService {
     private readonly history: HistoryService,
   ) {}
 
-  whoami(): WhoAmI {
+  async whoami(): Promise<WhoAmI> {
+    await this.session.refresh();
     const who = this.session.identity;
     return {
       namespace: who.namespace ?? null,
@@ -55,15 +56,12 @@ export class RunService {
    */
   async start(args: { thread?: string; parentThread?: string; agentType?: string }): Promise<{ thread: string; run: string; resumed: boolean }> {
     if (args.agentType !== undefined) checkName('agent type', args.agentType);
+    await this.session.refresh();
     const before = this.session.identity;
     const oldRunScope = dataRange(before, resolveScope('run', before), '');
     const oldScratchpad = this.scratchpad.key(before.thread, before.run);
-    const info = await this.session.enterThread(this.store, args.thread ?? before.thread, args.parentThread);
-    this.session.identity = {
-      ...this.session.identity,
-      run: newId(),
-      ...(args.agentType !== undefined ? { agentType: args.agentType } : {}),
-    };
+    const info = await this.session.enterThread(args.thread ?? before.thread, args.parentThread, true);
+    if (args.agentType !== undefined) this.session.identity = { ...this.session.identity, agentType: args.agentType };
     await this.store.transact(async (tx) => {
       await tx.deleteRange(oldRunScope.lo, oldRunScope.hi);
       await tx.delete(oldScratchpad);
@@ -79,6 +77,7 @@ export class RunService {
     if (!(END_STATES as readonly string[]).includes(args.status)) {
       throw new BlackboardError('INVALID_ARGUMENT', `status must be one of: ${END_STATES.join(', ')}.`);
     }
+    await this.session.refresh();
     const who = this.session.identity;
     await this.store.transact(async (tx) => {
       await this.lifecycle.endIn(tx, args.status, args.reason);

@@ -30,6 +30,7 @@ export class ScratchpadService {
   }
 
   private async change<T extends object>(tool: string, idempotencyKey: string | undefined, fn: (pad: Scratchpad) => T): Promise<T> {
+    await this.session.refresh();
     const { result } = await this.store.transact(
       async (tx: StoreTx) => {
         await this.lifecycle.assertActive(tx);
@@ -65,11 +66,13 @@ export class ScratchpadService {
   }
 
   async read(): Promise<Scratchpad & { context: string }> {
+    await this.session.refresh();
     const pad = ((await this.store.get(this.key()))?.value as unknown as Scratchpad | undefined) ?? empty();
     return { ...pad, context: render(pad) };
   }
 
   async clear(args: { idempotencyKey?: string } = {}): Promise<{ cleared: boolean }> {
+    await this.session.refresh();
     const { result } = await this.store.transact(
       async (tx) => {
         await this.lifecycle.assertActive(tx);

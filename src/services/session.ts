@@ -10,78 +10,100 @@ export interface SessionOptions {
   parentThread?: string;
 }
 
-/** What is remembered about a thread: where it sits in its delegation tree. */
+/** What is remembered about a thread: where it sits in its delegation tree, and its current run. */
 export interface ThreadInfo {
   parent?: string;
   root: string;
   level: number;
+  /** how many runs the thread has had */
   runs: number;
+  /** the current run, shared by every connection serving the thread */
+  run?: string;
 }
 
 export const newId = (): string => randomUUID();
 
 /**
- * The identity of one connection. It changes only through `run_start`; services read it on every call, so a
- * thread switch applies to the very next tool call.
+ * The identity of one connection. A thread's current run is thread state: every connection (in any process) that
+ * serves the thread joins it, and `run_start` from any of them moves them all to a new one — `refresh()` picks
+ * that up before a run-scoped operation.
  */
 export class Session {
-  constructor(public identity: Identity) {}
+  constructor(
+    readonly store: VersionedStore,
+    public identity: Identity,
+  ) {}
 
   static async open(store: VersionedStore, options: SessionOptions): Promise<Session> {
-    const session = new Session({
+    const session = new Session(store, {
       namespace: options.namespace,
       agent: options.agent === undefined ? undefined : checkName('agent', options.agent),
       agentType: options.agentType === undefined ? undefined : checkName('agent type', options.agentType),
       thread: options.thread === undefined ? newId() : checkName('thread', options.thread),
-      run: newId(),
+      run: '',
       rootThread: '',
       delegateLevel: 0,
     });
-    await session.enterThread(store, session.identity.thread, options.parentThread);
+    await session.enterThread(session.identity.thread, options.parentThread, false);
     return session;
   }
 
+  threadKey(thread: string): string {
+    return internalKey(this.identity, 'thread', 'meta', thread);
+  }
+
   /**
-   * Makes `thread` current, recording its parent the first time it is seen (the parent link is fixed after that).
-   * Returns whether the thread had runs before.
+   * Makes `thread` current and joins its run — or starts a new run when `newRun` is set or the thread has none.
+   * A given `parentThread` (re)links the thread into that parent's delegation tree. Returns the thread's info as it
+   * was before this call.
    */
-  async enterThread(store: VersionedStore, thread: string, parentThread: string | undefined): Promise<ThreadInfo> {
+  async enterThread(thread: string, parentThread: string | undefined, newRun: boolean): Promise<ThreadInfo> {
     checkName('thread', thread);
     if (parentThread !== undefined) checkName('parent thread', parentThread);
     const who = this.identity;
-    const { result: info } = await store.transact(async (tx) => {
-      const key = internalKey(who, 'thread', 'meta', thread);
+    const { result } = await this.store.transact(async (tx) => {
+      const key = this.threadKey(thread);
       const known = (await tx.get(key))?.value as ThreadInfo | undefined;
-      let info: ThreadInfo;
+      let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
       if (known && (parentThread === undefined || known.parent === parentThread)) {
-        info = known;
+        tree = { parent: known.parent, root: known.root, level: known.level };
       } else if (parentThread !== undefined && parentThread !== thread) {
-        const parent = (await tx.get(internalKey(who, 'thread', 'meta', parentThread)))?.value as ThreadInfo | undefined;
-        info = { parent: parentThread, root: parent?.root ?? parentThread, level: (parent?.level ?? 0) + 1, runs: known?.runs ?? 0 };
+        const parent = (await tx.get(this.threadKey(parentThread)))?.value as ThreadInfo | undefined;
+        tree = { parent: parentThread, root: parent?.root ?? parentThread, level: (parent?.level ?? 0) + 1 };
       } else {
-        info = { root: thread, level: 0, runs: known?.runs ?? 0 };
+        tree = { root: thread, level: 0 };
       }
-      const next = { ...info, runs: info.runs + 1 };
+      const startRun = newRun || known?.run === undefined;
+      const run = startRun ? newId() : known!.run!;
+      const next: ThreadInfo = { ...tree, runs: (known?.runs ?? 0) + (startRun ? 1 : 0), run };
+      if (next.parent === undefined) delete next.parent;
       await tx.set(key, next as never, { by: who.agent ?? 'anonymous' });
-      return info;
+      return { before: known ?? { root: thread, level: 0, runs: 0 }, next };
     });
     this.identity = {
       ...who,
       thread,
-      parentThread: info.parent,
-      rootThread: info.root,
-      delegateLevel: info.level,
+      run: result.next.run!,
+      parentThread: result.next.parent,
+      rootThread: result.next.root,
+      delegateLevel: result.next.level,
     };
-    return info;
+    return result.before;
+  }
+
+  /** Follows a `run_start` made by another connection on this thread. Call before run-scoped work. */
+  async refresh(): Promise<void> {
+    const info = (await this.store.get(this.threadKey(this.identity.thread)))?.value as ThreadInfo | undefined;
+    if (info?.run && info.run !== this.identity.run) this.identity = { ...this.identity, run: info.run };
   }
 
   /** Threads above this one, nearest first (for budgets that count a child's steps against its parents). */
-  async ancestors(store: VersionedStore): Promise<string[]> {
+  async ancestors(): Promise<string[]> {
     const out: string[] = [];
     let current = this.identity.parentThread;
     while (current !== undefined && out.length < 64 && !out.includes(current)) {
       out.push(current);
-      const info = (await store.get(internalKey(this.identity, 'thread', 'meta', current)))?.value as ThreadInfo | undefined;
+      const info = (await this.store.get(this.threadKey(current)))?.value as ThreadInfo | undefined;
       current = info?.parent;
     }
     return out;

@@ -26,7 +26,7 @@ describe('kill -9', () => {
         }
       });
       await sleep(400 + round * 150);
-      process.kill(a.pid!, 'SIGKILL');
+      a.kill();
       stop = true;
       await Promise.all(writers);
       await a.close().catch(() => {});

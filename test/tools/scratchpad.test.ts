@@ -23,12 +23,18 @@ describe('scratchpad tools', () => {
     expect((await a.ok('scratchpad_read')).variables).toEqual({});
   });
 
-  it('is per run: another agent on the same thread but another run does not see it', async () => {
+  it('belongs to the thread\'s current run: shared by its connections, fresh after run_start, not seen by other threads', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T' } });
     const b = await agent({ store, config: { thread: 'T' } });
-    await a.ok('scratchpad_observe', { observation: 'mine' });
-    expect((await b.ok('scratchpad_read')).observations).toEqual([]);
+    const other = await agent({ store, config: { thread: 'U' } });
+    await a.ok('scratchpad_observe', { observation: 'shared' });
+    expect((await b.ok('scratchpad_read')).observations).toEqual(['shared']);
+    expect((await other.ok('scratchpad_read')).observations).toEqual([]);
+    await b.ok('run_start', {});
+    // a follows b's run_start on the same thread
+    expect((await a.ok('scratchpad_read')).observations).toEqual([]);
+    expect((await a.ok('whoami')).run).toBe((await b.ok('whoami')).run);
   });
 
   it('concurrent observations all land; bad input is refused', async () => {
