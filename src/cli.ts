@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { runBundleCommand } from './bundles.js';
 import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
 import { defaultStorePath, openStore } from './store/open.js';
 import { serveHttp } from './transports/http.js';
@@ -6,6 +7,14 @@ import { serveStdio } from './transports/stdio.js';
 
 /** Entry point: flags and environment to config, then the transport. Only MCP frames ever go to stdout. */
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'export' || argv[0] === 'import') {
+    try {
+      return await runBundleCommand(argv[0], argv.slice(1));
+    } catch (error) {
+      console.error(`mcp-blackboard ${argv[0]}: ${(error as Error).message.split('\n')[0]}`);
+      return 1;
+    }
+  }
   let parsed;
   try {
     parsed = parseConfig(argv);

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { BudgetService } from './budget.js';
+import { CheckpointService } from './checkpoints.js';
 import { FinalizerService } from './finalizer.js';
 import { HistoryService } from './history.js';
 import { KvService } from './kv.js';
@@ -24,6 +25,7 @@ export interface Services {
   runs: RunService;
   history: HistoryService;
   signals: SignalService;
+  checkpoints: CheckpointService;
 }
 
 export function createServices(store: VersionedStore, session: Session, config: Config): Services {
@@ -42,6 +44,11 @@ export function createServices(store: VersionedStore, session: Session, config: 
     }
     await lifecycle.assertActive(tx);
   };
+  const runs = new RunService(store, session, lifecycle, scratchpad, history);
+  const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
+  if (config.tools.includes('checkpoint')) {
+    runs.onRunEnd = async (status) => (await checkpoints.save({ label: `run_end: ${status}` })).checkpointId;
+  }
   return {
     kv: new KvService(store, session, runGuard, (planId) => plans.key(planId)),
     plans,
@@ -49,8 +56,9 @@ export function createServices(store: VersionedStore, session: Session, config: 
     finalizer: new FinalizerService(store, session, lifecycle),
     budget: new BudgetService(store, session, lifecycle, limits),
     lifecycle,
-    runs: new RunService(store, session, lifecycle, scratchpad, history),
+    runs,
     history,
     signals: new SignalService(session, history),
+    checkpoints,
   };
 }

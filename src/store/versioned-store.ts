@@ -116,6 +116,21 @@ export class StoreTx {
     }
   }
 
+  /**
+   * Puts an entry exactly as given — value, version, time, author, expiry — for checkpoint restores and imports.
+   * The size bound is the caller's to apply: checkpoint documents are internal and may exceed it.
+   */
+  putEntry(key: string, entry: Omit<Entry, 'revision'>): void {
+    this.writes.set(key, {
+      v: entry.value,
+      ver: entry.version,
+      rev: this.revision + 1,
+      at: entry.updatedAt,
+      by: entry.updatedBy,
+      ...(entry.expiresAt !== undefined ? { exp: entry.expiresAt } : {}),
+    });
+  }
+
   /** Bounds a value by size and depth; throws VALUE_TOO_LARGE or INVALID_ARGUMENT. */
   checkValue(value: Json): number {
     if (value === undefined) throw invalid('value is required: any JSON value (null included).');

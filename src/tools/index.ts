@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { registerBudgetTools } from './budget.js';
+import { registerCheckpointTools } from './checkpoint.js';
 import type { ToolHost } from './define.js';
 import { registerFinalizerTools } from './finalizer.js';
 import { registerHistoryTools } from './history.js';
@@ -23,5 +24,6 @@ export function registerTools(host: ToolHost, config: Config, services: Services
   if (on.has('run')) registerRunTools(host, services.runs);
   if (on.has('history')) registerHistoryTools(host, services.history);
   if (on.has('signal')) registerSignalTools(host, services.signals);
+  if (on.has('checkpoint')) registerCheckpointTools(host, services.checkpoints);
   return host.registered;
 }
