@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Keyv from 'keyv';
 import KeyvSqlite from '@keyv/sqlite';
+import { BlackboardError } from '../errors.js';
 import { Mutex } from './mutex.js';
 import { decodeRecord, encodeRecord, serialize, deserialize, isRecord, corrupt } from './codec.js';
 import { SEP, compareKeys } from './keys.js';
@@ -38,6 +39,9 @@ export class SqliteBackend implements Backend {
   private poller?: NodeJS.Timeout;
   private polling = false;
 
+  /** the file's identity at open: a removed or replaced file must fail loudly, never swallow writes */
+  private readonly inode?: { dev: number; ino: number };
+
   private constructor(
     readonly path: string,
     private readonly readerKeyv: Keyv<StoredRecord>,
@@ -47,6 +51,32 @@ export class SqliteBackend implements Backend {
     private readonly pollMs: number,
   ) {
     this.description = `sqlite://${path}`;
+    if (path !== ':memory:') {
+      const st = statSync(path);
+      this.inode = { dev: st.dev, ino: st.ino };
+    }
+  }
+
+  /**
+   * An open SQLite connection keeps writing into a file that was deleted or replaced under it, and everything
+   * written would vanish at restart. A stat (a few microseconds) before each operation turns that into
+   * STORE_UNAVAILABLE instead.
+   */
+  private checkFile(): void {
+    if (!this.inode) return;
+    let st;
+    try {
+      st = statSync(this.path);
+    } catch {
+      st = undefined;
+    }
+    if (!st || st.dev !== this.inode.dev || st.ino !== this.inode.ino) {
+      throw new BlackboardError(
+        'STORE_UNAVAILABLE',
+        `The database file ${this.path} was removed or replaced while the server was running, so nothing can be read or written safely. Nothing was changed; ask the operator to restore the file and restart the server.`,
+        { cause: 'STORE_FILE_GONE' },
+      );
+    }
   }
 
   static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
@@ -91,6 +121,7 @@ export class SqliteBackend implements Backend {
   }
 
   async get(key: string): Promise<StoredRecord | undefined> {
+    this.checkFile();
     let record: unknown;
     try {
       record = await this.readerKeyv.get(key);
@@ -104,6 +135,7 @@ export class SqliteBackend implements Backend {
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
+    this.checkFile();
     // One statement, so the rows and the revision come from the same read snapshot.
     const [where, params] = rangeWhere(query);
     const rows = await this.read(
@@ -126,6 +158,7 @@ export class SqliteBackend implements Backend {
     fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
   ): Promise<{ result: T; revision: number }> {
     return this.lock.run(async () => {
+      this.checkFile();
       const w = this.write;
       await w('BEGIN IMMEDIATE');
       try {

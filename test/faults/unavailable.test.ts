@@ -1,0 +1,61 @@
+import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqliteBackend } from '../../src/store/sqlite.js';
+import { VersionedStore } from '../../src/store/versioned-store.js';
+import { tempDir } from '../contract/backends.js';
+import { runCli, spawnAgent } from '../helpers.js';
+
+const removeDb = (path: string) => {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+};
+
+describe('a store that becomes unavailable', () => {
+  it('store level: a removed or replaced database file fails every operation with STORE_UNAVAILABLE', async () => {
+    const path = join(tempDir(), 'gone.db');
+    const store = new VersionedStore(await SqliteBackend.open(path), { sweepIntervalMs: 0 });
+    await store.transact((tx) => tx.set('k', 1, { by: 'a' }));
+    removeDb(path);
+    await expect(store.transact((tx) => tx.set('k', 2, { by: 'a' }))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.get('k')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.list({ lo: '', hi: '\u{10ffff}', limit: 10 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await store.close();
+  });
+
+  it('server level: writes after the file is removed or replaced are STORE_UNAVAILABLE, never a silent success, and the server stays up', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'live.db');
+    const a = await spawnAgent(['--store', `sqlite://${db}`]);
+    try {
+      await a.ok('state_set', { key: 'k', value: 'before' });
+      copyFileSync(db, join(dir, 'copy.db'));
+      removeDb(db);
+      for (let i = 0; i < 3; i++) {
+        const error = await a.err('state_set', { key: 'k', value: `after ${i}` });
+        expect(error.code).toBe('STORE_UNAVAILABLE');
+        expect(error.message).toMatch(/removed or replaced/);
+        expect((await a.err('state_update', { key: 'n', op: 'increment', value: 1 })).code).toBe('STORE_UNAVAILABLE');
+        expect((await a.err('state_get', { key: 'k' })).code).toBe('STORE_UNAVAILABLE');
+      }
+      // a different file in its place is not the store we opened either
+      renameSync(join(dir, 'copy.db'), db);
+      expect((await a.err('state_set', { key: 'k', value: 'into the replacement' })).code).toBe('STORE_UNAVAILABLE');
+      expect((await a.client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('start-up on a path that cannot hold a database fails at once with a clear message', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a-file'), 'not a directory');
+    const r = await runCli(['--store', `sqlite://${join(dir, 'a-file', 'x.db')}`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot open the store/);
+    expect(r.stdout).toBe('');
+    mkdirSync(join(dir, 'is-a-dir.db'));
+    const r2 = await runCli(['--store', `sqlite://${join(dir, 'is-a-dir.db')}`]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/cannot open the store/);
+  });
+});
