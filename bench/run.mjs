@@ -29,6 +29,7 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const r2 = (x) => Math.round(x * 100) / 100;
+const r3 = (x) => Math.round(x * 1000) / 1000;
 const log = (...a) => console.error('[bench]', ...a);
 
 async function spawn(command, args, env = {}) {
@@ -110,10 +111,18 @@ for (const n of SCALES) {
   await fill(path, n);
   const fillSeconds = r2((performance.now() - t) / 1000);
   const m = await measureOurs(path, n, n >= 1_000_000 ? Math.min(CALLS, 1000) : CALLS);
-  results.scale.push({ keys: n, fillSeconds, ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, r2(v * 1000) / 1000])) });
+  results.scale.push({ keys: n, fillSeconds, ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'rssMb' ? v : r3(v)])) });
   rmSync(path, { force: true });
 }
 results.ours = results.scale[0];
+{
+  log('state_set with --sync normal (survives kill -9, not power loss)');
+  const path = join(work, 'normal.db');
+  await fill(path, SCALES[0]);
+  const s = await spawn(CLI, ['--store', `sqlite://${path}`, '--sync', 'normal']);
+  results.ours.state_set_sync_normal = r3(await timeCalls(s.client, 'state_set', (i) => ({ key: `key/${String(i % SCALES[0]).padStart(8, '0')}`, value: { n: i } })));
+  await s.close();
+}
 
 // --- peer: @modelcontextprotocol/server-memory -------------------------------------------------------------------
 for (const n of PEER_SIZES) {
@@ -230,6 +239,7 @@ const rows = [
   ['floor (SDK no-op tool, stdio)', `${r2(floor)} ms`, '1.00x', ''],
   ['state_get', `${r2(ours.state_get)} ms`, `${ratios.state_get}x`, 'target <= 1.5x'],
   ['state_set (durable, fsync)', `${r2(ours.state_set)} ms`, `${ratios.state_set_durable}x`, 'target <= 2.5x'],
+  ['state_set (--sync normal)', `${r2(ours.state_set_sync_normal)} ms`, `${r2(ours.state_set_sync_normal / floor)}x`, ''],
   ['state_update increment', `${r2(ours.state_update)} ms`, `${ratios.state_update}x`, ''],
   ['state_list (page of 100)', `${r2(ours.state_list)} ms`, `${ratios.state_list_100}x`, ''],
 ];

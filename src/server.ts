@@ -4,6 +4,7 @@ import { createServices, type Services } from './services/index.js';
 import { Session, type SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { registerTools } from './tools/index.js';
+import { registerResources } from './resources.js';
 
 const INSTRUCTIONS = `mcp-blackboard keeps shared state for agents. Keys live in scopes (global by default; thread, run, parent, agent_type, profile, group:NAME). Read with state_get/state_list/state_snapshot; write with state_set (pass ifVersion from your last read to avoid overwriting someone else), state_update for counters/lists/merges, state_batch for several writes at once. Use watch to wait for another agent instead of polling. Errors carry a code: on VERSION_CONFLICT read again and retry; on INVALID_ARGUMENT fix the argument named in the message.`;
 
@@ -41,5 +42,20 @@ export async function createServer(
   const services = createServices(store, session, config);
   const host = { server, namespace: config.namespace, progressIntervalMs: config.progressIntervalMs, registered: [] };
   const tools = registerTools(host, config, services);
-  return { server, session, services, tools, close: () => server.close() };
+  const stopSubscriptions = registerResources(server, store, session, services);
+  const previousOnClose = server.server.onclose;
+  server.server.onclose = () => {
+    stopSubscriptions();
+    previousOnClose?.();
+  };
+  return {
+    server,
+    session,
+    services,
+    tools,
+    close: async () => {
+      stopSubscriptions();
+      await server.close();
+    },
+  };
 }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { agentsClosedAfterEach, memoryStore, sleep } from './helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+describe('resources', () => {
+  it('lists and reads keys and plans as blackboard:// URIs', async () => {
+    const a = await agent({ config: { namespace: 'team', thread: 'T' } });
+    await a.ok('state_set', { key: 'goal/main', value: { text: 'ship' } });
+    await a.ok('state_set', { key: 'note', value: 'mine', scope: 'thread' });
+    const { planId } = await a.ok('plan_create', { title: 'P', steps: ['a'] });
+    const { resources } = await a.client.listResources();
+    const uris = resources.map((r) => r.uri);
+    expect(uris).toContain('blackboard://team/global/goal%2Fmain');
+    expect(uris).toContain('blackboard://team/thread%3AT/note');
+    expect(uris).toContain(`blackboard://team/plans/${planId}`);
+    const read = await a.client.readResource({ uri: 'blackboard://team/global/goal%2Fmain' });
+    expect(read.contents[0]).toMatchObject({ mimeType: 'application/json', text: '{"text":"ship"}' });
+    const plan = await a.client.readResource({ uri: `blackboard://team/plans/${planId}` });
+    expect(JSON.parse((plan.contents[0] as { text: string }).text).title).toBe('P');
+    await expect(a.client.readResource({ uri: 'blackboard://team/global/missing' })).rejects.toThrow(/not found/i);
+    await expect(a.client.readResource({ uri: 'blackboard://other/global/goal%2Fmain' })).rejects.toThrow(/not found/i);
+    expect(a.client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
+  });
+
+  it('resources/subscribe sends notifications/resources/updated on a change by another agent', async () => {
+    const store = memoryStore();
+    const a = await agent({ store });
+    const b = await agent({ store });
+    const updated: string[] = [];
+    a.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    const uri = 'blackboard://_default/global/status';
+    await a.client.subscribeResource({ uri });
+    await sleep(20);
+    await b.ok('state_set', { key: 'status', value: 'one' });
+    await sleep(50);
+    await b.ok('state_set', { key: 'status', value: 'two' });
+    await sleep(50);
+    expect(updated).toEqual([uri, uri]);
+    await a.client.unsubscribeResource({ uri });
+    await b.ok('state_set', { key: 'status', value: 'three' });
+    await sleep(50);
+    expect(updated).toHaveLength(2);
+  });
+});
