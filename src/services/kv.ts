@@ -93,7 +93,7 @@ export class KvService {
         const entry = await tx.set(key.storage, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs });
         return { version: entry.version };
       },
-      { idempotencyKey: idempotencyStorageKey(this.who, 'state_set', args.idempotencyKey) },
+      { idempotencyKey: idempotencyStorageKey(this.who, 'state_set', args.idempotencyKey), prefetch: [key.storage] },
     );
     return { version: result.version, revision };
   }
@@ -112,7 +112,7 @@ export class KvService {
         await this.guard(key.scope, tx);
         return { deleted: await tx.delete(key.storage, { ifVersion: args.ifVersion }) };
       },
-      { idempotencyKey: idempotencyStorageKey(this.who, 'state_delete', args.idempotencyKey) },
+      { idempotencyKey: idempotencyStorageKey(this.who, 'state_delete', args.idempotencyKey), prefetch: [key.storage] },
     );
     return { deleted: result.deleted, revision };
   }
@@ -141,7 +141,7 @@ export class KvService {
         });
         return { value: entry.value, version: entry.version };
       },
-      { idempotencyKey: idempotencyStorageKey(this.who, 'state_update', args.idempotencyKey) },
+      { idempotencyKey: idempotencyStorageKey(this.who, 'state_update', args.idempotencyKey), prefetch: [key.storage] },
     );
     return { ...result, revision };
   }

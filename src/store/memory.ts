@@ -37,6 +37,7 @@ export class MemoryBackend implements Backend {
   async transaction<T>(
     fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
   ): Promise<{ result: T; revision: number }> {
+    // Reads are in-process map look-ups; there is nothing to prefetch.
     return this.lock.run(async () => {
       const tx: BackendTx = { get: (key) => this.read(key), list: (query) => this.range(query) };
       const { result, writes } = await fn(tx, this.rev);

@@ -9,7 +9,7 @@ import { SEP, compareKeys } from './keys.js';
 import type { Backend, BackendTx, RangeQuery, StoredRecord, Writes } from './types.js';
 
 export interface SqliteOptions {
-  /** How long a writer waits for another process's write lock before STORE_UNAVAILABLE. */
+  /** How long a writer waits for another process's write lock before STORE_UNAVAILABLE (default 10 s). */
   busyTimeoutMs?: number;
   /** `FULL` fsyncs the WAL on every commit (survives power loss); `NORMAL` survives process crashes and `kill -9`. */
   synchronous?: 'FULL' | 'NORMAL';
@@ -49,6 +49,7 @@ export class SqliteBackend implements Backend {
     private readonly write: Query,
     private readonly closeAll: () => Promise<void>,
     private readonly pollMs: number,
+    private readonly busyTimeoutMs: number,
   ) {
     this.description = `sqlite://${path}`;
     if (path !== ':memory:') {
@@ -82,13 +83,29 @@ export class SqliteBackend implements Backend {
   static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const busyTimeout = options.busyTimeoutMs ?? 10_000;
-    const adapter = (): KeyvSqlite => {
-      const store = new KeyvSqlite({ uri: `sqlite://${path}`, table: TABLE, keySize: 4096, busyTimeout });
-      store.on('error', () => {}); // failures surface as rejected queries; an unheard 'error' event would crash
-      return store;
-    };
-    const writer = adapter();
-    const reader = adapter();
+    // The writer creates and migrates the schema first; only then is the reader opened. Two connections (or two
+    // processes) creating a table at once deadlock in SQLite and one gets SQLITE_BUSY at once, without waiting, so
+    // the first start-up of several processes on a new file is retried until one of them has created it.
+    const writer = await connect(path, busyTimeout, async (write) => {
+      await write('PRAGMA journal_mode = WAL');
+      await write('BEGIN IMMEDIATE');
+      try {
+        await write(`CREATE INDEX IF NOT EXISTS ${TABLE}_exp ON ${TABLE}(${EXP}) WHERE ${EXP} IS NOT NULL`);
+        await write(`INSERT OR IGNORE INTO ${TABLE}(key, value) VALUES (?, ?)`, [REVISION_KEY, serialize({ value: 0 })]);
+        await write('COMMIT');
+      } catch (error) {
+        await write('ROLLBACK').catch(() => {});
+        throw error;
+      }
+      await write(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
+    });
+    let reader: KeyvSqlite;
+    try {
+      reader = await connect(path, busyTimeout, async (read) => void (await read('SELECT 1')));
+    } catch (error) {
+      await writer.disconnect().catch(() => {});
+      throw error;
+    }
     const readerKeyv = new Keyv<StoredRecord>({
       store: reader,
       namespace: undefined,
@@ -98,27 +115,12 @@ export class SqliteBackend implements Backend {
       throwOnErrors: true,
     });
     readerKeyv.on('error', () => {});
-    const q =
-      (store: KeyvSqlite): Query =>
-      (sql, params = []) =>
-        store.query(sql, ...params) as Promise<Array<Record<string, unknown>>>;
-    const write = q(writer);
-    const read = q(reader);
-    try {
-      await write('PRAGMA journal_mode = WAL');
-      await write(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
-      await write(`CREATE INDEX IF NOT EXISTS ${TABLE}_exp ON ${TABLE}(${EXP}) WHERE ${EXP} IS NOT NULL`);
-      await write(`INSERT OR IGNORE INTO ${TABLE}(key, value) VALUES (?, ?)`, [REVISION_KEY, serialize({ value: 0 })]);
-      await read('SELECT 1');
-    } catch (error) {
-      await Promise.allSettled([writer.disconnect(), reader.disconnect()]);
-      throw error;
-    }
     const closeAll = async (): Promise<void> => {
       await Promise.allSettled([writer.disconnect(), reader.disconnect()]);
     };
-    return new SqliteBackend(path, readerKeyv, read, write, closeAll, options.pollMs ?? 25);
+    return new SqliteBackend(path, readerKeyv, queryOf(reader), queryOf(writer), closeAll, options.pollMs ?? 25, busyTimeout);
   }
+
 
   async get(key: string): Promise<StoredRecord | undefined> {
     this.checkFile();
@@ -156,16 +158,26 @@ export class SqliteBackend implements Backend {
 
   async transaction<T>(
     fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
+    prefetch: string[] = [],
   ): Promise<{ result: T; revision: number }> {
     return this.lock.run(async () => {
       this.checkFile();
       const w = this.write;
-      await w('BEGIN IMMEDIATE');
+      await this.begin();
       try {
-        const revRows = await w(`SELECT value FROM ${TABLE} WHERE key = ?`, [REVISION_KEY]);
-        const revision = revRows.length > 0 ? parseRevision(revRows[0].value) : 0;
+        // The revision and the prefetched keys in one statement.
+        const first = await w(`SELECT key, value FROM ${TABLE} WHERE key IN (SELECT value FROM json_each(?))`, [
+          JSON.stringify([REVISION_KEY, ...prefetch]),
+        ]);
+        const fetched = new Map(first.map((row) => [String(row.key), String(row.value)]));
+        const revRaw = fetched.get(REVISION_KEY);
+        const revision = revRaw !== undefined ? parseRevision(revRaw) : 0;
         const tx: BackendTx = {
           get: async (key) => {
+            if (prefetch.includes(key)) {
+              const raw = fetched.get(key);
+              return raw === undefined ? undefined : decodeRecord(key, raw);
+            }
             const rows = await w(`SELECT value FROM ${TABLE} WHERE key = ?`, [key]);
             return rows.length > 0 ? decodeRecord(key, String(rows[0].value)) : undefined;
           },
@@ -205,6 +217,23 @@ export class SqliteBackend implements Backend {
         throw error;
       }
     });
+  }
+
+  /**
+   * Takes the write lock (`BEGIN IMMEDIATE`), waiting for another process to release it with jittered backoff, up to
+   * the busy timeout; then SQLITE_BUSY surfaces as STORE_UNAVAILABLE.
+   */
+  private async begin(): Promise<void> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.write('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(25, 2 ** Math.min(attempt, 5)) * (0.5 + Math.random())));
+      }
+    }
   }
 
   async sweepExpired(now: number, limit: number): Promise<number> {
@@ -255,6 +284,42 @@ export class SqliteBackend implements Backend {
       // A failed poll is retried on the next tick; watchers still time out on their own.
     } finally {
       this.polling = false;
+    }
+  }
+}
+
+const queryOf =
+  (store: KeyvSqlite): Query =>
+  (sql, params = []) =>
+    store.query(sql, ...params) as Promise<Array<Record<string, unknown>>>;
+
+/**
+ * How long one statement may wait for a lock inside SQLite. Kept short on purpose: SQLite waits by sleeping in a
+ * libuv thread, and a few connections waiting at once would hold every thread of the pool, starving the very
+ * connection that holds the lock. Longer waits (for the write lock) happen in {@link SqliteBackend.begin}, in JS.
+ */
+const STATEMENT_BUSY_MS = 20;
+
+const isBusy = (error: unknown): boolean => /SQLITE_BUSY|SQLITE_LOCKED/.test(String((error as { code?: unknown })?.code ?? error));
+
+/**
+ * Opens one @keyv/sqlite connection and runs `init` on it. Initialisation uses a short busy timeout: connections
+ * that meet while creating the schema can wait on each other's locks until both time out, so each gives up quickly,
+ * closes, and retries after a random pause, for up to `busyTimeout` in all.
+ */
+async function connect(path: string, busyTimeout: number, init: (query: Query) => Promise<void>): Promise<KeyvSqlite> {
+  const deadline = Date.now() + busyTimeout;
+  for (let attempt = 0; ; attempt++) {
+    const store = new KeyvSqlite({ uri: `sqlite://${path}`, table: TABLE, keySize: 4096, busyTimeout: 50 });
+    store.on('error', () => {}); // failures surface as rejected queries; an unheard 'error' event would crash
+    try {
+      await init(queryOf(store));
+      await queryOf(store)(`PRAGMA busy_timeout = ${STATEMENT_BUSY_MS}`);
+      return store;
+    } catch (error) {
+      await store.disconnect().catch(() => {});
+      if (!isBusy(error) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random())));
     }
   }
 }

@@ -55,10 +55,12 @@ export interface Backend {
   /**
    * Runs `fn` holding the store's exclusive write lock (across processes where the backend is shared), then applies
    * the writes it returns together with `revision + 1`, all or none. `fn` decides the writes from its reads; if it
-   * throws, nothing is applied. Returns what `fn` returned and the revision after commit.
+   * throws, nothing is applied. Returns what `fn` returned and the revision after commit. `prefetch` names keys `fn`
+   * will read, so a backend can fetch them together with the revision (one round trip instead of two).
    */
   transaction<T>(
     fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
+    prefetch?: string[],
   ): Promise<{ result: T; revision: number }>;
   /** Deletes up to `limit` records whose `exp <= now`; returns how many. */
   sweepExpired(now: number, limit: number): Promise<number>;

@@ -271,9 +271,10 @@ export class VersionedStore {
    */
   async transact<T extends Json | object>(
     fn: (tx: StoreTx) => Promise<T>,
-    options: { idempotencyKey?: string } = {},
+    options: { idempotencyKey?: string; prefetch?: string[] } = {},
   ): Promise<{ result: T; revision: number }> {
     const { idempotencyKey } = options;
+    const prefetch = [...(options.prefetch ?? []), ...(idempotencyKey !== undefined ? [idempotencyKey] : [])];
     type Outcome = { fresh: T } | { replay: { result: T; revision: number } };
     let written: Writes | undefined;
     const outcome = await this.io('write', () =>
@@ -296,7 +297,7 @@ export class VersionedStore {
         }
         written = tx.writes;
         return { result: { fresh: result }, writes: tx.writes };
-      }),
+      }, prefetch),
     );
     if (written && written.size > 0) this.feed.publish(written.keys());
     if ('replay' in outcome.result) return outcome.result.replay;

@@ -84,3 +84,26 @@ describe.each(backends)('store contract: transactions and idempotency ($name)', 
     expect((await store.list({ lo: '', hi: '\u{10ffff}', limit: 10 })).entries.map(([k]) => k)).toEqual(['q', 'r0']);
   });
 });
+
+describe.each(backends)('store contract: prefetched reads ($name)', (backend) => {
+  let store: VersionedStore;
+  afterEach(async () => store?.close());
+
+  it('a transaction that names its keys up front reads exactly what it would have read', async () => {
+    store = await backend.open();
+    await store.transact((tx) => tx.set('a', 'A', { by: 'x' }));
+    const { result } = await store.transact(
+      async (tx) => {
+        const a = await tx.get('a');
+        const missing = await tx.get('missing');
+        await tx.set('a', 'A2', { by: 'x', ifVersion: 1 });
+        return { a: a?.value ?? null, missing: missing === undefined, after: (await tx.get('a'))!.value };
+      },
+      { prefetch: ['a', 'missing'] },
+    );
+    expect(result).toEqual({ a: 'A', missing: true, after: 'A2' });
+    await expect(store.transact((tx) => tx.set('a', 'stale', { by: 'x', ifVersion: 1 }), { prefetch: ['a'] })).rejects.toMatchObject({
+      code: 'VERSION_CONFLICT',
+    });
+  });
+});
