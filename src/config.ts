@@ -72,6 +72,8 @@ Options (each also read from the environment variable shown):
                          normal survives kill -9 but not power loss
   --plan-ttl SECONDS     completed/abandoned plans expire after this (default 604800)
   --keep-checkpoints N   checkpoints kept per thread (default 20)
+  --progress-interval-ms N  how often blocking tools (watch, final_answer_get) send progress
+                         notifications when asked to (default 10000)
   --host HOST            HTTP bind address (default 127.0.0.1)
   --token T              HTTP: require Authorization: Bearer T                         BLACKBOARD_TOKEN
   --help                 print this and exit

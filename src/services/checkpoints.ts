@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, dataRange, internalKey, internalRange, type Identity } from '../context.js';
+import { checkName, dataRange, internalKey, internalRange, resolveScope, type Identity } from '../context.js';
 import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from '../store/keys.js';
 import { canonicalJson } from '../store/ops.js';
 import type { Json } from '../store/types.js';
@@ -257,8 +257,8 @@ export class CheckpointService {
   private async collect(tx: StoreTx, thread: string): Promise<{ run: string; entries: Array<[string, Entry]> }> {
     const who = this.who;
     const run = ((await tx.get(this.session.threadKey(thread)))?.value as ThreadInfo | undefined)?.run ?? '';
-    const threadScope = { label: `thread:${thread}`, id: `thread:${thread}` };
-    const runScope = { label: `run:${thread}:${run}`, id: `run:${thread}:${run}` };
+    const threadScope = resolveScope('thread', { ...who, thread });
+    const runScope = resolveScope('run', { ...who, thread, run });
     const ranges = [
       dataRange(who, threadScope, ''),
       dataRange(who, runScope, ''),

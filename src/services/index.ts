@@ -12,6 +12,7 @@ import { ScratchpadService } from './scratchpad.js';
 import type { Session, ThreadInfo } from './session.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
+import { resolveScope } from '../context.js';
 import { SignalService } from './signals.js';
 
 /** The services of one connection: plain TypeScript over the shared store and this connection's session. */
@@ -37,9 +38,9 @@ export function createServices(store: VersionedStore, session: Session, config: 
   if (config.maxIterations !== undefined) limits.iterations = config.maxIterations;
   // Writes to a run scope must target the thread's current run, and are refused once that run has finished.
   const runGuard = async (scope: { id: string }, tx: StoreTx): Promise<void> => {
-    if (!scope.id.startsWith('run:')) return;
+    if (scope.id !== resolveScope('run', session.identity).id) return;
     const current = ((await tx.get(session.threadKey(session.identity.thread)))?.value as ThreadInfo | undefined)?.run;
-    if (scope.id !== `run:${session.identity.thread}:${current}`) {
+    if (current !== session.identity.run) {
       throw new BlackboardError('RUN_FINISHED', 'That run was replaced by run_start on this thread. Retry the call: it will go to the current run.');
     }
     await lifecycle.assertActive(tx);

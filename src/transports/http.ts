@@ -19,6 +19,7 @@ export async function serveHttp(
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const http = config.http!;
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; bb: BlackboardServer }>();
+  let loopbackHosts: string[] | undefined;
 
   const authorized = (req: IncomingMessage): boolean => {
     if (!http.token) return true;
@@ -37,6 +38,8 @@ export async function serveHttp(
     void (async () => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== '/mcp') return reply(res, 404, 'Not found: the MCP endpoint is /mcp.');
+      // On loopback, a Host that is not loopback means a web page reached us by DNS rebinding.
+      if (loopbackHosts && !loopbackHosts.includes(req.headers.host ?? '')) return reply(res, 403, 'Forbidden: bad Host header.');
       if (!authorized(req)) return reply(res, 401, 'Unauthorized: send Authorization: Bearer <token>.');
       const sessionId = req.headers['mcp-session-id'];
       const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
@@ -67,6 +70,9 @@ export async function serveHttp(
   });
   const { port } = server.address() as AddressInfo;
   const host = http.host.includes(':') ? `[${http.host}]` : http.host;
+  if (['127.0.0.1', 'localhost', '::1'].includes(http.host)) {
+    loopbackHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  }
   return {
     url: `http://${host}:${port}/mcp`,
     close: async () => {

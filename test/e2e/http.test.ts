@@ -68,4 +68,21 @@ describe('Streamable HTTP', () => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(401);
   });
+
+  it('refuses a request whose Host is not loopback (DNS rebinding)', async () => {
+    const { request } = await import('node:http');
+    const target = new URL(url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        { host: target.hostname, port: target.port, path: '/mcp', method: 'POST', headers: { host: 'evil.example:80', authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }));
+    });
+    expect(status).toBe(403);
+  });
 });
