@@ -55,5 +55,15 @@ describe('budget tools', () => {
     expect(await admin.ok('budget_configure', { name: 'calls', max: 1 })).toMatchObject({ name: 'calls', max: 1, current: 0 });
     await admin.ok('budget_step', { name: 'calls' });
     expect((await admin.err('budget_step', { name: 'calls' })).code).toBe('LIMIT_REACHED');
+    expect((await admin.err('budget_increase', { name: 'unknown', amount: 1 })).code).toBe('NOT_FOUND');
+    expect((await admin.err('budget_increase', { name: 'calls', amount: 0 })).code).toBe('INVALID_ARGUMENT');
+    expect((await admin.err('budget_configure', { name: 'calls', max: -1 })).code).toBe('INVALID_ARGUMENT');
+    expect((await admin.err('budget_configure', { name: 'bad name!', max: 1 })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('--tools enables only the named families', async () => {
+    const a = await agent({ config: { tools: ['plan', 'budget'], maxIterations: 1 } });
+    const names = (await a.client.listTools()).tools.map((t) => t.name).sort();
+    expect(names).toEqual(['budget_status', 'budget_step', 'plan_create', 'plan_delete', 'plan_get', 'plan_list', 'plan_update']);
   });
 });

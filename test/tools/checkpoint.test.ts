@@ -153,6 +153,45 @@ describe('checkpoint tools', () => {
   });
 });
 
+describe('checkpoint restore is atomic', () => {
+  it('a concurrent reader on another connection sees the state before or after a restore, never half', async () => {
+    const { SqliteBackend } = await import('../../src/store/sqlite.js');
+    const { VersionedStore } = await import('../../src/store/versioned-store.js');
+    const { tempDir } = await import('../contract/backends.js');
+    const path = join(tempDir(), 'atomic.db');
+    const store = new VersionedStore(await SqliteBackend.open(path), { sweepIntervalMs: 0 });
+    const readerStore = new VersionedStore(await SqliteBackend.open(path), { sweepIntervalMs: 0 });
+    const a = await agent({ store, config: { thread: 'T' } });
+    const reader = await agent({ store: readerStore, config: { thread: 'R' } });
+    try {
+      const ops = (tag: string) => Array.from({ length: 100 }, (_, i) => ({ op: 'set', key: `k${String(i).padStart(3, '0')}`, value: tag, scope: 'thread' }));
+      await a.ok('state_batch', { ops: ops('old') });
+      const cp = await a.ok('checkpoint_save', {});
+      await a.ok('state_batch', { ops: ops('new') });
+      const seen = new Set<string>();
+      let restoring = true;
+      const reading = (async () => {
+        while (restoring) {
+          const { entries } = await reader.ok('state_snapshot', { scope: 'thread:T' });
+          seen.add([...new Set(Object.values(entries))].sort().join('+'));
+        }
+      })();
+      for (let i = 0; i < 5; i++) {
+        await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
+        await a.ok('state_batch', { ops: ops('new') });
+      }
+      restoring = false;
+      await reading;
+      expect([...seen].every((s) => s === 'old' || s === 'new')).toBe(true);
+    } finally {
+      await reader.close();
+      await a.close();
+      await readerStore.close();
+      await store.close();
+    }
+  });
+});
+
 describe('checkpoint documents', () => {
   it('loads the format-1 fixture by migrating it, and restores it', async () => {
     const text = readFileSync(join(FIXTURES, 'checkpoint-format1.json'), 'utf8');

@@ -61,6 +61,17 @@ describe('plan tools', () => {
     expect((await a.ok('plan_get', { planId })).plan.version).toBe(1);
   });
 
+  it('a plan in another agent\'s profile is FORBIDDEN to create or change; a stale ifVersion on delete conflicts', async () => {
+    const a = await agent({ config: { agent: 'alice' } });
+    expect((await a.err('plan_create', { title: 't', steps: [], scope: 'profile:bob' })).code).toBe('FORBIDDEN');
+    const { planId } = await a.ok('plan_create', { title: 'mine', steps: [], scope: 'profile' });
+    expect((await a.err('plan_delete', { planId, ifVersion: 5 })).code).toBe('VERSION_CONFLICT');
+    const bob = await agent({ store: a.store, config: { agent: 'bob' } });
+    expect((await bob.err('plan_update', { planId, title: 'taken over' })).code).toBe('FORBIDDEN');
+    expect((await bob.err('plan_delete', { planId })).code).toBe('FORBIDDEN');
+    expect((await bob.ok('plan_get', { planId })).plan.title).toBe('mine');
+  });
+
   it('plans default to thread scope; a plan id is readable from anywhere in the namespace', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'A' } });
