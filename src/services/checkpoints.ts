@@ -119,7 +119,8 @@ export class CheckpointService {
   /** Saves inside an existing transaction (run_end uses it). */
   async saveIn(tx: StoreTx, thread: string, label?: string): Promise<CheckpointInfo> {
     const { run, entries } = await this.collect(tx, thread);
-    const id = `cp-${Date.now().toString(36).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
+    // Ids sort in the order checkpoints were made: the store revision of the saving transaction is unique and grows.
+    const id = `cp-${(tx.revision + 1).toString(36).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
     const manifest: Manifest = { format: FORMAT, thread, run, createdAt: tx.now, revision: 0, bytes: 0, records: {} };
     if (label !== undefined) manifest.label = label;
     const rel = this.prefix().length;
