@@ -12,4 +12,13 @@ describe('examples run as documented', () => {
     expect(stdout).toContain('worker: got task "find the answer" at version 1');
     expect(stdout).toContain('planner: result {"answer":42}');
   });
+
+  it('delegation.mjs: a child process spends the parent\'s budget and answers once; the parent waits for it', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'delegation.mjs')], { timeout: 30_000 });
+    expect(stdout).toContain('child: step 3, 0 left');
+    expect(stdout).toContain('child: step 4 refused: LIMIT_REACHED');
+    expect(stdout).toContain('child: second answer refused: MULTIPLE_FINAL_ANSWERS');
+    expect(stdout).toContain('parent: answer from child-7: The test raced the cache warm-up.');
+    expect(stdout).toContain('parent: iterations used 3/3 (counted from the child)');
+  });
 });

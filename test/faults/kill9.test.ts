@@ -5,12 +5,12 @@ import { sleep, spawnAgent } from '../helpers.js';
 
 // Acknowledged means durable: every write that returned is there after kill -9 of the server.
 describe('kill -9', () => {
-  it('keeps every acknowledged write across repeated kill -9 during a write load', async () => {
+  it.each(['full', 'normal'])('keeps every acknowledged write across repeated kill -9 during a write load (--sync %s)', async (sync) => {
     const db = join(tempDir(), 'durable.db');
     const acknowledged = new Map<string, number>();
     let counter = 0;
     for (let round = 0; round < 3; round++) {
-      const a = await spawnAgent(['--store', `sqlite://${db}`]);
+      const a = await spawnAgent(['--store', `sqlite://${db}`, '--sync', sync]);
       let stop = false;
       const writers = Array.from({ length: 4 }, async (_, w) => {
         while (!stop) {
