@@ -18,6 +18,7 @@ export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
 export const SNAPSHOT_DEFAULT_BYTES = 256 * 1024;
 export const SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
+export const SNAPSHOT_MAX_ROWS = 20_000;
 export const WATCH_DEFAULT_MS = 30_000;
 export const WATCH_MAX_MS = 600_000;
 export const BATCH_MAX_OPS = 100;
@@ -186,16 +187,15 @@ export class KvService {
     if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
       throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes });
     }
-    // Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds how many rows one read can use.
-    const { entries: rows, revision } = await this.store.list({
-      ...dataRange(this.who, scope, prefix),
-      limit: Math.floor(maxBytes / 6) + 1,
-    });
+    // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
+    // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
+    const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);
+    const { entries: rows, revision } = await this.store.list({ ...dataRange(this.who, scope, prefix), limit: rowLimit + 1 });
     const strip = userKeyOf(this.who, scope);
     const entries: Record<string, Json> = {};
     let bytes = 2; // {}
     let truncated = false;
-    for (const [storage, entry] of rows) {
+    for (const [storage, entry] of rows.slice(0, rowLimit)) {
       const key = strip(storage);
       const size = Buffer.byteLength(JSON.stringify(key), 'utf8') + Buffer.byteLength(JSON.stringify(entry.value), 'utf8') + 2;
       if (bytes + size > maxBytes) {
@@ -205,7 +205,7 @@ export class KvService {
       bytes += size;
       Object.defineProperty(entries, key, { value: entry.value, enumerable: true, writable: true, configurable: true });
     }
-    if (!truncated && rows.length > Math.floor(maxBytes / 6)) truncated = true;
+    if (!truncated && rows.length > rowLimit) truncated = true;
     return { entries, revision, truncated };
   }
 

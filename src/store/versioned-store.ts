@@ -245,10 +245,6 @@ export class VersionedStore {
     }
   }
 
-  get maxValueBytes(): number {
-    return this.limits.maxValueBytes;
-  }
-
   async get(key: string): Promise<Entry | undefined> {
     const record = await this.io('read', () => this.backend.get(key));
     const current = live(record, Date.now());

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dataKey, resolveScope } from '../../src/context.js';
 import { agentsClosedAfterEach, memoryStore, sleep, type Connected } from '../helpers.js';
 
 const KV_TOOLS = ['state_get', 'state_set', 'state_delete', 'state_list', 'state_snapshot', 'state_update', 'state_batch', 'watch'];
@@ -328,5 +329,22 @@ describe('kv tools: watch', () => {
     await expect(pending).rejects.toThrow();
     // the server is still healthy and nothing leaked into the store
     expect(await a.ok('state_get', { key: 'k' })).toEqual({ found: false });
+  });
+});
+
+describe('kv tools: bounded reads', () => {
+  it('a snapshot of very many tiny keys stops at the row bound and says so', async () => {
+    const a = await agent();
+    await a.store.transact(async (tx) => {
+      const who = a.bb.session.identity;
+      for (let i = 0; i < 20_050; i++) await tx.set(dataKey(who, resolveScope('global', who), String(i).padStart(6, '0')), 0, { by: 'x' });
+      return {};
+    });
+    const snap = await a.ok('state_snapshot', { maxBytes: 4 * 1024 * 1024 });
+    expect(Object.keys(snap.entries)).toHaveLength(20_000);
+    expect(snap.truncated).toBe(true);
+    const all = await a.ok('state_snapshot', { prefix: '0000', maxBytes: 4 * 1024 * 1024 });
+    expect(Object.keys(all.entries)).toHaveLength(100);
+    expect(all.truncated).toBe(false);
   });
 });
