@@ -245,14 +245,15 @@ export class KvService {
       // Non-atomic: each operation stands alone; a failed one is reported in its slot and changes nothing.
       const results: BatchItemResult[] = [];
       for (const op of prepared) {
-        const writesBefore = new Map(outer.writes);
         try {
-          await this.guard(op.resolved, outer);
-          results.push(await this.applyBatchOp(outer, op));
+          results.push(
+            await outer.savepoint(async () => {
+              await this.guard(op.resolved, outer);
+              return this.applyBatchOp(outer, op);
+            }),
+          );
         } catch (error) {
           if (!(error instanceof BlackboardError)) throw error;
-          outer.writes.clear();
-          for (const [k, v] of writesBefore) outer.writes.set(k, v);
           results.push({ key: op.key, ok: false, error: error.toJSON().error });
         }
       }

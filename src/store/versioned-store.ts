@@ -97,6 +97,18 @@ export class StoreTx {
     return true;
   }
 
+  /** Runs `fn`; if it throws, the writes it made are undone (earlier writes of the transaction stay) and it rethrows. */
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    const before = new Map(this.writes);
+    try {
+      return await fn();
+    } catch (error) {
+      this.writes.clear();
+      for (const [key, record] of before) this.writes.set(key, record);
+      throw error;
+    }
+  }
+
   /** Live records of a range, as committed before this transaction (its own writes are not merged in). */
   async list(query: Omit<RangeQuery, 'now'>): Promise<Array<[string, Entry]>> {
     const rows = await this.tx.list({ ...query, now: this.now });
