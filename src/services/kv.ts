@@ -216,7 +216,7 @@ export class KvService {
     if (!Array.isArray(args.ops) || args.ops.length === 0 || args.ops.length > BATCH_MAX_OPS) {
       throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
     }
-    for (const op of args.ops) await this.follow(op?.scope);
+    if (args.ops.some((op) => op?.scope === 'run')) await this.follow('run');
     const prepared = args.ops.map((op, index) => this.prepareBatchOp(op, index));
     const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
     if (args.atomic ?? true) {
