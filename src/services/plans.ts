@@ -104,7 +104,7 @@ export class PlanService {
     return { plan: view(args.planId, entry) };
   }
 
-  async list(args: { status?: PlanStatus; scope?: string }): Promise<{ plans: Array<Omit<Plan, 'steps'> & { steps: number; done: number }> }> {
+  async list(args: { status?: PlanStatus; scope?: string }): Promise<{ plans: Array<Omit<Plan, 'steps'> & { stepCount: number; doneCount: number }> }> {
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
@@ -117,8 +117,9 @@ export class PlanService {
       if (!entry) continue;
       const plan = view(planId, entry);
       if (args.status !== undefined && plan.status !== args.status) continue;
-      const done = plan.steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
-      plans.push({ ...plan, steps: plan.steps.length, done });
+      const { steps, ...summary } = plan;
+      const doneCount = steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
+      plans.push({ ...summary, stepCount: steps.length, doneCount });
     }
     return { plans };
   }

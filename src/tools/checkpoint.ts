@@ -26,7 +26,8 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
         'Save this thread\'s whole state (thread and run keys, plans, scratchpad, final answer, budgets, lifecycle, history) so you can come back to it. The newest checkpoints per thread are kept (20 by default).',
       input: z.object({ label: z.string().optional() }).strict(),
       output: info,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+      // destructive: keeping the newest N may delete the oldest checkpoint
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
     (args) => checkpoints.save(args),
   );

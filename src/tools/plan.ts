@@ -80,10 +80,15 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
     'plan_list',
     {
       title: 'List plans',
-      description: 'List the plans of a scope (default this thread), optionally by status, with step counts.',
+      description: 'List the plans of a scope (default this thread), optionally by status, with step counts (read one with plan_get for its steps).',
       input: z.object({ status: z.enum(PLAN_STATUSES).optional(), scope: z.string().optional() }).strict(),
       output: z.object({
-        plans: z.array(plan.omit({ steps: true }).extend({ steps: z.number().int(), done: z.number().int() })),
+        plans: z.array(
+          plan.omit({ steps: true }).extend({
+            stepCount: z.number().int(),
+            doneCount: z.number().int().describe('steps completed or skipped'),
+          }),
+        ),
       }),
       annotations: { readOnlyHint: true },
     },

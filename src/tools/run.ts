@@ -49,7 +49,8 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
       description: 'End this run as finished, error or stopped: records it in the lifecycle and history, and saves a checkpoint of the thread when checkpoints are enabled.',
       input: z.object({ status: z.enum(END_STATES), reason: z.string().optional() }).strict(),
       output: z.object({ thread: z.string(), run: z.string(), state: z.enum(STATES), checkpointId: z.string().optional() }),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+      // destructive: its checkpoint may prune the oldest one
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
     (args) => runs.end(args),
   );

@@ -25,7 +25,8 @@ describe('plan tools', () => {
     expect((await a.ok('plan_get', { planId })).plan).toEqual(plan);
     const listed = await a.ok('plan_list', {});
     expect(listed.plans).toHaveLength(1);
-    expect(listed.plans[0]).toMatchObject({ planId, steps: 2, done: 0 });
+    expect(listed.plans[0]).toMatchObject({ planId, stepCount: 2, doneCount: 0 });
+    expect(listed.plans[0].steps).toBeUndefined();
     expect(await a.ok('plan_delete', { planId })).toEqual({ deleted: true });
     expect((await a.err('plan_get', { planId })).code).toBe('NOT_FOUND');
     expect((await a.err('plan_delete', { planId })).code).toBe('NOT_FOUND');
