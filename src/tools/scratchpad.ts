@@ -65,7 +65,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_clear',
     {
       title: 'Clear the scratchpad',
-      description: 'Empty this run\'s scratchpad.',
+      description: 'Empty this run\'s scratchpad: variables, observations and failed approaches all go.',
       input: z.object({ idempotencyKey }).strict(),
       output: z.object({ cleared: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+const READ_ONLY = [
+  'state_get', 'state_list', 'state_snapshot', 'watch', 'plan_get', 'plan_list', 'scratchpad_read', 'final_answer_get',
+  'budget_status', 'agent_state_get', 'whoami', 'history_list', 'checkpoint_list',
+];
+const MUTATING = [
+  'state_set', 'state_delete', 'state_update', 'state_batch', 'plan_create', 'plan_update', 'plan_delete',
+  'scratchpad_store', 'scratchpad_observe', 'scratchpad_fail', 'scratchpad_clear', 'final_answer_set', 'budget_step',
+  'budget_configure', 'budget_increase', 'agent_state_set', 'run_start', 'run_end', 'history_append', 'history_prune',
+  'signal', 'checkpoint_save', 'checkpoint_restore', 'checkpoint_delete',
+];
+
+describe('the whole tool list', () => {
+  it('every SPEC tool is there, with an output schema, a description and annotations that say whether it writes', async () => {
+    const a = await agent({ config: { allowBudgetAdmin: true } });
+    const { tools } = await a.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...READ_ONLY, ...MUTATING].sort());
+    for (const tool of tools) {
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+      expect(tool.description!.length, tool.name).toBeGreaterThan(30);
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(READ_ONLY.includes(tool.name));
+      expect(tool.annotations?.openWorldHint, tool.name).toBe(false);
+      if (!READ_ONLY.includes(tool.name)) {
+        expect(typeof tool.annotations?.destructiveHint, tool.name).toBe('boolean');
+        expect(typeof tool.annotations?.idempotentHint, tool.name).toBe('boolean');
+      }
+    }
+  });
+
+  it('every tool takes idempotencyKey where SPEC asks for it, and ifVersion where there is a version to compare', async () => {
+    const a = await agent({ config: { allowBudgetAdmin: true } });
+    const byName = Object.fromEntries((await a.client.listTools()).tools.map((t) => [t.name, t.inputSchema.properties ?? {}]));
+    const withoutIdempotency = ['run_start', 'run_end', 'checkpoint_save', 'checkpoint_restore', 'checkpoint_delete', 'budget_configure', 'budget_increase'];
+    for (const name of MUTATING.filter((n) => !withoutIdempotency.includes(n))) expect(byName[name], name).toHaveProperty('idempotencyKey');
+    for (const name of ['state_set', 'state_delete', 'state_update', 'plan_update', 'plan_delete']) expect(byName[name], name).toHaveProperty('ifVersion');
+  });
+
+  it('with --namespace every name is prefixed', async () => {
+    const a = await agent({ config: { namespace: 'ops' } });
+    const { tools } = await a.client.listTools();
+    expect(tools.every((t) => t.name.startsWith('ops_'))).toBe(true);
+    expect(tools.map((t) => t.name)).toContain('ops_checkpoint_restore');
+  });
+});
