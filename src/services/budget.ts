@@ -99,28 +99,33 @@ export class BudgetService {
   }
 
   /** Admin: set a thread's max for a budget (`--allow-budget-admin` only). */
-  async configure(args: { name: string; max: number; thread?: string }): Promise<BudgetView> {
-    return this.adjust(args.name, args.thread, () => checkMax(args.max));
+  async configure(args: { name: string; max: number; thread?: string; idempotencyKey?: string }): Promise<BudgetView> {
+    return this.adjust('budget_configure', args, () => checkMax(args.max));
   }
 
   /** Admin: raise a thread's max by `amount` (`--allow-budget-admin` only). */
-  async increase(args: { name: string; amount: number; thread?: string }): Promise<BudgetView> {
+  async increase(args: { name: string; amount: number; thread?: string; idempotencyKey?: string }): Promise<BudgetView> {
     if (!Number.isSafeInteger(args.amount) || args.amount < 1) throw invalid('amount must be a whole number, 1 or more.');
-    return this.adjust(args.name, args.thread, (current) => {
+    return this.adjust('budget_increase', args, (current) => {
       if (current === undefined) throw new BlackboardError('NOT_FOUND', `There is no budget named "${args.name}" to increase; use budget_configure.`);
       return checkMax(current + args.amount);
     });
   }
 
-  private async adjust(name: string, threadArg: string | undefined, nextMax: (current: number | undefined) => number): Promise<BudgetView> {
+  private async adjust(
+    tool: string,
+    args: { name: string; thread?: string; idempotencyKey?: string },
+    nextMax: (current: number | undefined) => number,
+  ): Promise<BudgetView> {
+    const { name } = args;
     checkBudgetName(name);
-    const thread = threadArg === undefined ? this.session.identity.thread : checkName('thread', threadArg);
+    const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread);
     const { result } = await this.store.transact(async (tx) => {
       const record = ((await tx.get(this.key(thread, name)))?.value as unknown as BudgetRecord | undefined) ?? { current: 0 };
       const max = nextMax(record.max ?? this.limits[name]);
       await tx.set(this.key(thread, name), { ...record, max } as unknown as Json, { by: this.session.by });
       return describe(name, record.current, max);
-    });
+    }, { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, args.idempotencyKey) });
     return result;
   }
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, dataRange, internalKey, internalRange, resolveScope, type Identity } from '../context.js';
+import { checkName, dataRange, idempotencyStorageKey, internalKey, internalRange, resolveScope, type Identity } from '../context.js';
 import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from '../store/keys.js';
 import { canonicalJson } from '../store/ops.js';
 import type { Json } from '../store/types.js';
@@ -106,13 +106,15 @@ export class CheckpointService {
     return storageKey('d', this.who.namespace ?? DEFAULT_NAMESPACE_TOKEN, '');
   }
 
-  async save(args: { label?: string; thread?: string } = {}): Promise<CheckpointInfo> {
+  async save(args: { label?: string; thread?: string; idempotencyKey?: string } = {}): Promise<CheckpointInfo> {
     if (args.label !== undefined && (typeof args.label !== 'string' || args.label.length > 200)) {
       throw invalid('label must be text of at most 200 characters.');
     }
     await this.session.refresh();
     const thread = args.thread ?? this.who.thread;
-    const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label));
+    const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label), {
+      idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_save', args.idempotencyKey),
+    });
     return result;
   }
 
@@ -158,7 +160,7 @@ export class CheckpointService {
     return { checkpoints };
   }
 
-  async restore(args: { checkpointId: string; ifRevision?: number }): Promise<{ checkpointId: string; thread: string; run: string; records: number }> {
+  async restore(args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }): Promise<{ checkpointId: string; thread: string; run: string; records: number }> {
     const id = checkId(args.checkpointId);
     if (args.ifRevision !== undefined && (!Number.isSafeInteger(args.ifRevision) || args.ifRevision < 0)) {
       throw invalid('ifRevision must be a whole number, 0 or more.');
@@ -184,12 +186,12 @@ export class CheckpointService {
       }
       const records = await this.restoreIn(tx, doc);
       return { checkpointId: id, thread: manifest.thread, run: manifest.run, records };
-    });
+    }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_restore', args.idempotencyKey) });
     if (result.thread === this.who.thread) await this.session.refresh();
     return result;
   }
 
-  async delete(args: { checkpointId: string }): Promise<{ deleted: boolean }> {
+  async delete(args: { checkpointId: string; idempotencyKey?: string }): Promise<{ deleted: boolean }> {
     const id = checkId(args.checkpointId);
     const { result } = await this.store.transact(async (tx) => {
       await this.manifestIn(tx, id).catch((error: unknown) => {
@@ -198,7 +200,7 @@ export class CheckpointService {
       });
       await this.deleteIn(tx, id);
       return { deleted: true };
-    });
+    }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_delete', args.idempotencyKey) });
     return result;
   }
 

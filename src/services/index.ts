@@ -48,7 +48,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const runs = new RunService(store, session, lifecycle, scratchpad, history);
   const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
   if (config.tools.includes('checkpoint')) {
-    runs.onRunEnd = async (status) => (await checkpoints.save({ label: `run_end: ${status}` })).checkpointId;
+    runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
   }
   return {
     kv: new KvService(store, session, runGuard, (planId) => plans.key(planId)),

@@ -137,8 +137,7 @@ export class LifecycleService {
   }
 
   /** Starts the lifecycle of a new run (inside run_start's transaction). */
-  async resetIn(tx: StoreTx): Promise<void> {
-    const who = this.session.identity;
-    await tx.set(this.key(who.thread), { state: 'loading', run: who.run } as never, { by: this.session.by });
+  async resetIn(tx: StoreTx, thread: string, run: string): Promise<void> {
+    await tx.set(this.key(thread), { state: 'loading', run } as never, { by: this.session.by });
   }
 }

@@ -1,5 +1,5 @@
-import { checkName, dataRange, resolveScope } from '../context.js';
-import type { VersionedStore } from '../store/versioned-store.js';
+import { checkName, dataRange, idempotencyStorageKey, resolveScope } from '../context.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
 import type { HistoryService } from './history.js';
 import type { AgentState, LifecycleService } from './lifecycle.js';
@@ -20,8 +20,8 @@ export interface WhoAmI {
 export const END_STATES = ['finished', 'error', 'stopped'] as const;
 export type EndState = (typeof END_STATES)[number];
 
-/** Hook run_end calls to save a checkpoint of the thread, when checkpoints are enabled. */
-export type OnRunEnd = (status: EndState) => Promise<string | undefined>;
+/** Hook run_end calls inside its transaction to save a checkpoint of the thread, when checkpoints are enabled. */
+export type OnRunEnd = (tx: StoreTx, status: EndState) => Promise<string | undefined>;
 
 /** Identity and runs: who this connection is, starting a fresh run, ending one. */
 export class RunService {
@@ -51,40 +51,53 @@ export class RunService {
   }
 
   /**
-   * Begins a new run: a new run id, an empty run scope, scratchpad and finalizer, lifecycle back to `loading`;
-   * thread state is kept. Optionally switches thread (and records its parent) or agent type.
+   * Begins a new run of this thread (or of `thread`, switching to it): a new run id; the thread's previous run scope,
+   * scratchpad and final answer are gone, its lifecycle is back to `loading`; thread state is kept. Every connection
+   * serving the thread follows. One transaction, so a retry with the same `idempotencyKey` starts nothing new.
    */
-  async start(args: { thread?: string; parentThread?: string; agentType?: string }): Promise<{ thread: string; run: string; resumed: boolean }> {
+  async start(args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string }): Promise<{ thread: string; run: string; resumed: boolean }> {
     if (args.agentType !== undefined) checkName('agent type', args.agentType);
     await this.session.refresh();
-    const before = this.session.identity;
-    const oldRunScope = dataRange(before, resolveScope('run', before), '');
-    const oldScratchpad = this.scratchpad.key(before.thread, before.run);
-    const info = await this.session.enterThread(args.thread ?? before.thread, args.parentThread, true);
-    if (args.agentType !== undefined) this.session.identity = { ...this.session.identity, agentType: args.agentType };
-    await this.store.transact(async (tx) => {
-      await tx.deleteRange(oldRunScope.lo, oldRunScope.hi);
-      await tx.delete(oldScratchpad);
-      await this.lifecycle.resetIn(tx);
-      return {};
-    });
     const who = this.session.identity;
-    return { thread: who.thread, run: who.run, resumed: info.runs > 0 };
+    const thread = args.thread ?? who.thread;
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const { before, next } = await this.session.enterThreadIn(tx, thread, args.parentThread, true);
+        if (before.run !== undefined) {
+          const old = dataRange(who, resolveScope('run', { ...who, thread, run: before.run }), '');
+          await tx.deleteRange(old.lo, old.hi);
+          await tx.delete(this.scratchpad.key(thread, before.run));
+        }
+        await this.lifecycle.resetIn(tx, thread, next.run!);
+        return { thread, run: next.run!, resumed: before.runs > 0, info: next };
+      },
+      { idempotencyKey: idempotencyStorageKey(who, 'run_start', args.idempotencyKey) },
+    );
+    this.session.adopt(result.thread, result.info);
+    await this.session.refresh(); // after a replayed retry, the thread may have moved on to a newer run
+    if (args.agentType !== undefined) this.session.identity = { ...this.session.identity, agentType: args.agentType };
+    return { thread: result.thread, run: result.run, resumed: result.resumed };
   }
 
-  /** Ends this run in `status` (recorded in lifecycle and history) and saves a checkpoint when checkpoints are on. */
-  async end(args: { status: EndState; reason?: string }): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
+  /**
+   * Ends this run in `status`, in one transaction: the lifecycle, a `run_end` history event, and a checkpoint of the
+   * thread when checkpoints are enabled.
+   */
+  async end(args: { status: EndState; reason?: string; idempotencyKey?: string }): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
     if (!(END_STATES as readonly string[]).includes(args.status)) {
       throw new BlackboardError('INVALID_ARGUMENT', `status must be one of: ${END_STATES.join(', ')}.`);
     }
     await this.session.refresh();
     const who = this.session.identity;
-    await this.store.transact(async (tx) => {
-      await this.lifecycle.endIn(tx, args.status, args.reason);
-      await this.history.appendIn(tx, { kind: 'run_end', content: args.status, data: { run: who.run, ...(args.reason ? { reason: args.reason } : {}) } });
-      return {};
-    });
-    const checkpointId = await this.onRunEnd?.(args.status);
-    return { thread: who.thread, run: who.run, state: args.status, ...(checkpointId ? { checkpointId } : {}) };
+    const { result } = await this.store.transact(
+      async (tx) => {
+        await this.lifecycle.endIn(tx, args.status, args.reason);
+        await this.history.appendIn(tx, { kind: 'run_end', content: args.status, data: { run: who.run, ...(args.reason ? { reason: args.reason } : {}) } });
+        const checkpointId = await this.onRunEnd?.(tx, args.status);
+        return { thread: who.thread, run: who.run, state: args.status as AgentState, ...(checkpointId ? { checkpointId } : {}) };
+      },
+      { idempotencyKey: idempotencyStorageKey(who, 'run_end', args.idempotencyKey) },
+    );
+    return result;
   }
 }

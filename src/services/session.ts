@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { checkName, internalKey, type Identity } from '../context.js';
-import type { VersionedStore } from '../store/versioned-store.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 
 export interface SessionOptions {
   namespace?: string;
@@ -58,37 +58,49 @@ export class Session {
    * was before this call.
    */
   async enterThread(thread: string, parentThread: string | undefined, newRun: boolean): Promise<ThreadInfo> {
+    const { result } = await this.store.transact((tx) => this.enterThreadIn(tx, thread, parentThread, newRun));
+    this.adopt(thread, result.next);
+    return result.before;
+  }
+
+  /** {@link enterThread}'s writes, inside a caller's transaction; call {@link adopt} with `next` once it commits. */
+  async enterThreadIn(
+    tx: StoreTx,
+    thread: string,
+    parentThread: string | undefined,
+    newRun: boolean,
+  ): Promise<{ before: ThreadInfo; next: ThreadInfo }> {
     checkName('thread', thread);
     if (parentThread !== undefined) checkName('parent thread', parentThread);
-    const who = this.identity;
-    const { result } = await this.store.transact(async (tx) => {
-      const key = this.threadKey(thread);
-      const known = (await tx.get(key))?.value as ThreadInfo | undefined;
-      let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
-      if (known && (parentThread === undefined || known.parent === parentThread)) {
-        tree = { parent: known.parent, root: known.root, level: known.level };
-      } else if (parentThread !== undefined && parentThread !== thread) {
-        const parent = (await tx.get(this.threadKey(parentThread)))?.value as ThreadInfo | undefined;
-        tree = { parent: parentThread, root: parent?.root ?? parentThread, level: (parent?.level ?? 0) + 1 };
-      } else {
-        tree = { root: thread, level: 0 };
-      }
-      const startRun = newRun || known?.run === undefined;
-      const run = startRun ? newId() : known!.run!;
-      const next: ThreadInfo = { ...tree, runs: (known?.runs ?? 0) + (startRun ? 1 : 0), run };
-      if (next.parent === undefined) delete next.parent;
-      await tx.set(key, next as never, { by: who.agent ?? 'anonymous' });
-      return { before: known ?? { root: thread, level: 0, runs: 0 }, next };
-    });
+    const key = this.threadKey(thread);
+    const known = (await tx.get(key))?.value as ThreadInfo | undefined;
+    let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
+    if (known && (parentThread === undefined || known.parent === parentThread)) {
+      tree = { parent: known.parent, root: known.root, level: known.level };
+    } else if (parentThread !== undefined && parentThread !== thread) {
+      const parent = (await tx.get(this.threadKey(parentThread)))?.value as ThreadInfo | undefined;
+      tree = { parent: parentThread, root: parent?.root ?? parentThread, level: (parent?.level ?? 0) + 1 };
+    } else {
+      tree = { root: thread, level: 0 };
+    }
+    const startRun = newRun || known?.run === undefined;
+    const run = startRun ? newId() : known!.run!;
+    const next: ThreadInfo = { ...tree, runs: (known?.runs ?? 0) + (startRun ? 1 : 0), run };
+    if (next.parent === undefined) delete next.parent;
+    await tx.set(key, next as never, { by: this.by });
+    return { before: known ?? { root: thread, level: 0, runs: 0 }, next };
+  }
+
+  /** Makes this connection serve `thread` as described by its info. */
+  adopt(thread: string, info: ThreadInfo): void {
     this.identity = {
-      ...who,
+      ...this.identity,
       thread,
-      run: result.next.run!,
-      parentThread: result.next.parent,
-      rootThread: result.next.root,
-      delegateLevel: result.next.level,
+      run: info.run!,
+      parentThread: info.parent,
+      rootThread: info.root,
+      delegateLevel: info.level,
     };
-    return result.before;
   }
 
   /** Follows a `run_start` made by another connection on this thread. Call before run-scoped work. */

@@ -45,7 +45,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     {
       title: 'Set a budget (admin)',
       description: 'Set the max of a budget for a thread (default this one). Operator tool: registered only with --allow-budget-admin.',
-      input: z.object({ name: z.string(), max: z.number().int(), thread: threadArg }).strict(),
+      input: z.object({ name: z.string(), max: z.number().int(), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
@@ -57,7 +57,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     {
       title: 'Raise a budget (admin)',
       description: 'Raise the max of a budget for a thread by amount. Operator tool: registered only with --allow-budget-admin.',
-      input: z.object({ name: z.string(), amount: z.number().int(), thread: threadArg }).strict(),
+      input: z.object({ name: z.string(), amount: z.number().int(), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoints.js';
-import { isoTime, threadArg } from './common.js';
+import { idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const checkpointId = z.string().describe('An id from checkpoint_save or checkpoint_list (cp-…).');
@@ -24,7 +24,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
       title: 'Save a checkpoint',
       description:
         'Save this thread\'s whole state (thread and run keys, plans, scratchpad, final answer, budgets, lifecycle, history) so you can come back to it. The newest checkpoints per thread are kept (20 by default).',
-      input: z.object({ label: z.string().optional() }).strict(),
+      input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
@@ -50,7 +50,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
       title: 'Restore a checkpoint',
       description:
         'Put the checkpoint\'s thread back exactly as saved, atomically; no other thread or scope is touched. Pass ifRevision (the revision you last saw) to fail with VERSION_CONFLICT instead of overwriting writes made since. CHECKPOINT_CORRUPT means it cannot be used and nothing changed.',
-      input: z.object({ checkpointId, ifRevision: z.number().int().optional() }).strict(),
+      input: z.object({ checkpointId, ifRevision: z.number().int().optional(), idempotencyKey }).strict(),
       output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: z.number().int() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
@@ -62,7 +62,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     {
       title: 'Delete a checkpoint',
       description: 'Delete a checkpoint. NOT_FOUND if there is no such checkpoint.',
-      input: z.object({ checkpointId }).strict(),
+      input: z.object({ checkpointId, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },

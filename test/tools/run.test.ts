@@ -71,4 +71,29 @@ describe('run tools', () => {
     expect((await a.err('run_end', { status: 'error' })).code).toBe('INVALID_TRANSITION');
     expect(await a.ok('run_end', { status: 'stopped', reason: 'user left' })).toMatchObject({ state: 'stopped' });
   });
+
+  it('switching thread with run_start leaves the old thread\'s run alone (other connections may still serve it)', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { thread: 'T1' } });
+    const b = await agent({ store, config: { thread: 'T1' } });
+    await a.ok('state_set', { key: 'k', value: 'T1 run data', scope: 'run' });
+    await a.ok('scratchpad_observe', { observation: 'T1 note' });
+    await a.ok('run_start', { thread: 'T2' });
+    expect((await b.ok('state_get', { key: 'k', scope: 'run' })).value).toBe('T1 run data');
+    expect((await b.ok('scratchpad_read')).observations).toEqual(['T1 note']);
+    expect((await a.ok('state_get', { key: 'k', scope: 'run' })).found).toBe(false);
+  });
+
+  it('run_start and run_end retried with the same idempotencyKey do it once', async () => {
+    const a = await agent();
+    const first = await a.ok('run_start', { idempotencyKey: 'start-1' });
+    await a.ok('state_set', { key: 'k', value: 'kept', scope: 'run' });
+    expect(await a.ok('run_start', { idempotencyKey: 'start-1' })).toEqual(first);
+    expect((await a.ok('whoami')).run).toBe(first.run);
+    expect((await a.ok('state_get', { key: 'k', scope: 'run' })).value).toBe('kept');
+    const ended = await a.ok('run_end', { status: 'finished', idempotencyKey: 'end-1' });
+    expect(await a.ok('run_end', { status: 'finished', idempotencyKey: 'end-1' })).toEqual(ended);
+    expect((await a.ok('checkpoint_list')).checkpoints).toHaveLength(1);
+    expect((await a.ok('history_list', { kind: 'run_end' })).entries).toHaveLength(1);
+  });
 });
