@@ -18,7 +18,7 @@ export type Family = (typeof FAMILIES)[number];
 
 /** Everything the server is told at start-up, from flags and environment. */
 export interface Config {
-  http?: { port: number; host: string; token?: string };
+  http?: { port: number; host: string; token?: string; sessionIdleSeconds: number };
   /** store URL; undefined = SQLite in the user's data directory */
   store?: string;
   namespace?: string;
@@ -76,6 +76,7 @@ Options (each also read from the environment variable shown):
                          notifications when asked to (default 10000)
   --host HOST            HTTP bind address (default 127.0.0.1)
   --token T              HTTP: require Authorization: Bearer T                         BLACKBOARD_TOKEN
+  --http-session-idle S  HTTP: close a session unused for S seconds (default 1800)
   --help                 print this and exit
   --version              print the version and exit
 
@@ -122,6 +123,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         'plan-ttl': { type: 'string' },
         'keep-checkpoints': { type: 'string' },
         'progress-interval-ms': { type: 'string' },
+        'http-session-idle': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -155,7 +157,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       http:
         httpPort === undefined
           ? undefined
-          : { port: httpPort, host: values.host ?? '127.0.0.1', token: pick(values.token, 'BLACKBOARD_TOKEN') },
+          : {
+              port: httpPort,
+              host: values.host ?? '127.0.0.1',
+              token: pick(values.token, 'BLACKBOARD_TOKEN'),
+              sessionIdleSeconds: int('--http-session-idle', values['http-session-idle'], 1, 7 * 24 * 3600) ?? 1800,
+            },
       store: pick(values.store, 'BLACKBOARD_STORE'),
       namespace,
       agent: pick(values.agent, 'BLACKBOARD_AGENT'),

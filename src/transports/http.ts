@@ -9,6 +9,7 @@ import type { VersionedStore } from '../store/versioned-store.js';
 
 const MAX_BODY_BYTES = 80 * 1024 * 1024;
 
+
 /**
  * Streamable HTTP on `/mcp`: one MCP session (and one agent session with its own thread unless `--thread` is given)
  * per `initialize`, all over the same store. With a token, every request needs `Authorization: Bearer <token>`.
@@ -18,7 +19,10 @@ export async function serveHttp(
   store: VersionedStore,
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const http = config.http!;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; bb: BlackboardServer }>();
+  const sessions = new Map<
+    string,
+    { transport: StreamableHTTPServerTransport; bb: BlackboardServer; lastSeen: number; inFlight: number }
+  >();
   let loopbackHosts: string[] | undefined;
 
   const authorized = (req: IncomingMessage): boolean => {
@@ -43,7 +47,15 @@ export async function serveHttp(
       if (!authorized(req)) return reply(res, 401, 'Unauthorized: send Authorization: Bearer <token>.');
       const sessionId = req.headers['mcp-session-id'];
       const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-      if (existing) return existing.transport.handleRequest(req, res);
+      if (existing) {
+        existing.lastSeen = Date.now();
+        existing.inFlight++;
+        res.once('close', () => {
+          existing.inFlight--;
+          existing.lastSeen = Date.now();
+        });
+        return existing.transport.handleRequest(req, res);
+      }
       if (sessionId !== undefined) return reply(res, 404, 'Unknown session: initialize a new one.');
       if (req.method !== 'POST') return reply(res, 400, 'Bad request: initialize with a POST first.');
       const body = await readJson(req);
@@ -51,7 +63,7 @@ export async function serveHttp(
       const bb = await createServer(config, store);
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, bb }),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, bb, lastSeen: Date.now(), inFlight: 0 }),
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -68,6 +80,18 @@ export async function serveHttp(
     server.once('error', reject);
     server.listen(http.port, http.host, () => resolve());
   });
+  // A session nobody has used for a while is closed, so clients that vanish without DELETE do not pile up.
+  const idleMs = http.sessionIdleSeconds * 1000;
+  const reaper = setInterval(() => {
+    const cutoff = Date.now() - idleMs;
+    for (const [id, s] of sessions) {
+      if (s.inFlight > 0 || s.lastSeen >= cutoff) continue; // a long watch or an open stream is not idle
+      sessions.delete(id);
+      void s.transport.close().catch(() => {});
+      void s.bb.close().catch(() => {});
+    }
+  }, Math.min(60_000, Math.max(100, idleMs / 2)));
+  reaper.unref();
   const { port } = server.address() as AddressInfo;
   const host = http.host.includes(':') ? `[${http.host}]` : http.host;
   if (['127.0.0.1', 'localhost', '::1'].includes(http.host)) {
@@ -76,6 +100,7 @@ export async function serveHttp(
   return {
     url: `http://${host}:${port}/mcp`,
     close: async () => {
+      clearInterval(reaper);
       for (const { transport, bb } of sessions.values()) {
         await transport.close().catch(() => {});
         await bb.close().catch(() => {});

@@ -13,7 +13,7 @@ const TOKEN = 'test-token-123';
 
 beforeAll(async () => {
   const db = join(tempDir(), 'http.db');
-  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   url = await new Promise<string>((resolve, reject) => {
@@ -67,6 +67,24 @@ describe('Streamable HTTP', () => {
     await expect(httpAgent('wrong-token-xyz')).rejects.toThrow();
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(401);
+  });
+
+  it('closes a session whose client went away without DELETE, but not one that is still connected', async () => {
+    const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } }),
+    });
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    expect(sessionId).toBeTruthy();
+    const live = await httpAgent(TOKEN); // keeps its notification stream open, like a real client
+    await new Promise((r) => setTimeout(r, 3500));
+    const late = await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    expect(late.status).toBe(404);
+    expect((await live.agent.ok('whoami')).thread).toBeTruthy();
+    await live.client.close();
   });
 
   it('refuses a request whose Host is not loopback (DNS rebinding)', async () => {
