@@ -202,7 +202,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'watch',
     {
       title: 'Wait for a key to change',
-      description: `Block until a key changes, instead of polling. Without afterVersion: returns at once if the key exists, else waits until it is set. With afterVersion (the version you last saw): waits until the key is written again or deleted (found:false). Gives up after timeoutMs (default ${WATCH_DEFAULT_MS}, max ${WATCH_MAX_MS}) with timedOut:true — then call watch again. Keep timeoutMs under your client's request timeout.`,
+      description: `Block until a key changes, instead of polling. Without afterVersion: returns at once if the key exists, else waits until it is set. With afterVersion (the version you last saw): waits until the key is written again or deleted (found:false). Gives up after timeoutMs (default ${WATCH_DEFAULT_MS}, max ${WATCH_MAX_MS}) with timedOut:true — then call watch again. Keep timeoutMs under your client's request timeout. To wait on a plan, pass its planId as key and scope "plan".`,
       input: z
         .object({
           key,
