@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Multi-process tests spawn servers; two workers fit the 2-core machine.
     maxWorkers: 2,
+    // The JSON report lets .ci/run print a plain "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/vitest.json' },
   },
 });
