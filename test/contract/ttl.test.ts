@@ -12,13 +12,13 @@ describe.each(backends)('store contract: expiry ($name)', (backend) => {
   it('an expired record is invisible to reads, listings and CAS, and the sweep removes it', async () => {
     store = await backend.open();
     await store.transact(async (tx) => {
-      await tx.set('short', 1, { by: 'a', ttlMs: 30 });
+      await tx.set('short', 1, { by: 'a', ttlMs: 300 });
       await tx.set('long', 2, { by: 'a', ttlMs: 60_000 });
       await tx.set('forever', 3, { by: 'a' });
       return {};
     });
     expect(await store.get('short')).toBeDefined();
-    await sleep(60);
+    await sleep(400);
     expect(await store.get('short')).toBeUndefined();
     expect((await store.list({ lo: '', hi: prefixEnd(''), limit: 10 })).entries.map(([k]) => k)).toEqual(['forever', 'long']);
     // absent for compare-and-set too: it can be created again, at version 1
@@ -32,9 +32,9 @@ describe.each(backends)('store contract: expiry ($name)', (backend) => {
 
   it('a set without ttl clears an earlier expiry', async () => {
     store = await backend.open();
-    await store.transact((tx) => tx.set('k', 1, { by: 'a', ttlMs: 30 }));
+    await store.transact((tx) => tx.set('k', 1, { by: 'a', ttlMs: 300 }));
     await store.transact((tx) => tx.set('k', 2, { by: 'a' }));
-    await sleep(60);
+    await sleep(400);
     expect((await store.get('k'))!.value).toBe(2);
   });
 });

@@ -78,9 +78,9 @@ describe('kv tools: get, set, delete', () => {
 
   it('ttlSeconds makes a key expire', async () => {
     const a = await agent();
-    await a.ok('state_set', { key: 'temp', value: 1, ttlSeconds: 0.05 });
+    await a.ok('state_set', { key: 'temp', value: 1, ttlSeconds: 0.3 });
     expect((await a.ok('state_get', { key: 'temp' })).found).toBe(true);
-    await sleep(80);
+    await sleep(400);
     expect((await a.ok('state_get', { key: 'temp' })).found).toBe(false);
     expect((await a.err('state_set', { key: 'temp', value: 1, ttlSeconds: 0 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('state_set', { key: 'temp', value: 1, ttlSeconds: -5 })).code).toBe('INVALID_ARGUMENT');
@@ -314,7 +314,7 @@ describe('kv tools: watch', () => {
   it('sends progress notifications while blocked when given a progress token', async () => {
     const a = await agent({ config: { progressIntervalMs: 100 } });
     const progress: number[] = [];
-    const result = await a.raw('watch', { key: 'slow', timeoutMs: 450 }, { onprogress: (p) => progress.push(p.progress) });
+    const result = await a.raw('watch', { key: 'slow', timeoutMs: 1000 }, { onprogress: (p) => progress.push(p.progress) });
     expect(result.structuredContent).toEqual({ found: false, timedOut: true });
     expect(progress.length).toBeGreaterThanOrEqual(3);
     expect(progress).toEqual([...progress].sort((x, y) => x - y));
