@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { NAMESPACE_RE } from './context.js';
 import { BlackboardError } from './errors.js';
-import { CheckpointService, loadDocument } from './services/checkpoints.js';
+import { defaultConfig } from './config.js';
+import { loadDocument } from './services/checkpoints.js';
+import { createServices } from './services/index.js';
 import { Session } from './services/session.js';
 import { openStore } from './store/open.js';
 import type { VersionedStore } from './store/versioned-store.js';
@@ -30,7 +32,7 @@ export async function runBundleCommand(command: 'export' | 'import', argv: strin
   const store: VersionedStore = await openStore(values.store ?? process.env.BLACKBOARD_STORE, { sweepIntervalMs: 0 });
   try {
     const session = new Session(store, { namespace, thread: values.thread ?? 'export', run: '', rootThread: '', delegateLevel: 0 });
-    const checkpoints = new CheckpointService(store, session, Number.MAX_SAFE_INTEGER);
+    const { checkpoints } = createServices(store, session, defaultConfig());
     if (command === 'export') {
       const out = values.thread !== undefined ? await checkpoints.exportThread(values.thread) : await checkpoints.exportNamespace();
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

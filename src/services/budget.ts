@@ -38,10 +38,14 @@ export class BudgetService {
   key(thread: string, name: string): string {
     return internalKey(this.session.identity, 'budget', thread, name);
   }
+  /** Every budget record of a thread. */
+  range(thread: string): { lo: string; hi: string } {
+    return internalRange(this.session.identity, 'budget', thread);
+  }
 
   async status(): Promise<{ budgets: BudgetView[] }> {
     const thread = this.session.identity.thread;
-    const { entries } = await this.store.list({ ...internalRange(this.session.identity, 'budget', thread), limit: 1000 });
+    const { entries } = await this.store.list({ ...this.range(thread), limit: 1000 });
     const stored = new Map(entries.map(([key, entry]) => [key.slice(key.lastIndexOf('\x1f') + 1), entry.value as unknown as BudgetRecord]));
     const names = [...new Set([...Object.keys(this.limits), ...stored.keys()])].sort();
     const budgets: BudgetView[] = [];

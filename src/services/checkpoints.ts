@@ -5,6 +5,7 @@ import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from '../store/ke
 import { canonicalJson } from '../store/ops.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
+import type { Services } from './index.js';
 import type { Session, ThreadInfo } from './session.js';
 
 /** The current checkpoint/bundle format. Older formats are migrated on load (see {@link loadDocument}). */
@@ -80,10 +81,14 @@ const hashOf = (value: Json): string => createHash('sha256').update(canonicalJso
  * Storage grows with what changed: each distinct value is stored once (content-addressed, reference-counted),
  * and a checkpoint is a manifest of hashes.
  */
+/** The services whose records make up a thread's state; a checkpoint asks them where their records live. */
+export type ThreadStateOwners = Pick<Services, 'plans' | 'scratchpad' | 'finalizer' | 'budget' | 'lifecycle' | 'history'>;
+
 export class CheckpointService {
   constructor(
     private readonly store: VersionedStore,
     private readonly session: Session,
+    private readonly owners: ThreadStateOwners,
     private readonly keep: number,
   ) {}
 
@@ -259,41 +264,34 @@ export class CheckpointService {
   /** The live records that make up a thread's state, keyed by storage key. */
   private async collect(tx: StoreTx, thread: string): Promise<{ run: string; entries: Array<[string, Entry]> }> {
     const who = this.who;
+    const { plans, scratchpad, finalizer, budget, lifecycle, history } = this.owners;
     const run = ((await tx.get(this.session.threadKey(thread)))?.value as ThreadInfo | undefined)?.run ?? '';
     const threadScope = resolveScope('thread', { ...who, thread });
     const runScope = resolveScope('run', { ...who, thread, run });
-    const ranges = [
-      dataRange(who, threadScope, ''),
-      dataRange(who, runScope, ''),
-      internalRange(who, 'plan-index', threadScope.id),
-      internalRange(who, 'plan-index', runScope.id),
-      internalRange(who, 'budget', thread),
-      internalRange(who, 'history', thread),
-    ];
-    const keys = [
-      internalKey(who, 'scratchpad', thread, run),
-      internalKey(who, 'final', thread, 'answer'),
-      internalKey(who, 'lifecycle', thread, 'state'),
-      internalKey(who, 'history-seq', thread, 'seq'),
-    ];
     const out: Array<[string, Entry]> = [];
-    for (const range of ranges) {
+    const all = async (range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> => {
+      const rows: Array<[string, Entry]> = [];
       let after: string | undefined;
       for (;;) {
         const page = await tx.list({ ...range, after, limit: 1000 });
-        out.push(...page);
-        if (range.lo.includes(`${SEP}~plan-index:`)) {
-          for (const [key] of page) {
-            const planKey = internalKey(who, 'plan', 'id', key.slice(key.lastIndexOf(SEP) + 1));
-            const plan = await tx.get(planKey);
-            if (plan) out.push([planKey, plan]);
-          }
-        }
-        if (page.length < 1000) break;
+        rows.push(...page);
+        if (page.length < 1000) return rows;
         after = page[page.length - 1][0];
       }
+    };
+    for (const range of [dataRange(who, threadScope, ''), dataRange(who, runScope, ''), budget.range(thread), history.range(thread)]) {
+      out.push(...(await all(range)));
     }
-    for (const key of keys) {
+    // Plans of the thread and of its run: the index entries and the plans they point at.
+    for (const scope of [threadScope, runScope]) {
+      for (const entry of await all(plans.indexRange(scope.id))) {
+        out.push(entry);
+        const planKey = plans.key(entry[0].slice(entry[0].lastIndexOf(SEP) + 1));
+        const plan = await tx.get(planKey);
+        if (plan) out.push([planKey, plan]);
+      }
+    }
+    for (const key of [scratchpad.key(thread, run), finalizer.key(thread), lifecycle.key(thread), history.seqKey(thread)]) {
       const entry = await tx.get(key);
       if (entry) out.push([key, entry]);
     }

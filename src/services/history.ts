@@ -29,7 +29,7 @@ export class HistoryService {
   private entryKey(thread: string, seq: number): string {
     return internalKey(this.session.identity, 'history', thread, `e:${String(seq).padStart(SEQ_WIDTH, '0')}`);
   }
-  private seqKey(thread: string): string {
+  seqKey(thread: string): string {
     return internalKey(this.session.identity, 'history-seq', thread, 'seq');
   }
   range(thread: string): { lo: string; hi: string } {

@@ -46,7 +46,9 @@ export function createServices(store: VersionedStore, session: Session, config: 
     await lifecycle.assertActive(tx);
   };
   const runs = new RunService(store, session, lifecycle, scratchpad, history);
-  const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
+  const finalizer = new FinalizerService(store, session, lifecycle);
+  const budget = new BudgetService(store, session, lifecycle, limits);
+  const checkpoints = new CheckpointService(store, session, { plans, scratchpad, finalizer, budget, lifecycle, history }, config.keepCheckpoints);
   if (config.tools.includes('checkpoint')) {
     runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
   }
@@ -54,8 +56,8 @@ export function createServices(store: VersionedStore, session: Session, config: 
     kv: new KvService(store, session, runGuard, (planId) => plans.key(planId)),
     plans,
     scratchpad,
-    finalizer: new FinalizerService(store, session, lifecycle),
-    budget: new BudgetService(store, session, lifecycle, limits),
+    finalizer,
+    budget,
     lifecycle,
     runs,
     history,

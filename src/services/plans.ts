@@ -82,6 +82,10 @@ export class PlanService {
   private indexKey(scope: string, planId: string): string {
     return internalKey(this.session.identity, 'plan-index', scope, planId);
   }
+  /** The index entries (one per plan, keyed by id) of the plans of a scope. */
+  indexRange(scopeId: string): { lo: string; hi: string } {
+    return internalRange(this.session.identity, 'plan-index', scopeId);
+  }
 
   async create(args: { title: string; steps: Array<string | StepInput>; scope?: string; idempotencyKey?: string }): Promise<{ planId: string; plan: Plan }> {
     const scope = writable(resolveScope(args.scope ?? 'thread', this.session.identity));
@@ -109,7 +113,7 @@ export class PlanService {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
     const scope = resolveScope(args.scope ?? 'thread', this.session.identity);
-    const { entries } = await this.store.list({ ...internalRange(this.session.identity, 'plan-index', scope.id), limit: 1000 });
+    const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: 1000 });
     const plans = [];
     for (const [key] of entries) {
       const planId = key.slice(key.lastIndexOf('\x1f') + 1);
