@@ -1,8 +1,9 @@
 /**
- * The storage seam. A backend knows how to keep records under string keys, sort them, and apply a set of writes
- * atomically under a store-wide lock; everything with meaning (versions, compare-and-set, atomic operations, TTL,
- * idempotency, watch) is built once on top of it in {@link VersionedStore}. A backend for Redis or Postgres implements
- * this interface and then passes the same contract suite (`test/contract`).
+ * The storage seam. A backend keeps records under string keys in code-point order, applies a transaction's writes
+ * atomically with a revision it stamps at commit, keeps a change log, and tells this process about other processes'
+ * commits. Everything with meaning (versions, compare-and-set, tombstones, atomic operations, TTL, idempotency,
+ * waits) is built once on top of it in `VersionedStore`. Every backend passes the same contract suite
+ * (`test/contract`).
  */
 
 /** A JSON value as agents send it. */
@@ -10,19 +11,24 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 /** What is kept for one key. Field names are short because every record carries them. */
 export interface StoredRecord {
-  /** the value */
+  /** the value (`null` in a tombstone) */
   v: Json;
-  /** per-key version: 1 on create, +1 on each write */
+  /** per-key version: never decreases or repeats for a key, across delete and re-create */
   ver: number;
-  /** the store revision of the transaction that wrote this record */
+  /** the revision of the commit that wrote this record (stamped by the backend) */
   rev: number;
-  /** updatedAt, epoch milliseconds */
+  /** updatedAt, epoch milliseconds by the store's clock */
   at: number;
   /** updatedBy, the agent name */
   by: string;
   /** expiry, epoch milliseconds; an expired record is treated as absent */
   exp?: number;
+  /** a tombstone: the key was deleted at version `ver`. Invisible to reads; kept so that versions never repeat. */
+  del?: 1;
 }
+
+/** A record as a transaction writes it: the backend adds `rev`, the revision it commits at. */
+export type RecordWrite = Omit<StoredRecord, 'rev'>;
 
 /** A half-open key range `[lo, hi)` read in key order, starting after `after` when given. */
 export interface RangeQuery {
@@ -34,40 +40,107 @@ export interface RangeQuery {
   now: number;
 }
 
-/** The reads a transaction may make; they see the latest committed state under the write lock. */
+/** The reads a transaction may make: the latest committed state (a backend may re-run the transaction if it changes). */
 export interface BackendTx {
+  /** The raw record, tombstones and expired records included. */
   get(key: string): Promise<StoredRecord | undefined>;
+  /** Live records of a range (no tombstones, no expired records), in key order. */
   list(query: RangeQuery): Promise<Array<[string, StoredRecord]>>;
 }
 
-/** A write to apply at commit: a record to put, or `null` to delete. */
-export type Writes = Map<string, StoredRecord | null>;
+/**
+ * One write of a transaction. `record: null` removes the key's record physically (the sweeper uses it for old
+ * tombstones and expired records); anything else puts the record. `log: true` also appends the write to the change
+ * log as `(revision, key, ver, deleted: record?.del === 1)`; removals are never logged.
+ */
+export interface Write {
+  record: RecordWrite | null;
+  log: boolean;
+}
+export type Writes = Map<string, Write>;
+
+/** What a transaction function is told about the moment it runs in. */
+export interface TxContext {
+  /** the committed revision the transaction's reads start from */
+  revision: number;
+  /** the store's clock, epoch milliseconds (the database server's clock for shared backends) */
+  now: number;
+}
+
+/** A committed write as the change log keeps it. */
+export interface ChangeRow {
+  revision: number;
+  key: string;
+  version: number;
+  deleted: boolean;
+}
+
+/** The change log entries of a key range with revision > `after`, in revision order (then key order). */
+export interface ChangeQuery {
+  after: number;
+  lo: string;
+  hi: string;
+  limit: number;
+}
+
+/**
+ * What the backend says another writer committed: the keys of one commit, or `gap` when it may have missed commits
+ * (a reconnect, an overflow, a pruned log): then every waiter must re-read.
+ */
+export type CommitEvent = { revision: number; keys: string[] } | { gap: true };
 
 export interface Backend {
-  /** How the store is named to people (an absolute path for SQLite). */
+  /** How the store is named to people (an absolute path for SQLite; a URL with the password masked). */
   readonly description: string;
-  /** A committed read (expired records included; the caller filters). Never sees an uncommitted transaction. */
+  /** Whether other processes (or machines) can open the same data, so that their commits must be listened for. */
+  readonly shared: boolean;
+
+  /** The store's clock: the local clock, or the local clock corrected by the offset measured against the server. */
+  now(): number;
+
+  /** A committed read of one raw record (tombstones and expired records included; the caller filters). */
   get(key: string): Promise<StoredRecord | undefined>;
-  /** A committed, consistent read of a key range in key order (expired records skipped), with the revision. */
+  /** A committed, consistent read of a key range's live records in key order, with the revision it was read at. */
   list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }>;
-  /** The store-wide revision: bumped once by every transaction that writes. */
+  /** The latest committed revision: monotonic, bumped by every commit that writes (gaps are allowed). */
   revision(): Promise<number>;
+
   /**
-   * Runs `fn` holding the store's exclusive write lock (across processes where the backend is shared), then applies
-   * the writes it returns together with `revision + 1`, all or none. `fn` decides the writes from its reads; if it
-   * throws, nothing is applied. Returns what `fn` returned and the revision after commit. `prefetch` names keys `fn`
-   * will read, so a backend can fetch them together with the revision (one round trip instead of two).
+   * Runs `fn` and applies the writes it returns atomically, all or none, with every put record stamped with the
+   * revision of this commit (greater than every revision committed before), and the logged writes appended to the
+   * change log in the same commit. If `fn` throws, nothing is applied and the error is rethrown.
+   *
+   * `fn` may be run more than once: an optimistic backend re-runs it when something it read changed before commit
+   * (a locking backend runs it once, holding its write lock). So `fn` must decide its writes from its reads only and
+   * have no other effect. A commit that writes nothing does not bump the revision.
+   *
+   * `prefetch` names keys `fn` will read, so a backend can fetch them with its first round trip.
+   * Returns what `fn` returned and the revision after commit (the current one if nothing was written).
    */
   transaction<T>(
-    fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
+    fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch?: string[],
   ): Promise<{ result: T; revision: number }>;
-  /** Deletes up to `limit` records whose `exp <= now`; returns how many. */
-  sweepExpired(now: number, limit: number): Promise<number>;
+
+  /** Keys of records (live or tombstone) with `exp <= now`, or with `del` and `at <= tombstonesBefore`, up to `limit`. */
+  due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]>;
+
   /**
-   * Calls `listener` (soon, bounded delay) whenever another process or machine commits. Backends that cannot be
-   * shared (memory) never call it. Returns an unsubscribe function; with no listener the backend does no work.
+   * The change log: entries of `[lo, hi)` with revision > `after`, in revision order, at most `limit`; with the
+   * current revision and `compacted`, the highest revision whose entries may have been pruned (0 = none). A caller
+   * whose `after` is below `compacted` may have missed entries.
    */
-  onForeignCommit(listener: () => void): () => void;
+  changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }>;
+  /** Prunes change log entries committed at or before `before` (store clock, ms), at most `limit`; returns how many. */
+  pruneChanges(before: number, limit: number): Promise<number>;
+
+  /**
+   * Calls `listener` (soon, bounded delay) with the keys of commits made by other processes or machines, or with a
+   * gap when some may have been missed. It may also report this process's own commits; duplicates are harmless.
+   * Backends that are not `shared` never call it. Returns an unsubscribe function; with no listener the backend does
+   * no work (no timers, no reads).
+   */
+  onForeignCommit(listener: (event: CommitEvent) => void): () => void;
+
   close(): Promise<void>;
 }
