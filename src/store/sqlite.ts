@@ -1,132 +1,163 @@
-import { mkdirSync, statSync } from 'node:fs';
+// The default backend: one SQLite file on better-sqlite3, shared safely by any number of processes on one machine.
+import { closeSync, mkdirSync, openSync, statSync, watch, writeSync, constants as fsConstants, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
 import Keyv from 'keyv';
-import KeyvSqlite from '@keyv/sqlite';
 import { BlackboardError } from '../errors.js';
-import { Mutex } from './mutex.js';
-import { decodeRecord, encodeRecord, serialize, deserialize, isRecord, corrupt } from './codec.js';
-import { SEP, compareKeys } from './keys.js';
-import type { Backend, BackendTx, RangeQuery, StoredRecord, Writes } from './types.js';
+import { corrupt, deserialize, isRecord, serialize } from './codec.js';
+import { KeyvSqlite } from './keyv-sqlite.js';
+import type {
+  Backend,
+  BackendTx,
+  ChangeQuery,
+  ChangeRow,
+  CommitEvent,
+  RangeQuery,
+  StoredRecord,
+  TxContext,
+  Writes,
+} from './types.js';
 
+/** How the SQLite backend waits, syncs and listens. */
 export interface SqliteOptions {
-  /** How long a writer waits for another process's write lock before STORE_UNAVAILABLE (default 10 s). */
+  /** How long a transaction waits for another process's write lock before STORE_UNAVAILABLE (default 10 s). */
   busyTimeoutMs?: number;
   /** `FULL` fsyncs the WAL on every commit (survives power loss); `NORMAL` survives process crashes and `kill -9`. */
   synchronous?: 'FULL' | 'NORMAL';
-  /** How often another process's commits are looked for while somebody watches. */
+  /**
+   * While somebody listens for other processes' commits: how often the change log is read even if no change
+   * notification came (for filesystems where watching a file does not work). Default 1000 ms.
+   */
   pollMs?: number;
 }
 
-type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
-
 const TABLE = 'blackboard';
-const REVISION_KEY = `m${SEP}revision`;
-const EXP = `json_extract(value, '$.value.exp')`;
+const META = 'blackboard_meta';
+const CHANGES = 'blackboard_changes';
+/** Where the previous version kept the revision: a row of the records table. */
+const OLD_REVISION_KEY = 'm\x1frevision';
+const SCHEMA = 2;
+/** How often a read re-checks the files' identity (writes check every time). */
+const READ_IDENTITY_MS = 1000;
+/** Change log rows read per query when catching up with other processes' commits. */
+const CATCH_UP_ROWS = 1000;
+
+type Row = { key: string; value: string };
 
 /**
- * The default backend: one SQLite file through `@keyv/sqlite`, shared safely by any number of processes.
+ * The SQLite backend. Two connections to one WAL-mode file: a reader (Keyv over {@link KeyvSqlite}, plus range,
+ * change log and revision queries), which only ever sees committed data, and a writer that owns every write.
  *
- * Two connections: a reader (Keyv's `get`, listings) that never sees an uncommitted write, and a writer that runs
- * each transaction as `BEGIN IMMEDIATE … COMMIT` through the adapter's `query()`. `BEGIN IMMEDIATE` takes SQLite's
- * write lock up front, so read-decide-write is atomic across processes and never fails half-way with "database is
- * locked"; a busy timeout makes a second process wait its turn instead. WAL lets readers run during a write.
+ * Everything runs synchronously on better-sqlite3 — no thread-pool hops — except the waits, which never block the
+ * event loop: SQLite's busy timeout is 0 and a connection that meets another process's lock retries after a jittered
+ * pause in JS.
+ *
+ * Writes are **group-committed**: transactions requested while another batch is being committed, or in the same turn
+ * of the event loop, run one after another inside one `BEGIN IMMEDIATE … COMMIT` (one fsync), each inside its own
+ * SAVEPOINT so that one that fails undoes only its own writes, and each seeing the writes of those before it. Each
+ * writing transaction still gets its own revision; results and errors stay per call.
+ *
+ * After each commit the writer writes one byte (no fsync) to a notify file beside the database; a backend with
+ * `onForeignCommit` listeners watches that file and reads the change log since the last revision it saw, so other
+ * processes' commits reach it in about a millisecond without anybody polling while idle.
  */
 export class SqliteBackend implements Backend {
   readonly description: string;
-  private readonly lock = new Mutex();
-  private readonly foreignListeners = new Set<() => void>();
-  private lastRevision = -1;
-  private poller?: NodeJS.Timeout;
-  private polling = false;
+  readonly shared = true;
 
-  /** the file's identity at open: a removed or replaced file must fail loudly, never swallow writes */
-  private readonly inode?: { dev: number; ino: number };
+  private readonly listeners = new Set<(event: CommitEvent) => void>();
+  private watcher?: FSWatcher;
+  private poller?: NodeJS.Timeout;
+  /** the highest revision whose logged changes the listeners have been given */
+  private seen = 0;
+
+  private queue: Job[] = [];
+  private flushing?: Promise<void>;
+  private closed = false;
+  private notifyFd?: number;
+  private readonly notifyByte = Buffer.from([0x2a]);
+
+  /** set once a file was found removed or replaced: every later call fails with it */
+  private gone?: BlackboardError;
+  private lastIdentityCheck = 0;
+
+  /** How many SQLite commits this backend has made (each is one fsync in FULL mode), and the transactions in them. */
+  readonly stats = { commits: 0, transactions: 0 };
 
   private constructor(
     readonly path: string,
-    private readonly readerKeyv: Keyv<StoredRecord>,
-    private readonly read: Query,
-    private readonly write: Query,
-    private readonly closeAll: () => Promise<void>,
-    private readonly pollMs: number,
+    private readonly writer: Database.Database,
+    private readonly reader: Database.Database,
+    private readonly w: WriterStatements,
+    private readonly r: ReaderStatements,
+    private readonly keyv: Keyv<StoredRecord>,
+    private readonly identity: FileIdentity[],
+    private readonly notifyPath: string,
     private readonly busyTimeoutMs: number,
+    private readonly pollMs: number,
   ) {
     this.description = `sqlite://${path}`;
-    if (path !== ':memory:') {
-      const st = statSync(path);
-      this.inode = { dev: st.dev, ino: st.ino };
+    this.lastIdentityCheck = performance.now();
+    try {
+      this.notifyFd = openSync(notifyPath, fsConstants.O_WRONLY | fsConstants.O_CREAT, 0o644);
+    } catch {
+      // Not fatal: other processes then fall back to their slow poll.
     }
   }
 
   /**
-   * An open SQLite connection keeps writing into a file that was deleted or replaced under it, and everything
-   * written would vanish at restart. A stat (a few microseconds) before each operation turns that into
-   * STORE_UNAVAILABLE instead.
+   * Opens (creating or upgrading) the database at `path`. Several processes may open a new or old file at once:
+   * schema creation and migration happen in one `BEGIN IMMEDIATE` transaction that only one of them gets at a time,
+   * the others retry after a random pause and then find the work done.
    */
-  private checkFile(): void {
-    if (!this.inode) return;
-    let st;
-    try {
-      st = statSync(this.path);
-    } catch {
-      st = undefined;
-    }
-    if (!st || st.dev !== this.inode.dev || st.ino !== this.inode.ino) {
-      throw new BlackboardError(
-        'STORE_UNAVAILABLE',
-        `The database file ${this.path} was removed or replaced while the server was running, so nothing can be read or written safely. Nothing was changed; ask the operator to restore the file and restart the server.`,
-        { cause: 'STORE_FILE_GONE' },
-      );
-    }
-  }
-
   static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const busyTimeout = options.busyTimeoutMs ?? 10_000;
-    // The writer creates and migrates the schema first; only then is the reader opened. Two connections (or two
-    // processes) creating a table at once deadlock in SQLite and one gets SQLITE_BUSY at once, without waiting, so
-    // the first start-up of several processes on a new file is retried until one of them has created it.
-    const writer = await connect(path, busyTimeout, async (write) => {
-      await write('PRAGMA journal_mode = WAL');
-      await write('BEGIN IMMEDIATE');
+    mkdirSync(dirname(path), { recursive: true });
+    const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+    const deadline = Date.now() + busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      let writer: Database.Database | undefined;
+      let reader: Database.Database | undefined;
       try {
-        await write(`CREATE INDEX IF NOT EXISTS ${TABLE}_exp ON ${TABLE}(${EXP}) WHERE ${EXP} IS NOT NULL`);
-        await write(`INSERT OR IGNORE INTO ${TABLE}(key, value) VALUES (?, ?)`, [REVISION_KEY, serialize({ value: 0 })]);
-        await write('COMMIT');
+        writer = new Database(path, { timeout: 0 });
+        writer.pragma('journal_mode = WAL');
+        migrate(writer);
+        writer.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+        const w = writerStatements(writer);
+        reader = new Database(path, { timeout: 0 });
+        const r = readerStatements(reader);
+        const adapter = new KeyvSqlite({ db: reader, table: TABLE, keySize: 4096 });
+        const keyv = new Keyv<StoredRecord>({
+          store: adapter,
+          namespace: undefined,
+          useKeyPrefix: false,
+          serialize,
+          deserialize,
+          throwOnErrors: true,
+        });
+        keyv.on('error', () => {}); // failures surface as rejected calls; an unheard 'error' event would crash
+        // Both connections have read the database in WAL mode, so the -wal and -shm files exist and stay for as
+        // long as either connection is open: record which files they are.
+        r.revision.get();
+        const identity = [path, `${path}-wal`, `${path}-shm`].map(identify);
+        return new SqliteBackend(path, writer, reader, w, r, keyv, identity, `${path}-notify`, busyTimeoutMs, options.pollMs ?? 1000);
       } catch (error) {
-        await write('ROLLBACK').catch(() => {});
-        throw error;
+        reader?.close();
+        writer?.close();
+        if (!isBusy(error) || Date.now() > deadline) throw error;
+        await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
       }
-      await write(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
-    });
-    let reader: KeyvSqlite;
-    try {
-      reader = await connect(path, busyTimeout, async (read) => void (await read('SELECT 1')));
-    } catch (error) {
-      await writer.disconnect().catch(() => {});
-      throw error;
     }
-    const readerKeyv = new Keyv<StoredRecord>({
-      store: reader,
-      namespace: undefined,
-      useKeyPrefix: false,
-      serialize,
-      deserialize,
-      throwOnErrors: true,
-    });
-    readerKeyv.on('error', () => {});
-    const closeAll = async (): Promise<void> => {
-      await Promise.allSettled([writer.disconnect(), reader.disconnect()]);
-    };
-    return new SqliteBackend(path, readerKeyv, queryOf(reader), queryOf(writer), closeAll, options.pollMs ?? 25, busyTimeout);
   }
 
+  now(): number {
+    return Date.now();
+  }
 
   async get(key: string): Promise<StoredRecord | undefined> {
-    this.checkFile();
+    this.checkForRead();
     let record: unknown;
     try {
-      record = await this.readerKeyv.get(key);
+      record = await this.retryBusy(() => this.keyv.get(key));
     } catch (error) {
       if (error instanceof SyntaxError) throw corrupt(key);
       throw error;
@@ -137,214 +168,523 @@ export class SqliteBackend implements Backend {
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
-    this.checkFile();
-    // One statement, so the rows and the revision come from the same read snapshot.
-    const [where, params] = rangeWhere(query);
-    const rows = await this.read(
-      `SELECT r.value AS rev, d.key AS key, d.value AS value
-         FROM (SELECT value FROM ${TABLE} WHERE key = ?) AS r
-         LEFT JOIN (SELECT key, value FROM ${TABLE} WHERE ${where} ORDER BY key LIMIT ?) AS d ON 1
-        ORDER BY d.key`,
-      [REVISION_KEY, ...params, query.limit],
-    );
-    const revision = rows.length > 0 ? parseRevision(rows[0].rev) : 0;
-    return { rows: decodeRows(rows.filter((row) => row.key !== null)), revision };
+    this.checkForRead();
+    return this.retryBusy(() => this.r.snapshot(() => ({ rows: decodeRows(range(this.r, query)), revision: this.r.revision.get()!.value })));
   }
 
   async revision(): Promise<number> {
-    const rows = await this.read(`SELECT value FROM ${TABLE} WHERE key = ?`, [REVISION_KEY]);
-    return rows.length > 0 ? parseRevision(rows[0].value) : 0;
+    this.checkForRead();
+    return this.retryBusy(() => this.r.revision.get()!.value);
   }
 
-  async transaction<T>(
-    fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
-    prefetch: string[] = [],
+  transaction<T>(
+    fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
   ): Promise<{ result: T; revision: number }> {
-    return this.lock.run(async () => {
-      this.checkFile();
-      const w = this.write;
-      await this.begin();
-      try {
-        // The revision and the prefetched keys in one statement.
-        const first = await w(`SELECT key, value FROM ${TABLE} WHERE key IN (SELECT value FROM json_each(?))`, [
-          JSON.stringify([REVISION_KEY, ...prefetch]),
-        ]);
-        const fetched = new Map(first.map((row) => [String(row.key), String(row.value)]));
-        const revRaw = fetched.get(REVISION_KEY);
-        const revision = revRaw !== undefined ? parseRevision(revRaw) : 0;
-        const tx: BackendTx = {
-          get: async (key) => {
-            if (prefetch.includes(key)) {
-              const raw = fetched.get(key);
-              return raw === undefined ? undefined : decodeRecord(key, raw);
-            }
-            const rows = await w(`SELECT value FROM ${TABLE} WHERE key = ?`, [key]);
-            return rows.length > 0 ? decodeRecord(key, String(rows[0].value)) : undefined;
-          },
-          list: async (query) => {
-            const [where, params] = rangeWhere(query);
-            const rows = await w(`SELECT key, value FROM ${TABLE} WHERE ${where} ORDER BY key LIMIT ?`, [
-              ...params,
-              query.limit,
-            ]);
-            return decodeRows(rows);
-          },
-        };
-        const { result, writes } = await fn(tx, revision);
-        let next = revision;
-        if (writes.size > 0) {
-          next = revision + 1;
-          const puts: Array<[string, string]> = [[REVISION_KEY, serialize({ value: next })]];
-          const deletes: string[] = [];
-          for (const [key, record] of writes) {
-            if (record === null) deletes.push(key);
-            else puts.push([key, encodeRecord(record)]);
-          }
-          await w(
-            `INSERT INTO ${TABLE}(key, value)
-               SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(?) AS j WHERE true
-               ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-            [JSON.stringify(puts)],
-          );
-          if (deletes.length > 0) {
-            await w(`DELETE FROM ${TABLE} WHERE key IN (SELECT value FROM json_each(?))`, [JSON.stringify(deletes)]);
-          }
+    return this.enqueue(async (revision) => {
+      const now = Date.now();
+      const { result, writes } = await fn(this.txReads, { revision, now });
+      if (writes.size === 0) return { value: { result, revision }, revision };
+      const next = revision + 1;
+      for (const [key, write] of writes) {
+        if (write.record === null) {
+          this.w.remove.run(key);
+          continue;
         }
-        await w('COMMIT');
-        return { result, revision: next };
-      } catch (error) {
-        await w('ROLLBACK').catch(() => {});
-        throw error;
+        const record: StoredRecord = { ...write.record, rev: next };
+        this.w.put.run({
+          key,
+          value: serialize({ value: record }),
+          exp: record.exp ?? null,
+          delAt: record.del === 1 ? record.at : null,
+        });
+        if (write.log) this.w.log.run(next, key, record.ver, record.del === 1 ? 1 : 0, now);
       }
+      return { value: { result, revision: next }, revision: next };
     });
   }
 
-  /**
-   * Takes the write lock (`BEGIN IMMEDIATE`), waiting for another process to release it with jittered backoff, up to
-   * the busy timeout; then SQLITE_BUSY surfaces as STORE_UNAVAILABLE.
-   */
-  private async begin(): Promise<void> {
-    const deadline = Date.now() + this.busyTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.write('BEGIN IMMEDIATE');
-        return;
-      } catch (error) {
-        if (!isBusy(error) || Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(25, 2 ** Math.min(attempt, 5)) * (0.5 + Math.random())));
-      }
-    }
+  async due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]> {
+    this.checkForRead();
+    return this.retryBusy(() => this.r.due.all(query.now, query.tombstonesBefore, query.limit).map((row) => row.key));
   }
 
-  async sweepExpired(now: number, limit: number): Promise<number> {
-    return this.lock.run(async () => {
-      const rows = await this.write(
-        `DELETE FROM ${TABLE} WHERE key IN (SELECT key FROM ${TABLE} WHERE ${EXP} IS NOT NULL AND ${EXP} <= ? LIMIT ?)
-         RETURNING key`,
-        [now, limit],
-      );
-      return rows.length;
+  async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
+    this.checkForRead();
+    return this.retryBusy(() =>
+      this.r.snapshot(() => ({
+        changes: this.r.changes.all(query.after, query.lo, query.hi, query.limit).map((row) => ({
+          revision: row.revision,
+          key: row.key,
+          version: row.version,
+          deleted: row.deleted === 1,
+        })),
+        revision: this.r.revision.get()!.value,
+        compacted: this.r.compacted.get()!.value,
+      })),
+    );
+  }
+
+  pruneChanges(before: number, limit: number): Promise<number> {
+    return this.enqueue(async (revision) => {
+      const pruned = this.w.prune.all(before, limit);
+      if (pruned.length > 0) this.w.raiseCompacted.run(Math.max(...pruned.map((row) => row.revision)));
+      return { value: pruned.length, revision };
     });
   }
 
-  onForeignCommit(listener: () => void): () => void {
-    this.foreignListeners.add(listener);
-    if (!this.poller) {
-      this.poller = setInterval(() => void this.poll(), this.pollMs);
-      this.poller.unref();
-    }
+  onForeignCommit(listener: (event: CommitEvent) => void): () => void {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1) this.startListening();
     return () => {
-      this.foreignListeners.delete(listener);
-      if (this.foreignListeners.size === 0 && this.poller) {
-        clearInterval(this.poller);
-        this.poller = undefined;
-      }
+      if (this.listeners.delete(listener) && this.listeners.size === 0) this.stopListening();
     };
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    this.stopListening();
+    await this.flushing;
+    for (const job of this.queue.splice(0)) job.reject(new Error('The store was closed.'));
+    if (this.notifyFd !== undefined) closeSync(this.notifyFd);
+    this.notifyFd = undefined;
+    this.reader.close();
+    this.writer.close();
+  }
+
+  // --- transactions -----------------------------------------------------------------------------------------------
+
+  /** What a transaction function reads through: the writer connection, inside the batch's open transaction. */
+  private readonly txReads: BackendTx = {
+    get: async (key) => {
+      const row = this.w.get.get(key);
+      return row === undefined ? undefined : decodeForWrite(row.value);
+    },
+    list: async (query) => decodeRows(range(this.w, query)),
+  };
+
+  private enqueue<T>(run: Job['run']): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.closed) return reject(new Error('The store was closed.'));
+      if (this.gone) return reject(this.gone);
+      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      // Start on the next turn of the event loop, so every transaction asked for in this turn joins the batch.
+      this.flushing ??= new Promise<void>((done) => setImmediate(() => void this.flush().finally(done)));
+    });
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        try {
+          // While this waits for another process's lock, newly asked-for transactions join the batch.
+          await this.begin();
+        } catch (error) {
+          for (const job of this.queue.splice(0)) job.reject(error);
+          continue;
+        }
+        await this.runBatch(this.queue.splice(0));
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /**
+   * Takes the write lock (`BEGIN IMMEDIATE`). SQLite does not wait for it (busy timeout 0, so the event loop is never
+   * blocked); another process holding it is waited for here with jittered pauses, up to the busy timeout, after
+   * which SQLITE_BUSY surfaces (as STORE_UNAVAILABLE). Then checks that the files are still the ones opened.
+   */
+  private async begin(): Promise<void> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      if (this.gone) throw this.gone;
+      if (this.closed) throw new Error('The store was closed.');
+      try {
+        this.w.begin.run();
+        break;
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw error;
+      }
+      await sleep(Math.min(8, 2 ** Math.min(attempt, 3) / 2) * (0.5 + Math.random()));
+    }
+    try {
+      this.checkIdentity();
+    } catch (error) {
+      this.w.rollback.run();
+      throw error;
+    }
+  }
+
+  private async runBatch(jobs: Job[]): Promise<void> {
+    let start: number;
+    try {
+      start = this.w.revision.get()!.value;
+    } catch (error) {
+      if (this.writer.inTransaction) this.w.rollback.run();
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+    let revision = start;
+    const done: Array<[Job, unknown]> = [];
+    let aborted: unknown;
+    for (const [i, job] of jobs.entries()) {
+      try {
+        this.w.savepoint.run();
+        const out = await job.run(revision);
+        this.w.release.run();
+        revision = out.revision;
+        done.push([job, out.value]);
+      } catch (error) {
+        if (this.writer.inTransaction) {
+          try {
+            this.w.rollbackTo.run();
+            this.w.release.run();
+            job.reject(error);
+            continue;
+          } catch {
+            // the savepoint is not there any more: give the whole batch up below
+          }
+        }
+        // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the batch survives.
+        aborted = error;
+        for (const later of jobs.slice(i)) later.reject(error);
+        break;
+      }
+    }
+    if (aborted === undefined) {
+      try {
+        if (revision !== start) this.w.setRevision.run(revision);
+        this.w.commit.run();
+        this.stats.commits++;
+        this.stats.transactions += done.length;
+      } catch (error) {
+        aborted = error;
+      }
+    }
+    if (aborted !== undefined) {
+      try {
+        if (this.writer.inTransaction) this.w.rollback.run();
+      } catch {
+        // nothing more can be done; the connection reports its state on the next call
+      }
+      for (const [job] of done) job.reject(aborted);
+      return;
+    }
+    if (revision !== start) {
+      this.notifyOthers();
+      // Our own commits need not be read back from the change log when nobody else committed in between.
+      if (this.seen === start) this.seen = revision;
+    }
+    for (const [job, value] of done) job.resolve(value);
+  }
+
+  /** One byte written to the notify file, without fsync: wakes the processes that watch it. */
+  private notifyOthers(): void {
+    if (this.notifyFd === undefined) return;
+    try {
+      writeSync(this.notifyFd, this.notifyByte, 0, 1, 0);
+    } catch {
+      // Watchers still catch up on their slow poll.
+    }
+  }
+
+  // --- the file identity check ------------------------------------------------------------------------------------
+
+  /**
+   * An open SQLite connection keeps using a database, `-wal` or `-shm` file that was deleted or replaced under it:
+   * everything it writes then vanishes at the next start (for a `-wal`, earlier acknowledged writes too). Every
+   * write transaction checks all three right after taking the write lock (three `stat`s, a few microseconds beside
+   * a commit) and refuses with STORE_UNAVAILABLE. Reads only re-check once a second: a read from a file that was just
+   * removed still returns what was committed, so there is nothing to lose there, and the hot read path stays free of
+   * system calls. Once a change is seen, every later call fails the same way until the server is restarted.
+   */
+  private checkIdentity(): void {
+    if (this.gone) throw this.gone;
+    this.lastIdentityCheck = performance.now();
+    for (const file of this.identity) {
+      const st = statSync(file.path, { throwIfNoEntry: false });
+      if (!st || st.dev !== file.dev || st.ino !== file.ino) {
+        this.gone = new BlackboardError(
+          'STORE_UNAVAILABLE',
+          `The database file ${file.path} was removed or replaced while the server was running, so nothing can be read or written safely. Nothing was changed; ask the operator to restore the file and restart the server.`,
+          { cause: 'STORE_FILE_GONE' },
+        );
+        throw this.gone;
+      }
+    }
+  }
+
+  private checkForRead(): void {
+    if (this.gone) throw this.gone;
+    if (performance.now() - this.lastIdentityCheck > READ_IDENTITY_MS) this.checkIdentity();
+  }
+
+  /** Runs a read, retrying after a short pause while another connection briefly holds a lock readers must wait for. */
+  private async retryBusy<T>(read: () => T | Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        if (!isBusy(error) || Date.now() > deadline) throw error;
+      }
+      await sleep(Math.min(20, 2 ** attempt) * (0.5 + Math.random()));
+    }
+  }
+
+  // --- other processes' commits -----------------------------------------------------------------------------------
+
+  private startListening(): void {
+    try {
+      this.seen = this.r.revision.get()!.value;
+    } catch {
+      this.seen = -1; // the first catch-up then reports a gap
+    }
+    try {
+      this.watcher = watch(this.notifyPath, { persistent: false }, () => this.catchUp());
+      this.watcher.on('error', () => {
+        this.watcher?.close();
+        this.watcher = undefined;
+      });
+    } catch {
+      // Watching is not available here: the poll below is all there is.
+    }
+    this.poller = setInterval(() => this.catchUp(), this.pollMs);
+    this.poller.unref();
+  }
+
+  private stopListening(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
-    this.foreignListeners.clear();
-    await this.lock.run(() => this.closeAll());
   }
 
-  private async poll(): Promise<void> {
-    if (this.polling) return;
-    this.polling = true;
+  /** Reads the change log since the last revision seen and tells the listeners, one event per commit. */
+  private catchUp(): void {
+    if (this.listeners.size === 0 || this.closed || this.gone) return;
+    const events: CommitEvent[] = [];
     try {
-      const revision = await this.revision();
-      // Any change wakes every watcher to re-read its key (our own commits too: a spurious wake is harmless, a
-      // missed one is not). The first poll also wakes them, covering a commit made before polling began.
-      if (revision !== this.lastRevision) {
-        this.lastRevision = revision;
-        for (const listener of [...this.foreignListeners]) listener();
+      for (;;) {
+        const { rows, revision, compacted } = this.r.snapshot(() => ({
+          rows: this.r.since.all(this.seen, CATCH_UP_ROWS),
+          revision: this.r.revision.get()!.value,
+          compacted: this.r.compacted.get()!.value,
+        }));
+        if (this.seen < 0 || compacted > this.seen) {
+          events.push({ gap: true });
+          this.seen = revision;
+          break;
+        }
+        for (const row of rows) {
+          const last = events[events.length - 1];
+          if (last && 'keys' in last && last.revision === row.revision) last.keys.push(row.key);
+          else events.push({ revision: row.revision, keys: [row.key] });
+        }
+        if (rows.length < CATCH_UP_ROWS) {
+          this.seen = Math.max(this.seen, revision);
+          break;
+        }
+        this.seen = rows[rows.length - 1].revision - 1; // re-read the last commit whole if it was cut
+        events.pop();
       }
     } catch {
-      // A failed poll is retried on the next tick; watchers still time out on their own.
-    } finally {
-      this.polling = false;
+      // Busy or failing: the next notification or poll tick tries again.
+    }
+    for (const event of events) {
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(event);
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
     }
   }
 }
 
-const queryOf =
-  (store: KeyvSqlite): Query =>
-  (sql, params = []) =>
-    store.query(sql, ...params) as Promise<Array<Record<string, unknown>>>;
+interface Job {
+  /** Runs inside the batch's transaction, starting from `revision`; returns its value and the revision after it. */
+  run(revision: number): Promise<{ value: unknown; revision: number }>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface FileIdentity {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+function identify(path: string): FileIdentity {
+  const st = statSync(path);
+  return { path, dev: st.dev, ino: st.ino };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const isBusy = (error: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ''));
 
 /**
- * How long one statement may wait for a lock inside SQLite. Kept short on purpose: SQLite waits by sleeping in a
- * libuv thread, and a few connections waiting at once would hold every thread of the pool, starving the very
- * connection that holds the lock. Longer waits (for the write lock) happen in {@link SqliteBackend.begin}, in JS.
+ * Creates the schema, or upgrades a file made by the previous version (records in `blackboard(key, value)` as
+ * `{"value": record}` JSON, the revision in a row of that table), in one `BEGIN IMMEDIATE` transaction: idempotent,
+ * and safe when several processes open the file at once (the losers get SQLITE_BUSY and retry, then find it done).
+ *
+ * Version 2 adds `exp` and `del_at` columns (the record's expiry, and its time when it is a tombstone) so that listing,
+ * expiry and tombstone sweeps never parse JSON in SQL, a `blackboard_meta` table (revision, compacted) and the change
+ * log `blackboard_changes`.
  */
-const STATEMENT_BUSY_MS = 20;
-
-const isBusy = (error: unknown): boolean => /SQLITE_BUSY|SQLITE_LOCKED/.test(String((error as { code?: unknown })?.code ?? error));
-
-/**
- * Opens one @keyv/sqlite connection and runs `init` on it. Initialisation uses a short busy timeout: connections
- * that meet while creating the schema can wait on each other's locks until both time out, so each gives up quickly,
- * closes, and retries after a random pause, for up to `busyTimeout` in all.
- */
-async function connect(path: string, busyTimeout: number, init: (query: Query) => Promise<void>): Promise<KeyvSqlite> {
-  const deadline = Date.now() + busyTimeout;
-  for (let attempt = 0; ; attempt++) {
-    const store = new KeyvSqlite({ uri: `sqlite://${path}`, table: TABLE, keySize: 4096, busyTimeout: 50 });
-    store.on('error', () => {}); // failures surface as rejected queries; an unheard 'error' event would crash
-    try {
-      await init(queryOf(store));
-      await queryOf(store)(`PRAGMA busy_timeout = ${STATEMENT_BUSY_MS}`);
-      return store;
-    } catch (error) {
-      await store.disconnect().catch(() => {});
-      if (!isBusy(error) || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random())));
+function migrate(db: Database.Database): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
+      CREATE TABLE IF NOT EXISTS ${META}(name TEXT PRIMARY KEY, value INTEGER NOT NULL);`);
+    const schema = (db.prepare(`SELECT value FROM ${META} WHERE name = 'schema'`).get() as { value: number } | undefined)?.value ?? 0;
+    if (schema < SCHEMA) {
+      const columns = new Set((db.pragma(`table_info(${TABLE})`) as Array<{ name: string }>).map((c) => c.name));
+      if (!columns.has('exp')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN exp INTEGER`);
+      if (!columns.has('del_at')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN del_at INTEGER`);
+      db.exec(`UPDATE ${TABLE} SET exp = json_extract(value, '$.value.exp'),
+          del_at = CASE WHEN json_extract(value, '$.value.del') = 1 THEN json_extract(value, '$.value.at') END
+        WHERE json_valid(value);
+        DROP INDEX IF EXISTS ${TABLE}_exp;
+        CREATE INDEX IF NOT EXISTS ${TABLE}_expiry ON ${TABLE}(exp) WHERE exp IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS ${TABLE}_tombstones ON ${TABLE}(del_at) WHERE del_at IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS ${CHANGES}(revision INTEGER NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
+          deleted INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (revision, key)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS ${CHANGES}_at ON ${CHANGES}(at);
+        INSERT OR IGNORE INTO ${META}(name, value) VALUES ('revision', 0), ('compacted', 0);`);
+      const old = db.prepare(`SELECT value FROM ${TABLE} WHERE key = ?`).get(OLD_REVISION_KEY) as { value: string } | undefined;
+      if (old) {
+        let revision = 0;
+        try {
+          const parsed = JSON.parse(old.value) as { value?: unknown };
+          if (Number.isSafeInteger(parsed.value)) revision = parsed.value as number;
+        } catch {
+          // an unreadable old revision: keep 0 and rely on the records' own revisions below
+        }
+        const highest = (db.prepare(`SELECT max(json_extract(value, '$.value.rev')) AS rev FROM ${TABLE} WHERE json_valid(value)`).get() as { rev: number | null }).rev ?? 0;
+        db.prepare(`UPDATE ${META} SET value = max(value, ?, ?) WHERE name = 'revision'`).run(revision, highest);
+        db.prepare(`DELETE FROM ${TABLE} WHERE key = ?`).run(OLD_REVISION_KEY);
+      }
+      db.prepare(`INSERT INTO ${META}(name, value) VALUES ('schema', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`).run(SCHEMA);
     }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
   }
 }
 
-function rangeWhere(query: RangeQuery): [string, unknown[]] {
-  const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
-  const from = useAfter ? 'key > ?' : 'key >= ?';
-  const start = useAfter ? query.after : query.lo;
-  return [`${from} AND key < ? AND (${EXP} IS NULL OR ${EXP} > ?)`, [start, query.hi, query.now]];
+type WriterStatements = ReturnType<typeof writerStatements>;
+type ReaderStatements = ReturnType<typeof readerStatements>;
+
+/** Statements of the writer connection, prepared once. */
+function writerStatements(db: Database.Database) {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT tx'),
+    release: db.prepare('RELEASE tx'),
+    rollbackTo: db.prepare('ROLLBACK TO tx'),
+    revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
+    setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
+    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
+    put: db.prepare<{ key: string; value: string; exp: number | null; delAt: number | null }>(
+      `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES (@key, @value, @exp, @delAt)
+       ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
+    ),
+    remove: db.prepare<[string]>(`DELETE FROM ${TABLE} WHERE key = ?`),
+    log: db.prepare<[number, string, number, number, number]>(
+      `INSERT INTO ${CHANGES}(revision, key, version, deleted, at) VALUES (?, ?, ?, ?, ?)`,
+    ),
+    prune: db.prepare<[number, number], { revision: number }>(
+      `DELETE FROM ${CHANGES} WHERE (revision, key) IN
+         (SELECT revision, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING revision`,
+    ),
+    raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
+    ...rangeStatements(db),
+  };
 }
 
-function parseRevision(raw: unknown): number {
-  const parsed = JSON.parse(String(raw)) as { value?: unknown };
-  return typeof parsed.value === 'number' ? parsed.value : 0;
+/** Statements of the reader connection, prepared once. */
+function readerStatements(db: Database.Database) {
+  return {
+    /** runs `read` in one read transaction, so that everything it reads comes from one snapshot */
+    snapshot: <T>(read: () => T): T => db.transaction(read)(),
+    revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
+    compacted: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'compacted'`),
+    due: db.prepare<[number, number, number], { key: string }>(
+      `SELECT key FROM ${TABLE} WHERE exp <= ? UNION SELECT key FROM ${TABLE} WHERE del_at <= ? LIMIT ?`,
+    ),
+    changes: db.prepare<[number, string, string, number], { revision: number; key: string; version: number; deleted: number }>(
+      `SELECT revision, key, version, deleted FROM ${CHANGES} WHERE revision > ? AND key >= ? AND key < ?
+       ORDER BY revision, key LIMIT ?`,
+    ),
+    since: db.prepare<[number, number], { revision: number; key: string }>(
+      `SELECT revision, key FROM ${CHANGES} WHERE revision > ? ORDER BY revision, key LIMIT ?`,
+    ),
+    ...rangeStatements(db),
+  };
 }
 
-function decodeRows(rows: Array<Record<string, unknown>>): Array<[string, StoredRecord]> {
+/** Live records of a key range, in key order: `[lo, hi)` from the start, or after a key. */
+function rangeStatements(db: Database.Database) {
+  const live = 'del_at IS NULL AND (exp IS NULL OR exp > @now)';
+  return {
+    rangeFrom: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
+      `SELECT key, value FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    ),
+    rangeAfter: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
+      `SELECT key, value FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    ),
+  };
+}
+
+function range(statements: ReturnType<typeof rangeStatements>, query: RangeQuery): Row[] {
+  const params = { hi: query.hi, now: query.now, limit: query.limit };
+  // `after` below `lo` changes nothing; compared as SQLite compares (code points), not as JS compares (UTF-16).
+  return query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(query.lo)) >= 0
+    ? statements.rangeAfter.all({ ...params, lo: query.after })
+    : statements.rangeFrom.all({ ...params, lo: query.lo });
+}
+
+/** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
+function decodeRows(rows: Row[]): Array<[string, StoredRecord]> {
   const out: Array<[string, StoredRecord]> = [];
   for (const row of rows) {
-    const key = String(row.key);
-    try {
-      out.push([key, decodeRecord(key, String(row.value))]);
-    } catch {
-      // A corrupt row is skipped in listings; reading that key directly reports it.
-    }
+    const record = decode(row.value);
+    if (record) out.push([row.key, record]);
   }
   return out;
+}
+
+function decode(raw: string): StoredRecord | undefined {
+  try {
+    const record = (JSON.parse(raw) as { value?: unknown } | null)?.value;
+    return isRecord(record) ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A record as a transaction reads it. A corrupt row reads as a tombstone with `rev: 0` (no committed record has
+ * revision 0) and the version it had when that can still be read: the key then counts as absent, so it can be
+ * overwritten (with a version above the old one) or deleted, instead of failing every write forever.
+ */
+function decodeForWrite(raw: string): StoredRecord {
+  const record = decode(raw);
+  if (record) return record;
+  let ver = 0;
+  try {
+    const v = (JSON.parse(raw) as { value?: { ver?: unknown } } | null)?.value?.ver;
+    if (Number.isSafeInteger(v) && (v as number) > 0) ver = v as number;
+  } catch {
+    // not JSON at all
+  }
+  return { v: null, ver, rev: 0, at: 0, by: '', del: 1 };
 }
