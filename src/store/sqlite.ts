@@ -34,8 +34,8 @@ export interface SqliteOptions {
 const TABLE = 'blackboard';
 const META = 'blackboard_meta';
 const CHANGES = 'blackboard_changes';
-/** Where the previous version kept the revision: a row of the records table. */
-const OLD_REVISION_KEY = 'm\x1frevision';
+/** Where the previous version kept the revision and compaction mark: rows `m\x1frevision`, `m\x1fcompacted`. */
+const OLD_META_PREFIX = 'm\x1f';
 const SCHEMA = 2;
 /** How often a read re-checks the files' identity (writes check every time). */
 const READ_IDENTITY_MS = 1000;
@@ -259,7 +259,7 @@ export class SqliteBackend implements Backend {
   private readonly txReads: BackendTx = {
     get: async (key) => {
       const row = this.w.get.get(key);
-      return row === undefined ? undefined : decodeForWrite(row.value);
+      return row === undefined ? undefined : decodeForWrite(key, row.value);
     },
     list: async (query) => decodeRows(range(this.w, query)),
   };
@@ -552,23 +552,28 @@ function migrate(db: Database.Database): void {
         DROP INDEX IF EXISTS ${TABLE}_exp;
         CREATE INDEX IF NOT EXISTS ${TABLE}_expiry ON ${TABLE}(exp) WHERE exp IS NOT NULL;
         CREATE INDEX IF NOT EXISTS ${TABLE}_tombstones ON ${TABLE}(del_at) WHERE del_at IS NOT NULL;
-        CREATE TABLE IF NOT EXISTS ${CHANGES}(revision INTEGER NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
-          deleted INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (revision, key)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS ${CHANGES}(rev INTEGER NOT NULL, key TEXT NOT NULL, ver INTEGER NOT NULL,
+          del INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (rev, key)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS ${CHANGES}_at ON ${CHANGES}(at);
         INSERT OR IGNORE INTO ${META}(name, value) VALUES ('revision', 0), ('compacted', 0);`);
-      const old = db.prepare(`SELECT value FROM ${TABLE} WHERE key = ?`).get(OLD_REVISION_KEY) as { value: string } | undefined;
-      if (old) {
-        let revision = 0;
+      // The previous version kept the revision (and the compaction mark) as rows of the records table.
+      for (const name of ['revision', 'compacted']) {
+        const row = db.prepare(`SELECT value FROM ${TABLE} WHERE key = ?`).get(`${OLD_META_PREFIX}${name}`) as { value: string } | undefined;
+        if (!row) continue;
+        let old = 0;
         try {
-          const parsed = JSON.parse(old.value) as { value?: unknown };
-          if (Number.isSafeInteger(parsed.value)) revision = parsed.value as number;
+          const parsed = JSON.parse(row.value) as { value?: unknown };
+          if (Number.isSafeInteger(parsed.value)) old = parsed.value as number;
         } catch {
-          // an unreadable old revision: keep 0 and rely on the records' own revisions below
+          // unreadable: the revision is still raised past every record and change below
         }
-        const highest = (db.prepare(`SELECT max(json_extract(value, '$.value.rev')) AS rev FROM ${TABLE} WHERE json_valid(value)`).get() as { rev: number | null }).rev ?? 0;
-        db.prepare(`UPDATE ${META} SET value = max(value, ?, ?) WHERE name = 'revision'`).run(revision, highest);
-        db.prepare(`DELETE FROM ${TABLE} WHERE key = ?`).run(OLD_REVISION_KEY);
+        db.prepare(`UPDATE ${META} SET value = max(value, ?) WHERE name = ?`).run(old, name);
+        db.prepare(`DELETE FROM ${TABLE} WHERE key = ?`).run(`${OLD_META_PREFIX}${name}`);
       }
+      // Never below a revision that a record or a change already carries.
+      db.exec(`UPDATE ${META} SET value = max(value,
+          (SELECT coalesce(max(json_extract(value, '$.value.rev')), 0) FROM ${TABLE} WHERE json_valid(value)),
+          (SELECT coalesce(max(rev), 0) FROM ${CHANGES})) WHERE name = 'revision'`);
       db.prepare(`INSERT INTO ${META}(name, value) VALUES ('schema', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`).run(SCHEMA);
     }
     db.exec('COMMIT');
@@ -599,11 +604,11 @@ function writerStatements(db: Database.Database) {
     ),
     remove: db.prepare<[string]>(`DELETE FROM ${TABLE} WHERE key = ?`),
     log: db.prepare<[number, string, number, number, number]>(
-      `INSERT INTO ${CHANGES}(revision, key, version, deleted, at) VALUES (?, ?, ?, ?, ?)`,
+      `INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES (?, ?, ?, ?, ?)`,
     ),
     prune: db.prepare<[number, number], { revision: number }>(
-      `DELETE FROM ${CHANGES} WHERE (revision, key) IN
-         (SELECT revision, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING revision`,
+      `DELETE FROM ${CHANGES} WHERE (rev, key) IN
+         (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
     ),
     raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
     ...rangeStatements(db),
@@ -621,11 +626,11 @@ function readerStatements(db: Database.Database) {
       `SELECT key FROM ${TABLE} WHERE exp <= ? UNION SELECT key FROM ${TABLE} WHERE del_at <= ? LIMIT ?`,
     ),
     changes: db.prepare<[number, string, string, number], { revision: number; key: string; version: number; deleted: number }>(
-      `SELECT revision, key, version, deleted FROM ${CHANGES} WHERE revision > ? AND key >= ? AND key < ?
-       ORDER BY revision, key LIMIT ?`,
+      `SELECT rev AS revision, key, ver AS version, del AS deleted FROM ${CHANGES} WHERE rev > ? AND key >= ? AND key < ?
+       ORDER BY rev, key LIMIT ?`,
     ),
     since: db.prepare<[number, number], { revision: number; key: string }>(
-      `SELECT revision, key FROM ${CHANGES} WHERE revision > ? ORDER BY revision, key LIMIT ?`,
+      `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT ?`,
     ),
     ...rangeStatements(db),
   };
@@ -672,19 +677,11 @@ function decode(raw: string): StoredRecord | undefined {
 }
 
 /**
- * A record as a transaction reads it. A corrupt row reads as a tombstone with `rev: 0` (no committed record has
- * revision 0) and the version it had when that can still be read: the key then counts as absent, so it can be
- * overwritten (with a version above the old one) or deleted, instead of failing every write forever.
+ * A record as a transaction reads it: a corrupt row is reported as such (`CORRUPT_RECORD`), which lets the store
+ * overwrite or delete it instead of failing every write to that key.
  */
-function decodeForWrite(raw: string): StoredRecord {
+function decodeForWrite(key: string, raw: string): StoredRecord {
   const record = decode(raw);
-  if (record) return record;
-  let ver = 0;
-  try {
-    const v = (JSON.parse(raw) as { value?: { ver?: unknown } } | null)?.value?.ver;
-    if (Number.isSafeInteger(v) && (v as number) > 0) ver = v as number;
-  } catch {
-    // not JSON at all
-  }
-  return { v: null, ver, rev: 0, at: 0, by: '', del: 1 };
+  if (!record) throw corrupt(key);
+  return record;
 }
