@@ -27,7 +27,8 @@ export interface KeyvSqliteOptions {
  */
 export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
   readonly ttlSupport = false;
-  readonly opts: Required<Pick<KeyvSqliteOptions, 'table' | 'keySize'>> & KeyvSqliteOptions;
+  /** the options, with `dialect` and `url` as Keyv looks for them (Keyv iterates stores whose dialect it knows) */
+  readonly opts: Required<Pick<KeyvSqliteOptions, 'table' | 'keySize'>> & KeyvSqliteOptions & { dialect: 'sqlite'; url: string };
   namespace?: string;
   /** the connection, for callers that run their own statements beside Keyv's */
   readonly db: Database.Database;
@@ -49,7 +50,7 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
     const o = typeof options === 'string' ? { uri: options } : options;
     const table = String(o.table ?? 'keyv').replace(/[^A-Za-z0-9_]/g, '');
     if (!/^[A-Za-z_]/.test(table)) throw new Error(`Invalid table name "${o.table}": use letters, digits and _.`);
-    this.opts = { ...o, table, keySize: o.keySize ?? 255 };
+    this.opts = { ...o, table, keySize: o.keySize ?? 255, dialect: 'sqlite', url: o.uri ?? 'sqlite://:memory:' };
     this.owned = o.db === undefined;
     this.db = o.db ?? new Database((o.uri ?? ':memory:').replace(/^sqlite:\/\//, ''), { timeout: o.busyTimeout ?? 5000 });
     if (this.owned && o.wal) this.db.pragma('journal_mode = WAL');
