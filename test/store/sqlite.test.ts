@@ -1,10 +1,29 @@
+import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createHook } from 'node:async_hooks';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
+import type { CommitEvent, StoredRecord, Writes } from '../../src/store/types.js';
 import { tempDir } from '../contract/backends.js';
+import { connect, sleep } from '../helpers.js';
 
 // What only the SQLite backend has to get right.
+
+const opened: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((x) => x.close().catch(() => {})));
+});
+async function open(path: string, options: Parameters<typeof SqliteBackend.open>[1] = {}): Promise<SqliteBackend> {
+  const backend = await SqliteBackend.open(path, options);
+  opened.push(backend);
+  return backend;
+}
+const record = (v: StoredRecord['v'], ver = 1): Omit<StoredRecord, 'rev'> => ({ v, ver, at: Date.now(), by: 't' });
+const put = (entries: Record<string, StoredRecord['v']>): Writes =>
+  new Map(Object.entries(entries).map(([key, v]) => [key, { record: record(v), log: true }]));
+
 describe('SQLite backend', () => {
   it('many connections opening a brand-new file at once all succeed (no "database is locked")', async () => {
     for (let round = 0; round < 5; round++) {
@@ -19,8 +38,7 @@ describe('SQLite backend', () => {
 
   it('uses WAL, so readers are never blocked by a writer', async () => {
     const path = join(tempDir(), 'wal.db');
-    const backend = await SqliteBackend.open(path);
-    const store = new VersionedStore(backend, { sweepIntervalMs: 0 });
+    const store = new VersionedStore(await SqliteBackend.open(path), { sweepIntervalMs: 0 });
     // hold the write lock inside a transaction while reading through the store
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -29,11 +47,302 @@ describe('SQLite backend', () => {
       await held;
       return {};
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(await store.get('k')).toBeUndefined(); // not blocked, and never a dirty read
     release();
     await writing;
     expect((await store.get('k'))!.value).toBe('uncommitted');
     await store.close();
+  });
+});
+
+describe('group commit', () => {
+  it('concurrent transactions share one commit; each sees the earlier ones; results and errors stay per call', async () => {
+    const backend = await open(join(tempDir(), 'group.db'));
+    await backend.transaction(async () => ({ result: 0, writes: put({ seed: 1 }) }));
+    const before = { ...backend.stats };
+    const failure = new Error('this one fails');
+    const calls = Array.from({ length: 20 }, (_, i) =>
+      backend.transaction(async (tx, context) => {
+        if (i === 7) throw failure;
+        // every call reads the one before it: the batch's earlier writes are visible, the failed one's are not
+        const previous = i === 0 ? undefined : await tx.get(`k${i - 1}`);
+        return { result: { sawPrevious: previous?.v ?? null, revision: context.revision }, writes: put({ [`k${i}`]: i }) };
+      }),
+    );
+    const settled = await Promise.allSettled(calls);
+    expect(backend.stats.commits - before.commits).toBe(1);
+    expect(backend.stats.transactions - before.transactions).toBe(19);
+    expect(settled[7]).toEqual({ status: 'rejected', reason: failure });
+    const revisions: number[] = [];
+    for (const [i, outcome] of settled.entries()) {
+      if (i === 7) continue;
+      expect(outcome.status).toBe('fulfilled');
+      const { result, revision } = (outcome as PromiseFulfilledResult<{ result: { sawPrevious: unknown; revision: number }; revision: number }>).value;
+      expect(result.sawPrevious).toBe(i === 0 || i === 8 ? null : i - 1);
+      expect(revision).toBe(result.revision + 1);
+      revisions.push(revision);
+      expect((await backend.get(`k${i}`))!.rev).toBe(revision);
+    }
+    expect(await backend.get('k7')).toBeUndefined();
+    // one revision per writing transaction, in order, all above the seed's
+    expect(revisions).toEqual([...revisions].sort((a, b) => a - b));
+    expect(new Set(revisions).size).toBe(19);
+    expect(await backend.revision()).toBe(revisions[revisions.length - 1]);
+    const log = await backend.changes({ after: 1, lo: '', hi: '\u{10ffff}', limit: 100 });
+    expect(log.changes.map((c) => c.key)).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).filter((k) => k !== 'k7'));
+  });
+
+  it('a write that SQLite refuses undoes only its own transaction', async () => {
+    const backend = await open(join(tempDir(), 'refused.db'));
+    const bad: Writes = new Map([['x', { record: { ...record(1), exp: Symbol('not bindable') as unknown as number }, log: true }]]);
+    const [a, b, c] = await Promise.allSettled([
+      backend.transaction(async () => ({ result: 'a', writes: put({ a: 1 }) })),
+      backend.transaction(async () => ({ result: 'b', writes: new Map([...put({ b: 1 }), ...bad]) })),
+      backend.transaction(async () => ({ result: 'c', writes: put({ c: 1 }) })),
+    ]);
+    expect(a.status).toBe('fulfilled');
+    expect(b.status).toBe('rejected');
+    expect(c.status).toBe('fulfilled');
+    expect(await backend.get('a')).toBeDefined();
+    expect(await backend.get('b')).toBeUndefined();
+    expect(await backend.get('c')).toBeDefined();
+  });
+
+  it('waits for another process\'s write lock without blocking the event loop, and gives up after the busy timeout', async () => {
+    const path = join(tempDir(), 'locked.db');
+    const backend = await open(path, { busyTimeoutMs: 300 });
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    try {
+      const waiting = backend.transaction(async () => ({ result: 1, writes: put({ k: 1 }) }));
+      await sleep(150);
+      expect(ticks).toBeGreaterThan(3); // the loop kept running while the transaction waited (blocked: 0)
+      other.exec('COMMIT');
+      await expect(waiting).resolves.toMatchObject({ result: 1 });
+      other.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      await expect(backend.transaction(async () => ({ result: 2, writes: put({ k: 2 }) }))).rejects.toMatchObject({
+        code: expect.stringMatching(/^SQLITE_BUSY/),
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      clearInterval(ticker);
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+});
+
+describe('the file identity check', () => {
+  it.each(['removed', 'replaced'])('a -wal file %s under a running backend fails writes and then reads with STORE_UNAVAILABLE', async (how) => {
+    const dir = tempDir();
+    const path = join(dir, 'store.db');
+    const store = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
+    await store.transact((tx) => tx.set('k', 1, { by: 'a' }));
+    if (how === 'removed') rmSync(`${path}-wal`);
+    else {
+      copyFileSync(`${path}-wal`, join(dir, 'other-wal'));
+      renameSync(join(dir, 'other-wal'), `${path}-wal`);
+    }
+    const gone = { code: 'STORE_UNAVAILABLE', details: { cause: 'STORE_FILE_GONE' } };
+    await expect(store.transact((tx) => tx.set('k', 2, { by: 'a' }))).rejects.toMatchObject(gone);
+    await expect(store.get('k')).rejects.toMatchObject(gone);
+    await expect(store.list({ lo: '', hi: '\u{10ffff}', limit: 10 })).rejects.toMatchObject(gone);
+  });
+
+  it('reads alone notice a removed database within about a second, without a stat on every read', async () => {
+    const path = join(tempDir(), 'store.db');
+    const store = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
+    await store.transact((tx) => tx.set('k', 1, { by: 'a' }));
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix);
+    const deadline = Date.now() + 3000;
+    let error: unknown;
+    while (Date.now() < deadline && !error) {
+      await store.get('k').catch((e: unknown) => (error = e));
+      await sleep(50);
+    }
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', details: { cause: 'STORE_FILE_GONE' } });
+  });
+});
+
+describe('commits of other processes', () => {
+  const collect = (backend: SqliteBackend) => {
+    const events: CommitEvent[] = [];
+    const stop = backend.onForeignCommit((e) => events.push(e));
+    return { events, stop };
+  };
+  const until = async (check: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!check() && Date.now() < deadline) await sleep(2);
+    return check();
+  };
+
+  it('arrive through the notify file within milliseconds, with their keys, one event per commit', async () => {
+    const path = join(tempDir(), 'notify.db');
+    const watcher = await open(path, { pollMs: 60_000 }); // the safety poll cannot be what delivers them
+    const writer = await open(path);
+    const { events, stop } = collect(watcher);
+    const started = performance.now();
+    const { revision } = await writer.transaction(async () => ({ result: null, writes: put({ a: 1, b: 2 }) }));
+    expect(await until(() => events.length > 0, 2000)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(events).toEqual([{ revision, keys: ['a', 'b'] }]);
+    // two concurrent transactions in one group commit are still two commit events
+    await Promise.all([
+      writer.transaction(async () => ({ result: null, writes: put({ c: 1 }) })),
+      writer.transaction(async () => ({ result: null, writes: put({ d: 1 }) })),
+    ]);
+    expect(await until(() => events.length >= 3, 2000)).toBe(true);
+    expect(events.slice(1)).toEqual([
+      { revision: revision + 1, keys: ['c'] },
+      { revision: revision + 2, keys: ['d'] },
+    ]);
+    stop();
+  });
+
+  it('still arrive by the slow poll where the notify file cannot be used', async () => {
+    const path = join(tempDir(), 'nowatch.db');
+    mkdirSync(`${path}-notify`); // a directory in its place: no process can write the notification
+    const slow = await open(path, { pollMs: 60_000 });
+    const polling = await open(path, { pollMs: 100 });
+    const writer = await open(path);
+    const slowEvents = collect(slow);
+    const polled = collect(polling);
+    await writer.transaction(async () => ({ result: null, writes: put({ a: 1 }) }));
+    expect(await until(() => polled.events.length > 0, 3000)).toBe(true);
+    expect(polled.events).toEqual([{ revision: 1, keys: ['a'] }]);
+    expect(slowEvents.events).toEqual([]);
+    slowEvents.stop();
+    polled.stop();
+  });
+
+  it('report a gap when the change log was pruned past what the listener saw', async () => {
+    const path = join(tempDir(), 'gap.db');
+    mkdirSync(`${path}-notify`); // no notifications: the watcher reads on its poll only, after all of this
+    const watcher = await open(path, { pollMs: 700 });
+    const writer = await open(path);
+    const { events, stop } = collect(watcher);
+    await writer.transaction(async () => ({ result: null, writes: new Map([['a', { record: record(1), log: false }]]) }));
+    await writer.transaction(async () => ({ result: null, writes: put({ b: 1 }) }));
+    expect(await writer.pruneChanges(Date.now() + 1000, 100)).toBe(1);
+    await writer.transaction(async () => ({ result: null, writes: put({ c: 1 }) }));
+    expect(events).toEqual([]);
+    expect(await until(() => events.length > 0, 3000)).toBe(true);
+    expect(events).toEqual([{ gap: true }]);
+    // after the gap, commits arrive with their keys again
+    await writer.transaction(async () => ({ result: null, writes: put({ d: 1 }) }));
+    expect(await until(() => events.length > 1, 3000)).toBe(true);
+    expect(events[1]).toEqual({ revision: 4, keys: ['d'] });
+    stop();
+  });
+
+  it('nobody listening: no timers, no watchers, no reads; they come with the first listener and go with the last', async () => {
+    // Every timer and file watcher the backend creates, told apart from the test runner's by where it was made.
+    const made = new Map<number, string>();
+    const gone = new Set<number>();
+    const hook = createHook({
+      init(id, type) {
+        if ((type === 'Timeout' || type === 'FSEVENTWRAP') && /src[\\/]store[\\/]sqlite\.ts/.test(new Error().stack ?? '')) made.set(id, type);
+      },
+      destroy(id) {
+        gone.add(id);
+      },
+    });
+    const path = join(tempDir(), 'idle.db');
+    const elsewhere = await open(path);
+    const backend = await open(path);
+    const idle = sleep(1500); // made before the hook, so it is not counted
+    hook.enable();
+    try {
+      await backend.transaction(async () => ({ result: null, writes: put({ a: 1 }) }));
+      await elsewhere.transaction(async () => ({ result: null, writes: put({ b: 1 }) }));
+      await backend.get('a');
+      await idle;
+      expect([...made.values()]).toEqual([]);
+      const first = backend.onForeignCommit(() => {});
+      const second = backend.onForeignCommit(() => {});
+      expect([...made.values()].sort()).toEqual(['FSEVENTWRAP', 'Timeout']);
+      first();
+      second();
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect([...made.keys()].filter((id) => !gone.has(id))).toEqual([]);
+    } finally {
+      hook.disable();
+    }
+  });
+});
+
+describe('files of the previous version', () => {
+  /** A database as the previous version (@keyv/sqlite 4 + node-sqlite3) left it, built with raw SQL. */
+  function oldFile(path: string): void {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec(`CREATE TABLE blackboard(key VARCHAR(4096) PRIMARY KEY, value TEXT);
+      CREATE INDEX blackboard_exp ON blackboard(json_extract(value, '$.value.exp')) WHERE json_extract(value, '$.value.exp') IS NOT NULL;`);
+    const insert = db.prepare('INSERT INTO blackboard(key, value) VALUES (?, ?)');
+    const now = Date.now();
+    insert.run('m\x1frevision', JSON.stringify({ value: 7 }));
+    insert.run('d\x1f-\x1fglobal\x1fkept', JSON.stringify({ value: { v: { a: [1, 2.5, 'x'] }, ver: 3, rev: 6, at: now, by: 'old' } }));
+    insert.run('d\x1f-\x1fglobal\x1fexpired', JSON.stringify({ value: { v: 1, ver: 1, rev: 4, at: now, by: 'old', exp: now - 1000 } }));
+    insert.run('d\x1f-\x1fglobal\x1flater', JSON.stringify({ value: { v: 2, ver: 1, rev: 7, at: now, by: 'old', exp: now + 3_600_000 } }));
+    db.close();
+  }
+
+  it('keep working: several processes upgrade one at once; records, revision and expiry carry over', async () => {
+    const path = join(tempDir(), 'old.db');
+    oldFile(path);
+    const backends = await Promise.all(Array.from({ length: 4 }, () => open(path)));
+    const [b] = backends;
+    expect(await b.revision()).toBe(7);
+    expect(await b.get('d\x1f-\x1fglobal\x1fkept')).toEqual({ v: { a: [1, 2.5, 'x'] }, ver: 3, rev: 6, at: expect.any(Number), by: 'old' });
+    expect(await b.get('m\x1frevision')).toBeUndefined(); // the old revision row became metadata
+    const listed = await b.list({ lo: 'd\x1f', hi: 'd\x20', limit: 10, now: Date.now() });
+    expect(listed.rows.map(([key]) => key)).toEqual(['d\x1f-\x1fglobal\x1fkept', 'd\x1f-\x1fglobal\x1flater']);
+    expect(await b.due({ now: Date.now(), tombstonesBefore: 0, limit: 10 })).toEqual(['d\x1f-\x1fglobal\x1fexpired']);
+    const store = new VersionedStore(backends[1], { sweepIntervalMs: 0 });
+    const { result, revision } = await store.transact((tx) => tx.set('d\x1f-\x1fglobal\x1fkept', 'new', { by: 'new' }));
+    expect(result.version).toBe(4);
+    expect(revision).toBe(8);
+    // opening again changes nothing
+    const again = await open(path);
+    expect(await again.revision()).toBe(8);
+    expect((await again.get('d\x1f-\x1fglobal\x1fkept'))!.v).toBe('new');
+  });
+});
+
+describe('a corrupt record', () => {
+  it('fails reads with CORRUPT_RECORD but can be overwritten with state_set and deleted with state_delete', async () => {
+    const path = join(tempDir(), 'corrupt.db');
+    const store = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
+    const agent = await connect({ store });
+    try {
+      await agent.ok('state_set', { key: 'broken', value: 1 });
+      await agent.ok('state_set', { key: 'broken', value: 2 });
+      await agent.ok('state_set', { key: 'gone', value: 1 });
+      await agent.ok('state_set', { key: 'fine', value: 1 });
+      const raw = new Database(path);
+      const damage = raw.prepare(`UPDATE blackboard SET value = ? WHERE substr(key, -length(?)) = ?`);
+      damage.run('{"value": {"v": 1', '\x1fbroken', '\x1fbroken');
+      damage.run('{"value": {"v": 1}}', '\x1fgone', '\x1fgone');
+      raw.close();
+      for (const key of ['broken', 'gone']) {
+        const error = await agent.err('state_get', { key });
+        expect(error.code).toBe('STORE_UNAVAILABLE');
+        expect(error.details).toMatchObject({ cause: 'CORRUPT_RECORD' });
+      }
+      // listings skip what cannot be read
+      expect((await agent.ok('state_list', {})).keys.map((e: { key: string }) => e.key)).toEqual(['fine']);
+      const written = await agent.ok('state_set', { key: 'broken', value: 'repaired' });
+      expect(written.version).toBeGreaterThan(2);
+      expect(await agent.ok('state_get', { key: 'broken' })).toMatchObject({ found: true, value: 'repaired' });
+      expect(await agent.ok('state_delete', { key: 'gone' })).toMatchObject({ deleted: true });
+      expect(await agent.ok('state_get', { key: 'gone' })).toMatchObject({ found: false });
+    } finally {
+      await agent.close();
+    }
   });
 });
