@@ -1,28 +1,29 @@
-// npm run bench: every figure is a ratio against a baseline measured in this same run (medians; the machine is
-// noisy). Prints a table and writes bench/results/latest.json. Not part of npm test.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// npm run bench: every figure set against a baseline measured in the same run, in interleaved rounds (the floor,
+// then the operation, round after round), reported as the median of the per-round ratios, with its target and
+// whether it is met. Extra stores: BENCH_POSTGRES_URL, BENCH_REDIS_URL (each adds a column; unset = skipped).
+// Prints the table on stdout, progress on stderr, and writes bench/results/latest.json. Not part of npm test.
+import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { SqliteBackend } from '../dist/store/sqlite.js';
-import { VersionedStore } from '../dist/store/versioned-store.js';
-import { storageKey } from '../dist/store/keys.js';
-import { createServer } from '../dist/server.js';
-import { defaultConfig } from '../dist/config.js';
+import { openBackend } from '../dist/store/open.js';
+import { dataKey } from '../dist/keyspace.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const CLI = join(here, '..', 'dist', 'cli.js');
 const FLOOR = join(here, 'floor-server.mjs');
-const PEER = join(here, '..', 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+const SERVER_MEMORY = join(here, '..', 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+const MEMORY_KEEPER = join(here, '..', 'node_modules', 'mcp-memory-keeper', 'dist', 'index.js');
 const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = QUICK ? 3 : 9;
+const CALLS = QUICK ? 60 : 200; // sequential calls per series; a round runs one series of the floor and one of the operation
+const HEADLINE_KEYS = 1_000;
 const SCALES = QUICK ? [1_000, 10_000] : [1_000, 100_000, 1_000_000];
+const SHARED_SCALES = QUICK ? [1_000, 10_000] : [1_000, 100_000]; // Postgres and Redis are filled over the network
 const PEER_SIZES = QUICK ? [1_000] : [1_000, 10_000, 50_000];
-const CALLS = QUICK ? 300 : 2000;
 const work = mkdtempSync(join(tmpdir(), 'bb-bench-'));
-const results = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, floor: {}, ours: {}, scale: [], peer: [], concurrency: {}, watch: {} };
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -31,13 +32,32 @@ const median = (xs) => {
 const r2 = (x) => Math.round(x * 100) / 100;
 const r3 = (x) => Math.round(x * 1000) / 1000;
 const log = (...a) => console.error('[bench]', ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pad8 = (i) => String(i).padStart(8, '0');
 
-async function spawn(command, args, env = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [command, ...args], env: { ...process.env, ...env }, stderr: 'ignore' });
+// --- stores ----------------------------------------------------------------------------------------------------------
+/** Every store measured: SQLite always; Postgres and Redis when their URL is given. Each `url(tag)` is a fresh store. */
+const stores = [{ name: 'sqlite', url: (tag) => `sqlite://${join(work, `${tag}.db`)}`, scales: SCALES }];
+const withParam = (url, name, value) => `${url}${url.includes('?') ? '&' : '?'}${name}=${encodeURIComponent(value)}`;
+const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+if (process.env.BENCH_POSTGRES_URL) {
+  stores.push({ name: 'postgres', url: (tag) => withParam(process.env.BENCH_POSTGRES_URL, 'schema', `bench_${tag.replace(/\W/g, '_')}_${unique()}`), scales: SHARED_SCALES });
+}
+if (process.env.BENCH_REDIS_URL) {
+  stores.push({ name: 'redis', url: (tag) => withParam(process.env.BENCH_REDIS_URL, 'prefix', `bench:${tag}:${unique()}:`), scales: SHARED_SCALES });
+}
+
+// --- processes and calls ---------------------------------------------------------------------------------------------
+const running = new Set();
+async function spawn(command, args, env = {}, cwd = undefined) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [command, ...args], env: { ...process.env, ...env }, stderr: 'ignore', cwd });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
-  return { client, pid: transport.pid, close: () => client.close() };
+  const handle = { client, pid: transport.pid, close: async () => { running.delete(handle); await client.close(); } };
+  running.add(handle);
+  return handle;
 }
+const ours = (url, extra = []) => spawn(CLI, ['--store', url, '--agent', 'bench', ...extra]);
 
 async function call(client, name, args) {
   const r = await client.callTool({ name, arguments: args });
@@ -45,226 +65,340 @@ async function call(client, name, args) {
   return r;
 }
 
-/** Median milliseconds of `n` sequential calls after `warm` unmeasured ones. */
-async function timeCalls(client, name, argsOf, n = CALLS, warm = Math.min(200, n)) {
-  for (let i = 0; i < warm; i++) await call(client, name, argsOf(i));
+/** Median milliseconds of `n` sequential calls (after a few unmeasured ones). */
+async function series(client, name, argsOf, n = CALLS) {
+  const once = await sampler(client, name, argsOf);
   const times = [];
-  for (let i = 0; i < n; i++) {
-    const args = argsOf(warm + i);
+  for (let i = 0; i < n; i++) times.push(await once(i));
+  return median(times);
+}
+
+/** A function timing one call (ms), after a few unmeasured ones. */
+async function sampler(client, name, argsOf) {
+  for (let i = 0; i < 5; i++) await call(client, name, argsOf(i + 1_000_000));
+  return async (i) => {
+    const args = argsOf(i);
     const t = performance.now();
     await call(client, name, args);
-    times.push(performance.now() - t);
-  }
-  return median(times);
+    return performance.now() - t;
+  };
 }
 
 function peakRssMb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return r2(kb / 1024);
+  return r2(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
-/** Fills a SQLite store with `n` keys in the global scope through the store API (not MCP), in big transactions. */
-async function fill(path, n) {
-  const store = new VersionedStore(await SqliteBackend.open(path, { synchronous: 'NORMAL' }), { sweepIntervalMs: 0 });
-  const now = Date.now();
-  for (let i = 0; i < n; i += 10_000) {
-    await store.transact(async (tx) => {
-      for (let j = i; j < Math.min(n, i + 10_000); j++) {
-        tx.putEntry(storageKey('d', '-', 'global', `key/${String(j).padStart(8, '0')}`), { value: { n: j, text: 'some agent state' }, version: 1, updatedAt: now, updatedBy: 'bench' });
-      }
-      return {};
-    });
-  }
-  await store.close();
-}
-
-/** The four measured operations against our server on `path`, as medians in ms. */
-async function measureOurs(path, n, calls = CALLS) {
-  const s = await spawn(CLI, ['--store', `sqlite://${path}`, '--agent', 'bench']);
-  const key = (i) => `key/${String((i * 7919) % n).padStart(8, '0')}`;
-  const out = {
-    state_get: await timeCalls(s.client, 'state_get', (i) => ({ key: key(i) }), calls),
-    state_set: await timeCalls(s.client, 'state_set', (i) => ({ key: key(i), value: { n: i, text: 'updated state' } }), calls),
-    state_update: await timeCalls(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 }), calls),
-    state_list: await timeCalls(s.client, 'state_list', (i) => ({ prefix: 'key/', limit: 100, ...(i % 2 ? {} : {}) }), Math.min(calls, 500)),
+/** Times one fdatasync after a 4 KiB overwrite in `dir` (the store's disk): what one durable commit must cost. */
+function fdatasyncProbe(dir) {
+  const fd = openSync(join(dir, 'fdatasync.probe'), 'w');
+  const block = Buffer.alloc(4096, 1);
+  writeSync(fd, block, 0, block.length, 0);
+  fdatasyncSync(fd);
+  const once = () => {
+    writeSync(fd, block, 0, block.length, 0);
+    const t = performance.now();
+    fdatasyncSync(fd);
+    return performance.now() - t;
   };
-  out.rssMb = peakRssMb(s.pid);
-  await s.close();
-  return out;
+  once.close = () => {
+    closeSync(fd);
+    unlinkSync(join(dir, 'fdatasync.probe'));
+  };
+  return once;
 }
 
-// --- floor and ours ---------------------------------------------------------------------------------------------
-log('floor: SDK server with one no-op tool');
-{
-  const floor = await spawn(FLOOR, []);
-  results.floor.noop = await timeCalls(floor.client, 'noop', (i) => ({ key: `k${i}` }));
-  results.floor.rssMb = peakRssMb(floor.pid);
-  await floor.close();
+/** Fills a store with `n` keys of the global scope through the backend seam, 10,000 per transaction. */
+async function fill(url, n) {
+  const backend = await openBackend(url, { synchronous: 'NORMAL' });
+  const at = Date.now();
+  for (let i = 0; i < n; i += 10_000) {
+    const writes = new Map();
+    for (let j = i; j < Math.min(n, i + 10_000); j++) {
+      writes.set(dataKey(undefined, 'global', `key/${pad8(j)}`), { record: { v: { n: j, text: 'some agent state' }, ver: 1, at, by: 'bench' }, log: false });
+    }
+    await backend.transaction(async () => ({ result: null, writes }));
+  }
+  await backend.close();
 }
 
-// --- scale (the smallest size is also the headline comparison with the floor) -------------------------------------
-for (const n of SCALES) {
-  log(`scale: ${n} keys (fill through the store API)`);
-  const path = join(work, `scale-${n}.db`);
-  const t = performance.now();
-  await fill(path, n);
-  const fillSeconds = r2((performance.now() - t) / 1000);
-  const m = await measureOurs(path, n, n >= 1_000_000 ? Math.min(CALLS, 1000) : CALLS);
-  results.scale.push({ keys: n, fillSeconds, ...Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'rssMb' ? v : r3(v)])) });
-  rmSync(path, { force: true });
-}
-results.ours = results.scale[0];
-{
-  log('state_set with --sync normal (survives kill -9, not power loss)');
-  const path = join(work, 'normal.db');
-  await fill(path, SCALES[0]);
-  const s = await spawn(CLI, ['--store', `sqlite://${path}`, '--sync', 'normal']);
-  results.ours.state_set_sync_normal = r3(await timeCalls(s.client, 'state_set', (i) => ({ key: `key/${String(i % SCALES[0]).padStart(8, '0')}`, value: { n: i } })));
-  await s.close();
+/**
+ * Interleaved rounds: in each round, for each operation, its calls alternate one by one with calls of its baseline
+ * (the disk and the machine are shared and noisy: both see the same moment). Returns, per operation, the median of
+ * its per-round ratios (median of its calls / median of the baseline's), and the medians in ms.
+ */
+async function rounds(ops, count = ROUNDS, n = CALLS) {
+  const ratios = Object.fromEntries(ops.map((op) => [op.label, []]));
+  const ms = Object.fromEntries(ops.map((op) => [op.label, []]));
+  const base = Object.fromEntries(ops.map((op) => [op.label, []]));
+  for (let r = 0; r < count; r++) {
+    for (const op of ops) {
+      const b = [];
+      const m = [];
+      for (let i = 0; i < (op.calls ?? n); i++) {
+        b.push(await op.baseline(i));
+        m.push(await op.run(i));
+      }
+      ratios[op.label].push(median(m) / median(b));
+      ms[op.label].push(median(m));
+      base[op.label].push(median(b));
+    }
+  }
+  return Object.fromEntries(
+    ops.map((op) => [op.label, { ratio: r2(median(ratios[op.label])), ms: r3(median(ms[op.label])), baseMs: r3(median(base[op.label])) }]),
+  );
 }
 
-// --- peer: @modelcontextprotocol/server-memory -------------------------------------------------------------------
+// --- the measures ------------------------------------------------------------------------------------------------------
+const results = { machine: { node: process.version, cpus: cpus().length, quick: QUICK }, stores: {}, peers: [] };
+const figures = []; // { figure, target, met(store) , value(store) }
+const floor = await spawn(FLOOR, []);
+const noop = await sampler(floor.client, 'noop', (i) => ({ key: `k${i}` }));
+const keyOf = (n) => (i) => `key/${pad8((i * 7919) % n)}`;
+const fsync = fdatasyncProbe(work);
+const fsyncMs = [];
+const floorPlusFsync = async (i) => {
+  const f = fsync();
+  fsyncMs.push(f);
+  return (await noop(i)) + f;
+};
+
+for (const store of stores) {
+  const out = (results.stores[store.name] = {});
+
+  // Latency against the floor, at 1,000 keys.
+  log(`${store.name}: latency against the SDK floor, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
+  {
+    const url = store.url('headline');
+    await fill(url, HEADLINE_KEYS);
+    const s = await ours(url);
+    const normal = store.name === 'sqlite' ? await ours(url, ['--sync', 'normal']) : undefined;
+    // memory:// runs the same tool layer over a Map: what the tools cost without any store
+    const memory = store.name === 'sqlite' ? await ours('memory://') : undefined;
+    const key = keyOf(HEADLINE_KEYS);
+    const durable = store.name === 'sqlite';
+    const ops = [
+      { label: 'state_get', baseline: noop, run: await sampler(s.client, 'state_get', (i) => ({ key: key(i) })) },
+      {
+        label: 'state_set',
+        baseline: durable ? floorPlusFsync : noop,
+        run: await sampler(s.client, 'state_set', (i) => ({ key: key(i), value: { n: i, text: 'updated state' } })),
+      },
+      ...(normal ? [{ label: 'state_set_normal', baseline: noop, run: await sampler(normal.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })) }] : []),
+      { label: 'state_update', baseline: noop, run: await sampler(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 })) },
+      { label: 'state_list', baseline: noop, run: await sampler(s.client, 'state_list', () => ({ prefix: 'key/', limit: 100 })), calls: Math.ceil(CALLS / 2) },
+      ...(memory
+        ? [
+            { label: 'memory_get', baseline: noop, run: await sampler(memory.client, 'state_get', (i) => ({ key: key(i) })) },
+            { label: 'memory_set', baseline: noop, run: await sampler(memory.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })) },
+          ]
+        : []),
+    ];
+    out.latency = await rounds(ops);
+    out.latency.rssMb = peakRssMb(s.pid);
+    await s.close();
+    await normal?.close();
+    await memory?.close();
+  }
+
+  // Cross-process watch wake-up: a watch in one process, a write in another after a random 5-45 ms pause.
+  log(`${store.name}: cross-process watch wake-up`);
+  {
+    const url = store.url('watch');
+    const a = await ours(url);
+    const b = await ours(url);
+    const afterReply = [];
+    const afterSend = [];
+    const trials = QUICK ? 20 : 60;
+    for (let i = 0; i < trials + 5; i++) {
+      const key = `w${i}`;
+      let woke = 0;
+      const waiting = call(a.client, 'watch', { key, timeoutMs: 10_000 }).then(() => (woke = performance.now()));
+      await sleep(5 + Math.random() * 40);
+      const sent = performance.now();
+      await call(b.client, 'state_set', { key, value: i });
+      const replied = performance.now();
+      await waiting;
+      if (i < 5) continue; // warm-up
+      afterReply.push(woke - replied);
+      afterSend.push(woke - sent);
+    }
+    out.watch = { afterReplyMs: r2(median(afterReply)), afterSendMs: r2(median(afterSend)), trials };
+    await a.close();
+    await b.close();
+  }
+
+  // 8 processes x 4 in flight incrementing one key, against the same harness driving no-op servers.
+  log(`${store.name}: 8 processes x 4 in flight on one key, against 8 no-op servers`);
+  {
+    const processes = 8;
+    const lanes = 4;
+    const per = QUICK ? 40 : 200; // calls per process per run
+    const drive = async (servers, tool, argsOf) => {
+      const t = performance.now();
+      await Promise.all(servers.map(async (s) => {
+        await Promise.all(Array.from({ length: lanes }, async () => {
+          for (let i = 0; i < per / lanes; i++) await call(s.client, tool, argsOf());
+        }));
+      }));
+      return (processes * per) / ((performance.now() - t) / 1000);
+    };
+    const url = store.url('concurrency');
+    const servers = await Promise.all(Array.from({ length: processes }, () => ours(url)));
+    const noops = await Promise.all(Array.from({ length: processes }, () => spawn(FLOOR, [])));
+    const ratios = [];
+    const ourOps = [];
+    const ceilingOps = [];
+    let exact = true;
+    for (let r = 0; r < (QUICK ? 2 : 3); r++) {
+      const ceiling = await drive(noops, 'noop', () => ({ key: 'k' }));
+      const key = `hits-${r}`;
+      const ops = await drive(servers, 'state_update', () => ({ key, op: 'increment', value: 1 }));
+      const final = (await call(servers[0].client, 'state_get', { key })).structuredContent.value;
+      if (final !== processes * per) exact = false;
+      ratios.push(ops / ceiling);
+      ourOps.push(ops);
+      ceilingOps.push(ceiling);
+    }
+    out.concurrency = { opsPerSecond: Math.round(median(ourOps)), ceilingOpsPerSecond: Math.round(median(ceilingOps)), ratio: r2(median(ratios)), exact };
+    await Promise.all([...servers, ...noops].map((s) => s.close()));
+  }
+
+  // Scale: the same operations at growing sizes, each against the floor in interleaved rounds.
+  out.scale = [];
+  for (const n of store.scales) {
+    log(`${store.name}: scale, ${n} keys`);
+    const url = store.url(`scale-${n}`);
+    const t = performance.now();
+    await fill(url, n);
+    const fillSeconds = r2((performance.now() - t) / 1000);
+    const s = await ours(url);
+    const key = keyOf(n);
+    const calls = Math.ceil(CALLS / 2);
+    const m = await rounds(
+      [
+        { label: 'state_get', baseline: noop, run: await sampler(s.client, 'state_get', (i) => ({ key: key(i) })) },
+        { label: 'state_set', baseline: noop, run: await sampler(s.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })) },
+        { label: 'state_update', baseline: noop, run: await sampler(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 })) },
+        { label: 'state_list', baseline: noop, run: await sampler(s.client, 'state_list', () => ({ prefix: 'key/', limit: 100 })) },
+      ],
+      QUICK ? 3 : 5,
+      calls,
+    );
+    out.scale.push({ keys: n, fillSeconds, rssMb: peakRssMb(s.pid), ...m });
+    await s.close();
+  }
+}
+
+// Peers: the same number of entries, their write and read tools against ours, interleaved.
 for (const n of PEER_SIZES) {
-  log(`peer: server-memory vs ours at ${n} entries`);
-  const file = join(work, `memory-${n}.jsonl`);
-  const peer = await spawn(PEER, [], { MEMORY_FILE_PATH: file });
+  log(`peers at ${n} entries: @modelcontextprotocol/server-memory, mcp-memory-keeper, ours`);
+  const memFile = join(work, `server-memory-${n}.jsonl`);
+  const mem = await spawn(SERVER_MEMORY, [], { MEMORY_FILE_PATH: memFile });
   for (let i = 0; i < n; i += 1000) {
     const entities = Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ name: `entity-${i + j}`, entityType: 'note', observations: ['some agent state'] }));
-    await call(peer.client, 'create_entities', { entities });
+    await call(mem.client, 'create_entities', { entities });
   }
-  const peerCalls = n >= 50_000 ? 20 : n >= 10_000 ? 50 : 200;
-  const theirs = await timeCalls(peer.client, 'create_entities', (i) => ({ entities: [{ name: `new-${i}`, entityType: 'note', observations: ['x'] }] }), peerCalls, 5);
-  await peer.close();
-  const path = join(work, `peer-${n}.db`);
-  await fill(path, n);
-  const s = await spawn(CLI, ['--store', `sqlite://${path}`]);
-  const ours = await timeCalls(s.client, 'state_set', (i) => ({ key: `new-${i}`, value: { entityType: 'note', observations: ['x'] } }), 300, 50);
-  await s.close();
-  results.peer.push({ entries: n, serverMemoryWriteMs: r2(theirs), oursWriteMs: r2(ours), speedup: r2(theirs / ours) });
-}
-
-// --- concurrency: 8 processes on one SQLite file -----------------------------------------------------------------
-async function concurrent(processes, perProcess, keyOf) {
-  const path = join(work, `conc-${processes}-${Math.random().toString(36).slice(2)}.db`);
-  const servers = await Promise.all(Array.from({ length: processes }, () => spawn(CLI, ['--store', `sqlite://${path}`])));
-  const t = performance.now();
-  await Promise.all(servers.map(async (s, p) => {
-    const lanes = 4;
-    await Promise.all(Array.from({ length: lanes }, async () => {
-      for (let i = 0; i < perProcess / lanes; i++) await call(s.client, 'state_update', { key: keyOf(p), op: 'increment', value: 1 });
-    }));
-  }));
-  const seconds = (performance.now() - t) / 1000;
-  let total = 0;
-  for (let p = 0; p < processes; p++) {
-    if (p > 0 && keyOf(p) === keyOf(0)) continue;
-    const r = await call(servers[0].client, 'state_get', { key: keyOf(p) });
-    total += r.structuredContent.value;
+  const keeperDir = join(work, `memory-keeper-${n}`);
+  mkdirSync(keeperDir);
+  const keeper = await spawn(MEMORY_KEEPER, [], { DATA_DIR: keeperDir });
+  for (let i = 0; i < n; i += 100) {
+    const items = Array.from({ length: Math.min(100, n - i) }, (_, j) => ({ key: `key/${pad8(i + j)}`, value: 'some agent state', category: 'note' }));
+    await call(keeper.client, 'context_batch_save', { items });
   }
-  await Promise.all(servers.map((s) => s.close()));
-  return { opsPerSecond: Math.round((processes * perProcess) / seconds), finalCount: total, expected: processes * perProcess };
+  const url = stores[0].url(`peer-${n}`);
+  await fill(url, n);
+  const s = await ours(url);
+  const calls = n >= 50_000 ? 10 : n >= 10_000 ? 30 : 100;
+  const key = keyOf(n);
+  const rows = {};
+  const peerRounds = QUICK ? 3 : 5;
+  let serial = 0;
+  const ourWrite = await sampler(s.client, 'state_set', () => ({ key: `new-${serial++}`, value: 'x' }));
+  const ourRead = await sampler(s.client, 'state_get', (i) => ({ key: key(i) }));
+  const theirs = [
+    ['server-memory write (create_entities, 1 entity)', ourWrite, await sampler(mem.client, 'create_entities', () => ({ entities: [{ name: `new-${serial++}`, entityType: 'note', observations: ['x'] }] }))],
+    ['server-memory read (open_nodes, 1 entity)', ourRead, await sampler(mem.client, 'open_nodes', (i) => ({ names: [`entity-${(i * 7919) % n}`] }))],
+    ['mcp-memory-keeper write (context_save)', ourWrite, await sampler(keeper.client, 'context_save', () => ({ key: `new-${serial++}`, value: 'x', category: 'note' }))],
+    ['mcp-memory-keeper read (context_get by key)', ourRead, await sampler(keeper.client, 'context_get', (i) => ({ key: key(i) }))],
+  ];
+  // ratio = theirs / ours: how many times faster we are
+  const m = await rounds(theirs.map(([label, mine, run]) => ({ label, baseline: mine, run })), peerRounds, calls);
+  for (const [label] of theirs) rows[label] = { speedup: m[label].ratio, theirsMs: m[label].ms, oursMs: m[label].baseMs };
+  results.peers.push({ entries: n, ...rows });
+  await Promise.all([mem.close(), keeper.close(), s.close()]);
 }
-log('concurrency: 1 and 8 processes, one key and distinct keys');
-{
-  const per = QUICK ? 100 : 400;
-  const base = await concurrent(1, per * 8, () => 'hits');
-  const oneKey = await concurrent(8, per, () => 'hits');
-  const distinct = await concurrent(8, per, (p) => `hits-${p}`);
-  results.concurrency = {
-    baseline1Process: base,
-    eightProcessesOneKey: { ...oneKey, ratioToOneProcess: r2(oneKey.opsPerSecond / base.opsPerSecond) },
-    eightProcessesDistinctKeys: { ...distinct, ratioToOneProcess: r2(distinct.opsPerSecond / base.opsPerSecond) },
-  };
-}
+await floor.close();
+fsync.close();
 
-// --- watch wake-up latency -----------------------------------------------------------------------------------------
-log('watch: wake-up latency, in-process and across processes');
-async function wakeLatency(watcher, writer, trials) {
-  const times = [];
-  for (let i = 0; i < trials; i++) {
-    const key = `w${i}`;
-    const waiting = call(watcher, 'watch', { key, timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 20));
-    const t = performance.now();
-    await call(writer, 'state_set', { key, value: i });
-    await waiting;
-    times.push(performance.now() - t);
+// --- the report ------------------------------------------------------------------------------------------------------
+const names = stores.map((s) => s.name);
+const cell = (value, met) => (value === undefined ? 'n/a' : `${value} ${met ? 'met' : 'MISSED'}`);
+// rows whose function returns undefined for a store print n/a (e.g. --sync is SQLite's only)
+const table = [];
+const row = (figure, target, fn) => table.push([figure, target, ...names.map((n) => fn(results.stores[n], n) ?? 'n/a')]);
+const fsyncMedian = r3(median(fsyncMs));
+row('state_get / floor', '<= 1.2x', (s) => cell(`${s.latency.state_get.ratio}x (${s.latency.state_get.ms} ms)`, s.latency.state_get.ratio <= 1.2));
+row('durable state_set / (floor + fdatasync)', '<= 1.25x', (s, n) =>
+  n === 'sqlite' ? cell(`${s.latency.state_set.ratio}x (${s.latency.state_set.ms} ms)`, s.latency.state_set.ratio <= 1.25) : undefined);
+row('shared-store state_set / floor', 'info', (s, n) => (n === 'sqlite' ? undefined : `${s.latency.state_set.ratio}x (${s.latency.state_set.ms} ms)`));
+row('--sync normal state_set / floor', '<= 1.5x', (s, n) =>
+  n === 'sqlite' ? cell(`${s.latency.state_set_normal.ratio}x (${s.latency.state_set_normal.ms} ms)`, s.latency.state_set_normal.ratio <= 1.5) : undefined);
+row('memory:// state_get / floor (tools alone)', 'info', (s, n) => (n === 'sqlite' ? `${s.latency.memory_get.ratio}x (${s.latency.memory_get.ms} ms)` : undefined));
+row('memory:// state_set / floor (tools alone)', 'info', (s, n) => (n === 'sqlite' ? `${s.latency.memory_set.ratio}x (${s.latency.memory_set.ms} ms)` : undefined));
+row('state_update increment / floor', 'info', (s) => `${s.latency.state_update.ratio}x (${s.latency.state_update.ms} ms)`);
+row('state_list 100 / floor', 'info', (s) => `${s.latency.state_list.ratio}x (${s.latency.state_list.ms} ms)`);
+row('watch wake-up after the write reply', '<= 5 ms median', (s) => cell(`${s.watch.afterReplyMs} ms`, s.watch.afterReplyMs <= 5));
+row('8 procs x 4 in flight, one key / no-op ceiling', '>= 0.25x, exact', (s) =>
+  cell(`${s.concurrency.ratio}x (${s.concurrency.opsPerSecond} of ${s.concurrency.ceilingOpsPerSecond} ops/s)${s.concurrency.exact ? ', exact' : ', LOST UPDATES'}`, s.concurrency.ratio >= 0.25 && s.concurrency.exact));
+for (const op of ['state_get', 'state_set', 'state_update', 'state_list']) {
+  row(`scale growth ${op} (ratio to floor)`, '<= 1.5x', (s) => {
+    const first = s.scale[0];
+    const last = s.scale[s.scale.length - 1];
+    const growth = r2(last[op].ratio / first[op].ratio);
+    return cell(`${growth}x (${first.keys} -> ${last.keys})`, growth <= 1.5);
+  });
+}
+row('scale peak RSS', '<= 200 MB', (s) => {
+  const peak = Math.max(...s.scale.map((x) => x.rssMb));
+  return cell(`${peak} MB (at ${s.scale[s.scale.length - 1].keys})`, peak <= 200);
+});
+
+const lines = [];
+lines.push(`mcp-blackboard benchmark (${QUICK ? 'quick' : 'full'}): node ${process.version}, ${cpus().length} CPUs; medians of per-round ratios, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
+lines.push(`floor = the SDK's own stdio server with one no-op tool: ${results.stores.sqlite.latency.state_get.baseMs} ms per call; one fdatasync on the store's disk: ${fsyncMedian} ms`);
+lines.push('');
+const widths = [48, 18, ...names.map(() => 44)];
+const fmt = (cols) => cols.map((c, i) => String(c).padEnd(widths[i])).join(' ').trimEnd();
+lines.push(fmt(['figure', 'target', ...names]));
+for (const r of table) lines.push(fmt(r));
+lines.push('');
+for (const n of names) {
+  lines.push(`scale (${n}): median ms per call, ratio to the floor in the same rounds`);
+  for (const s of results.stores[n].scale) {
+    lines.push(`  ${String(s.keys).padStart(9)} keys: get ${s.state_get.ms} ms (${s.state_get.ratio}x), set ${s.state_set.ms} ms (${s.state_set.ratio}x), update ${s.state_update.ms} ms (${s.state_update.ratio}x), list ${s.state_list.ms} ms (${s.state_list.ratio}x); peak RSS ${s.rssMb} MB; fill ${s.fillSeconds} s`);
   }
-  return median(times);
 }
-{
-  const trials = QUICK ? 20 : 60;
-  // in-process: two MCP connections to one store in this process
-  const store = new VersionedStore(await SqliteBackend.open(join(work, 'watch-local.db')), { sweepIntervalMs: 0 });
-  const connectLocal = async () => {
-    const bb = await createServer(defaultConfig(), store);
-    const [c, s] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: 'w', version: '1' });
-    await Promise.all([bb.server.connect(s), client.connect(c)]);
-    return client;
-  };
-  const [w1, w2] = [await connectLocal(), await connectLocal()];
-  const setOnly = await timeCalls(w2, 'state_set', (i) => ({ key: `plain${i}`, value: i }), trials, 10);
-  const local = await wakeLatency(w1, w2, trials);
-  await store.close();
-  // across processes on one SQLite file
-  const path = join(work, 'watch-remote.db');
-  const a = await spawn(CLI, ['--store', `sqlite://${path}`]);
-  const b = await spawn(CLI, ['--store', `sqlite://${path}`]);
-  const remoteSet = await timeCalls(b.client, 'state_set', (i) => ({ key: `plain${i}`, value: i }), trials, 10);
-  const remote = await wakeLatency(a.client, b.client, trials);
-  await a.close();
-  await b.close();
-  results.watch = {
-    inProcessMs: r2(local), inProcessSetMs: r2(setOnly), inProcessRatioToSet: r2(local / setOnly),
-    crossProcessMs: r2(remote), crossProcessSetMs: r2(remoteSet), crossProcessRatioToSet: r2(remote / remoteSet),
-  };
+lines.push('');
+lines.push('peers (target: ours faster at every size): their median / ours (durable state_set for writes, state_get for reads)');
+let peersMet = true;
+for (const p of results.peers) {
+  for (const [label, v] of Object.entries(p)) {
+    if (label === 'entries') continue;
+    if (!(v.speedup > 1)) peersMet = false;
+    lines.push(`  ${String(p.entries).padStart(6)} entries, ${label.padEnd(50)} theirs ${String(v.theirsMs).padStart(8)} ms, ours ${String(v.oursMs).padStart(6)} ms -> ${v.speedup}x ${v.speedup > 1 ? 'met' : 'MISSED'}`);
+  }
 }
-
-// --- report ---------------------------------------------------------------------------------------------------------
-const floor = results.floor.noop;
-const ours = results.ours;
-const first = results.scale[0];
-const last = results.scale[results.scale.length - 1];
-const ratios = {
-  state_get: r2(ours.state_get / floor),
-  state_set_durable: r2(ours.state_set / floor),
-  state_update: r2(ours.state_update / floor),
-  state_list_100: r2(ours.state_list / floor),
-};
-const growth = Object.fromEntries(['state_get', 'state_set', 'state_update', 'state_list'].map((op) => [op, r2(last[op] / first[op])]));
-results.ratios = { vsFloor: ratios, growth: { from: first.keys, to: last.keys, ...growth } };
-const rows = [
-  ['floor (SDK no-op tool, stdio)', `${r2(floor)} ms`, '1.00x', ''],
-  ['state_get', `${r2(ours.state_get)} ms`, `${ratios.state_get}x`, 'target <= 1.5x'],
-  ['state_set (durable, fsync)', `${r2(ours.state_set)} ms`, `${ratios.state_set_durable}x`, 'target <= 2.5x'],
-  ['state_set (--sync normal)', `${r2(ours.state_set_sync_normal)} ms`, `${r2(ours.state_set_sync_normal / floor)}x`, ''],
-  ['state_update increment', `${r2(ours.state_update)} ms`, `${ratios.state_update}x`, ''],
-  ['state_list (page of 100)', `${r2(ours.state_list)} ms`, `${ratios.state_list_100}x`, ''],
-];
-const lines = ['', `Latency medians, ${CALLS} sequential calls each (${first.keys} keys), ratio to the protocol floor:`, ...rows.map((r) => `  ${r[0].padEnd(32)} ${r[1].padStart(10)} ${r[2].padStart(8)}  ${r[3]}`)];
-lines.push('', `Scale (fill through the store API; ratio = median at ${last.keys} / at ${first.keys}, target <= 1.5x; peak RSS target <= 200 MB):`);
-for (const s of results.scale) lines.push(`  ${String(s.keys).padStart(9)} keys: get ${s.state_get} ms, set ${s.state_set} ms, update ${s.state_update} ms, list ${s.state_list} ms, peak RSS ${s.rssMb} MB (fill ${s.fillSeconds} s)`);
-lines.push(`  growth ${first.keys} -> ${last.keys}: get ${growth.state_get}x, set ${growth.state_set}x, update ${growth.state_update}x, list ${growth.state_list}x`);
-lines.push('', 'Peer: @modelcontextprotocol/server-memory create_entities (1 entity) vs our state_set, same number of entries (target >= 100x at 10k):');
-for (const p of results.peer) lines.push(`  ${String(p.entries).padStart(6)} entries: server-memory ${p.serverMemoryWriteMs} ms, ours ${p.oursWriteMs} ms -> ${p.speedup}x faster`);
-const c = results.concurrency;
-lines.push('', 'Concurrency: state_update increment, 4 in flight per process, ratio to 1 process doing the same total:');
-lines.push(`  1 process:              ${c.baseline1Process.opsPerSecond} ops/s, final ${c.baseline1Process.finalCount}/${c.baseline1Process.expected}`);
-lines.push(`  8 processes, one key:   ${c.eightProcessesOneKey.opsPerSecond} ops/s (${c.eightProcessesOneKey.ratioToOneProcess}x), final ${c.eightProcessesOneKey.finalCount}/${c.eightProcessesOneKey.expected}`);
-lines.push(`  8 processes, own keys:  ${c.eightProcessesDistinctKeys.opsPerSecond} ops/s (${c.eightProcessesDistinctKeys.ratioToOneProcess}x), final ${c.eightProcessesDistinctKeys.finalCount}/${c.eightProcessesDistinctKeys.expected}`);
-const w = results.watch;
-lines.push('', 'Watch wake-up latency (write sent -> watch returned), ratio to a plain state_set round trip:');
-lines.push(`  in-process:    ${w.inProcessMs} ms (${w.inProcessRatioToSet}x of ${w.inProcessSetMs} ms)`);
-lines.push(`  cross-process: ${w.crossProcessMs} ms (${w.crossProcessRatioToSet}x of ${w.crossProcessSetMs} ms; includes the 25 ms commit poll)`);
+lines.push(`peers: ${peersMet ? 'met' : 'MISSED'}`);
+results.table = table;
+results.fdatasyncMs = fsyncMedian;
 console.log(lines.join('\n'));
 mkdirSync(join(here, 'results'), { recursive: true });
 writeFileSync(join(here, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-console.log(`\nwrote bench/results/latest.json`);
+console.log('\nwrote bench/results/latest.json');
+for (const handle of [...running]) await handle.close().catch(() => {});
 rmSync(work, { recursive: true, force: true });
-const exact = [c.baseline1Process, c.eightProcessesOneKey, c.eightProcessesDistinctKeys].every((x) => x.finalCount === x.expected);
-if (!exact) {
+if (Object.values(results.stores).some((s) => !s.concurrency.exact)) {
   console.error('LOST UPDATES: a final count is not exact');
   process.exit(1);
 }
