@@ -6,6 +6,8 @@ import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSyn
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { openBackend } from '../dist/store/open.js';
@@ -293,19 +295,26 @@ for (const store of stores) {
 // Peers: the same number of entries, their write and read tools against ours, interleaved.
 for (const n of PEER_SIZES) {
   log(`peers at ${n} entries: @modelcontextprotocol/server-memory, mcp-memory-keeper, ours`);
+  // Both peers are filled by writing their own files directly (their write tools would take minutes at 50 k),
+  // in the formats they write themselves: server-memory's JSONL lines, mcp-memory-keeper's context_items rows.
   const memFile = join(work, `server-memory-${n}.jsonl`);
+  writeFileSync(memFile, Array.from({ length: n }, (_, i) => JSON.stringify({ type: 'entity', name: `entity-${i}`, entityType: 'note', observations: ['some agent state'] })).join('\n'));
   const mem = await spawn(SERVER_MEMORY, [], { MEMORY_FILE_PATH: memFile });
-  for (let i = 0; i < n; i += 1000) {
-    const entities = Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ name: `entity-${i + j}`, entityType: 'note', observations: ['some agent state'] }));
-    await call(mem.client, 'create_entities', { entities });
-  }
   const keeperDir = join(work, `memory-keeper-${n}`);
   mkdirSync(keeperDir);
-  const keeper = await spawn(MEMORY_KEEPER, [], { DATA_DIR: keeperDir });
-  for (let i = 0; i < n; i += 100) {
-    const items = Array.from({ length: Math.min(100, n - i) }, (_, j) => ({ key: `key/${pad8(i + j)}`, value: 'some agent state', category: 'note' }));
-    await call(keeper.client, 'context_batch_save', { items });
+  {
+    const first = await spawn(MEMORY_KEEPER, [], { DATA_DIR: keeperDir });
+    await call(first.client, 'context_save', { key: `key/${pad8(0)}`, value: 'some agent state', category: 'note' });
+    await first.close();
+    const db = new Database(join(keeperDir, 'context.db'));
+    const session = db.prepare('SELECT session_id FROM context_items LIMIT 1').get().session_id;
+    const insert = db.prepare("INSERT INTO context_items(id, session_id, key, value, category, size) VALUES (?, ?, ?, 'some agent state', 'note', 16)");
+    db.transaction(() => {
+      for (let i = 1; i < n; i++) insert.run(randomUUID(), session, `key/${pad8(i)}`);
+    })();
+    db.close();
   }
+  const keeper = await spawn(MEMORY_KEEPER, [], { DATA_DIR: keeperDir });
   const url = stores[0].url(`peer-${n}`);
   await fill(url, n);
   const s = await ours(url);

@@ -442,17 +442,34 @@ export class SqliteBackend implements Backend {
     } catch {
       this.seen = -1; // the first catch-up then reports a gap
     }
-    try {
-      this.watcher = watch(this.notifyPath, { persistent: false }, () => this.catchUp());
-      this.watcher.on('error', () => {
-        this.watcher?.close();
-        this.watcher = undefined;
-      });
-    } catch {
-      // Watching is not available here: the poll below is all there is.
-    }
-    this.poller = setInterval(() => this.catchUp(), this.pollMs);
+    this.watch();
+    this.poller = setInterval(() => {
+      if (!this.watcher) this.watch();
+      this.catchUp();
+    }, this.pollMs);
     this.poller.unref();
+  }
+
+  /**
+   * Watches the notify file. A file removed or replaced (a `rename` event) is watched again under its name; where
+   * watching fails, the poll is all there is (and retries the watch on each tick).
+   */
+  private watch(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    try {
+      const watcher = watch(this.notifyPath, { persistent: false }, (event) => {
+        if (event === 'rename') this.watch();
+        this.catchUp();
+      });
+      watcher.on('error', () => {
+        watcher.close();
+        if (this.watcher === watcher) this.watcher = undefined;
+      });
+      this.watcher = watcher;
+    } catch {
+      // not watchable here (or not there yet)
+    }
   }
 
   private stopListening(): void {
