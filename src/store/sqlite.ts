@@ -72,6 +72,9 @@ export class SqliteBackend implements Backend {
   private seen = 0;
 
   private queue: Job[] = [];
+  /** while waiting for another process's write lock: a watch on the notify file, and the wait it ends */
+  private lockWatcher?: FSWatcher;
+  private lockWake?: () => void;
   private flushing?: Promise<void>;
   private closed = false;
   private notifyFd?: number;
@@ -245,6 +248,7 @@ export class SqliteBackend implements Backend {
     this.closed = true;
     this.listeners.clear();
     this.stopListening();
+    this.lockWake?.();
     await this.flushing;
     for (const job of this.queue.splice(0)) job.reject(new Error('The store was closed.'));
     if (this.notifyFd !== undefined) closeSync(this.notifyFd);
@@ -305,16 +309,49 @@ export class SqliteBackend implements Backend {
         this.w.begin.run();
         break;
       } catch (error) {
-        if (!isBusy(error) || Date.now() > deadline) throw error;
+        if (!isBusy(error) || Date.now() > deadline) {
+          this.stopLockWatch();
+          throw error;
+        }
       }
-      await sleep(Math.min(8, 2 ** Math.min(attempt, 3) / 2) * (0.5 + Math.random()));
+      await this.lockReleased(Math.min(16, 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
     }
+    this.stopLockWatch();
     try {
       this.checkIdentity();
     } catch (error) {
       this.w.rollback.run();
       throw error;
     }
+  }
+
+  /**
+   * Resolves when the process holding the write lock may have let it go: its commit touched the notify file (so the
+   * next one takes the lock within a fraction of a millisecond, not after a sleep), or after `ms` in any case (a
+   * holder that ends without committing, or a filesystem where watching does not work).
+   */
+  private lockReleased(ms: number): Promise<void> {
+    if (!this.lockWatcher) {
+      try {
+        this.lockWatcher = watch(this.notifyPath, { persistent: false }, () => this.lockWake?.());
+        this.lockWatcher.on('error', () => this.stopLockWatch());
+      } catch {
+        // the timer alone, then
+      }
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.lockWake?.(), ms);
+      this.lockWake = () => {
+        clearTimeout(timer);
+        this.lockWake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private stopLockWatch(): void {
+    this.lockWatcher?.close();
+    this.lockWatcher = undefined;
   }
 
   private async runBatch(jobs: Job[]): Promise<void> {
@@ -372,8 +409,9 @@ export class SqliteBackend implements Backend {
       for (const [job] of done) job.reject(aborted);
       return;
     }
+    // Tells watchers of other processes about the commit, and their lock waiters that the lock is free.
+    this.notifyOthers();
     if (revision !== start) {
-      this.notifyOthers();
       // Our own commits need not be read back from the change log when nobody else committed in between.
       if (this.seen === start) this.seen = revision;
     }
