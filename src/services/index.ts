@@ -50,7 +50,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const runs = new RunService(store, session, lifecycle, scratchpad, history);
   const finalizer = new FinalizerService(store, session, lifecycle);
   const budget = new BudgetService(store, session, lifecycle, limits);
-  const checkpoints = new CheckpointService(store, session, { plans, scratchpad, finalizer, budget, lifecycle, history }, config.keepCheckpoints);
+  const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
   if (config.tools.includes('checkpoint')) {
     runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
   }
