@@ -10,6 +10,7 @@ import {
 import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
+import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
@@ -50,8 +51,6 @@ export interface BatchItemResult {
 
 type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
 
-/** Called inside every write's transaction; lifecycle uses it to refuse run-scope writes after `finished`. */
-export type WriteGuard = (scope: ResolvedScope, tx: StoreTx) => Promise<void>;
 
 /** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
 export class KvService {
