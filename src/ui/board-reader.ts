@@ -4,17 +4,19 @@ import type { Json } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import {
   FAMILY,
+  PLAN_OWNER,
+  THREAD_OWNER,
   allNamespaces,
-  familyKey,
-  familyRange,
+  allOwners,
+  boardNamespaceOf,
   historyKey,
   historySeq,
-  namespaceRange,
-  ownerOf,
-  ownerRange,
+  ofOwner,
   parseKey,
-  userKeysRange,
+  recordsOf,
+  userKeys,
   type KeyRange,
+  type ParsedKey,
   type Section,
 } from './layout.js';
 
@@ -23,17 +25,21 @@ import {
  * this (see {@link readOnlyView}), so no code path of the UI can write.
  */
 export interface BoardSource {
-  get(key: string): Promise<Entry | undefined>;
   list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
   revision(): Promise<number>;
+  /** Calls `listener` after every commit (by any process) that may have changed `[lo, hi)`; returns the unsubscribe. */
+  subscribeRange(lo: string, hi: string, listener: () => void): () => void;
 }
 
+/** The store methods the board reads through. */
+export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange'>;
+
 /** A frozen object holding only the read methods of `store`: the store itself stays out of the UI's reach. */
-export function readOnlyView(store: Pick<VersionedStore, 'get' | 'list' | 'revision'>): BoardSource {
+export function readOnlyView(store: ReadableStore): BoardSource {
   return Object.freeze({
-    get: (key: string) => store.get(key),
     list: (query: { lo: string; hi: string; after?: string; limit: number }) => store.list(query),
     revision: () => store.revision(),
+    subscribeRange: (lo: string, hi: string, listener: () => void) => store.subscribeRange(lo, hi, listener),
   });
 }
 
@@ -175,10 +181,10 @@ export class BoardReader {
     while (found.length < MAX_NAMESPACES) {
       const { entries } = await this.source.list({ lo, hi: allNamespaces.hi, limit: 1 });
       if (entries.length === 0) break;
-      const parsed = parseKey(entries[0][0]);
-      if (!parsed) break;
-      found.push(parsed.namespace);
-      lo = namespaceRange(parsed.namespace).hi;
+      const namespace = boardNamespaceOf(entries[0][0]);
+      if (namespace === undefined) break;
+      found.push(namespace);
+      lo = recordsOf(namespace).hi;
     }
     return found;
   }
@@ -207,11 +213,11 @@ export class BoardReader {
 
   /** Every user key of the namespace, grouped by scope: `global` first, then by name. */
   async scopes(namespace: string): Promise<{ scopes: ScopeView[]; truncated: boolean }> {
-    const { entries, truncated } = await this.listAll(userKeysRange(namespace), MAX_KEYS);
+    const { entries, truncated } = await this.listAll(userKeys(namespace), MAX_KEYS);
     const byScope = new Map<string, KeyView[]>();
     for (const [storageKey, entry] of entries) {
-      const parsed = parseKey(storageKey);
-      if (!parsed) continue;
+      const parsed = parseKey(namespace, storageKey);
+      if (parsed?.kind !== 'data') continue;
       let keys = byScope.get(parsed.scope);
       if (!keys) byScope.set(parsed.scope, (keys = []));
       keys.push(keyView(parsed.key, entry));
@@ -223,14 +229,13 @@ export class BoardReader {
 
   /** The namespace's plans: active ones first, then the most recently changed. */
   async plans(namespace: string): Promise<{ plans: PlanView[]; truncated: boolean }> {
-    const { family, owner } = FAMILY.plan;
-    const { entries, truncated } = await this.listAll(ownerRange(namespace, family, owner), MAX_PLANS);
+    const { entries, truncated } = await this.listAll(ofOwner(namespace, FAMILY.plan, PLAN_OWNER), MAX_PLANS);
     const plans: PlanView[] = [];
     for (const [storageKey, entry] of entries) {
       const record = decode(planRecord, entry);
       if (!record) continue;
       plans.push({
-        planId: parseKey(storageKey)!.key,
+        planId: parseKey(namespace, storageKey)!.key,
         title: record.title,
         status: record.status,
         scope: record.scope,
@@ -251,14 +256,18 @@ export class BoardReader {
    * then the recent history of the threads shown.
    */
   async threads(namespace: string): Promise<{ threads: ThreadView[]; truncated: boolean }> {
-    const meta = FAMILY.threadMeta;
     const [metas, lifecycles, budgets, finals, seqs] = await Promise.all([
-      this.listAll(ownerRange(namespace, meta.family, meta.owner), MAX_THREAD_RECORDS),
-      this.listAll(familyRange(namespace, FAMILY.lifecycle), MAX_THREAD_RECORDS),
-      this.listAll(familyRange(namespace, FAMILY.budget), MAX_THREAD_RECORDS),
-      this.listAll(familyRange(namespace, FAMILY.final), MAX_THREAD_RECORDS),
-      this.listAll(familyRange(namespace, FAMILY.historySeq), MAX_THREAD_RECORDS),
+      this.listAll(ofOwner(namespace, FAMILY.thread, THREAD_OWNER), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.lifecycle), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.budget), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.final), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.historySeq), MAX_THREAD_RECORDS),
     ]);
+    // Family records name their thread as the owner; thread records name it as the key.
+    const owner = (storageKey: string): string => {
+      const parsed = parseKey(namespace, storageKey) as Extract<ParsedKey, { kind: 'family' }>;
+      return parsed.owner;
+    };
     const threads = new Map<string, ThreadView>();
     const thread = (id: string): ThreadView => {
       let t = threads.get(id);
@@ -274,14 +283,14 @@ export class BoardReader {
     for (const [storageKey, entry] of metas.entries) {
       const info = decode(threadInfo, entry);
       if (!info) continue;
-      const t = thread(parseKey(storageKey)!.key);
+      const t = thread(parseKey(namespace, storageKey)!.key);
       Object.assign(t, info);
       touch(t, entry);
     }
     for (const [storageKey, entry] of lifecycles.entries) {
       const record = decode(lifecycleRecord, entry);
       if (!record) continue;
-      const t = thread(ownerOf(parseKey(storageKey)!.scope));
+      const t = thread(owner(storageKey));
       touch(t, entry);
       // A run that has not reported yet is loading; an earlier run's state is not this run's.
       if (t.run === undefined || record.run === t.run) {
@@ -294,15 +303,14 @@ export class BoardReader {
     for (const [storageKey, entry] of budgets.entries) {
       const record = decode(budgetRecord, entry);
       if (!record) continue;
-      const parsed = parseKey(storageKey)!;
-      const t = thread(ownerOf(parsed.scope));
+      const t = thread(owner(storageKey));
       touch(t, entry, false);
-      t.budgets.push({ name: parsed.key, current: record.current, ...(record.max !== undefined ? { max: record.max } : {}) });
+      t.budgets.push({ name: parseKey(namespace, storageKey)!.key, current: record.current, ...(record.max !== undefined ? { max: record.max } : {}) });
     }
     for (const [storageKey, entry] of finals.entries) {
       const record = decode(answerRecord, entry);
       if (!record) continue;
-      const t = thread(ownerOf(parseKey(storageKey)!.scope));
+      const t = thread(owner(storageKey));
       touch(t, entry);
       t.finalAnswer = {
         content: record.content,
@@ -314,7 +322,7 @@ export class BoardReader {
     }
     for (const [storageKey, entry] of seqs.entries) {
       if (typeof entry.value !== 'number') continue;
-      const t = thread(ownerOf(parseKey(storageKey)!.scope));
+      const t = thread(owner(storageKey));
       touch(t, entry);
       t.lastSeq = entry.value;
     }
@@ -330,7 +338,7 @@ export class BoardReader {
     if (lastSeq === 0) return [];
     const from = lastSeq - HISTORY_SHOWN;
     const { entries } = await this.source.list({
-      ...ownerRange(namespace, FAMILY.history, thread),
+      ...ofOwner(namespace, FAMILY.history, thread),
       ...(from > 0 ? { after: historyKey(namespace, thread, from) } : {}),
       limit: HISTORY_SHOWN,
     });
@@ -348,11 +356,6 @@ export class BoardReader {
       });
     }
     return out;
-  }
-
-  /** One record of a family (for tests and tools that look at a single thread). */
-  async record(namespace: string, family: string, owner: string, key: string): Promise<Entry | undefined> {
-    return this.source.get(familyKey(namespace, family, owner, key));
   }
 
   private async listAll(range: KeyRange, cap: number): Promise<{ entries: Array<[string, Entry]>; truncated: boolean }> {

@@ -5,24 +5,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { NAMESPACE_RE } from '../context.js';
 import { BlackboardError } from '../errors.js';
-import type { VersionedStore } from '../store/versioned-store.js';
 import type { BoardAuth, Viewer } from './auth.js';
-import { BoardReader, readOnlyView, type BoardSource } from './board-reader.js';
+import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
 import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
-import { LiveRevision } from './live.js';
+import { LiveBoard } from './live.js';
 
 /** What a board handler is built from. */
 export interface BoardHandlerOptions {
   /** The store; the handler keeps only a read-only view of it. */
-  store: Pick<VersionedStore, 'get' | 'list' | 'revision'>;
+  store: ReadableStore;
   /** The namespace shown first (`--namespace`); without it, the default namespace if it has records, else the first. */
   namespace?: string;
   /** How the store is named to people (shown in the page's footer). */
   description?: string;
   /** Token checks; without it every request may look (a loopback bind with no token). */
   auth?: BoardAuth;
-  /** How often the store revision is read while a browser is connected (ms, default 500). */
-  pollIntervalMs?: number;
   /** The product version shown in the footer. */
   version?: string;
 }
@@ -77,7 +74,7 @@ function loadAssets(): Map<string, Asset> {
 export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
   const source: BoardSource = readOnlyView(options.store);
   const reader = new BoardReader(source);
-  const live = new LiveRevision(source, options.pollIntervalMs ?? 500);
+  const live = new LiveBoard(source);
   const assets = loadAssets();
   const { auth } = options;
 

@@ -1,118 +1,84 @@
-// Where the board's records live in the store: the only module of the UI that knows the storage key layout.
-import { internalKey, internalRange, type Identity } from '../context.js';
-import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from '../store/keys.js';
+// Where the board's records live: the families it reads, by their storage names, over the keyspace module.
+import {
+  allNamespacesRange,
+  familyKey,
+  familyOwnersRange,
+  familyRange,
+  namespaceOf,
+  namespaceRange,
+  parseKey as parseStorageKey,
+  userDataRange,
+  type KeyRange,
+  type ParsedKey,
+} from '../keyspace.js';
+
+export type { KeyRange, ParsedKey };
 
 /**
- * The store keeps every record of a namespace under `d<SEP><namespace><SEP><scope><SEP><key>`. User scopes
- * (`global`, `thread:…`, `group:…`, …) start with a letter; each family's records (plans, lifecycle, budgets, …) live
- * in internal scopes `~<family>:<owner>`, which no tool argument can name and which sort after every user scope.
- * Everything below is built from the builders the services use (`internalKey`, `internalRange`), so that the
- * board reads exactly where the services write.
+ * The board names namespaces as its URLs do: a namespace's own name, or {@link DEFAULT_NAMESPACE} for the unprefixed
+ * default one (no `--namespace`); it can never collide, since namespace names start with a letter.
  */
+export const DEFAULT_NAMESPACE = '-';
+const ns = (namespace: string): string | undefined => (namespace === DEFAULT_NAMESPACE ? undefined : namespace);
 
-/** A half-open key range `[lo, hi)`. */
-export interface KeyRange {
-  lo: string;
-  hi: string;
-}
-
-/** How the unprefixed default namespace (no `--namespace`) is named in the board's URLs. */
-export const DEFAULT_NAMESPACE = DEFAULT_NAMESPACE_TOKEN;
-
-/** The families the board reads, by their internal scope names. */
+/** The families the board reads (the names the services keep them under), and what each record holds. */
 export const FAMILY = {
-  /** `~thread:meta` / thread id → ThreadInfo (delegation tree and current run) */
-  threadMeta: { family: 'thread', owner: 'meta' },
-  /** `~lifecycle:<thread>` / `state` → {state, run, reason?} */
+  /** owner `meta`, key = thread id → ThreadInfo (delegation tree and current run) */
+  thread: 'thread',
+  /** owner = thread, key `state` → {state, run, reason?} */
   lifecycle: 'lifecycle',
-  /** `~budget:<thread>` / budget name → {current, max?} */
+  /** owner = thread, key = budget name → {current, max?} */
   budget: 'budget',
-  /** `~final:<thread>` / `answer` → {content, metadata?, run} */
+  /** owner = thread, key `answer` → {content, metadata?, run} */
   final: 'final',
-  /** `~history:<thread>` / `e:<seq, 16 digits>` → {kind, content, data?} */
+  /** owner = thread, key `e:<seq, 16 digits>` → {kind, content, data?} */
   history: 'history',
-  /** `~history-seq:<thread>` / `seq` → the last sequence number */
+  /** owner = thread, key `seq` → the last sequence number */
   historySeq: 'history-seq',
-  /** `~plan:id` / plan id → PlanRecord */
-  plan: { family: 'plan', owner: 'id' },
+  /** owner `id`, key = plan id → the plan */
+  plan: 'plan',
 } as const;
+export const THREAD_OWNER = 'meta';
+export const PLAN_OWNER = 'id';
+/** The families whose changes move the threads section. */
+const THREAD_FAMILIES: readonly string[] = [FAMILY.thread, FAMILY.lifecycle, FAMILY.budget, FAMILY.final, FAMILY.history, FAMILY.historySeq];
 
-const HISTORY_SEQ_WIDTH = 16;
-
-const DATA = 'd';
-const identity = (namespace: string): Identity => ({
-  namespace: namespace === DEFAULT_NAMESPACE ? undefined : namespace,
-  thread: '-',
-  run: '-',
-  rootThread: '-',
-  delegateLevel: 0,
-});
-
-/** The range holding every namespace's records, for discovering which namespaces exist. */
-export const allNamespaces: KeyRange = { lo: `${DATA}${SEP}`, hi: prefixEnd(`${DATA}${SEP}`) };
-
-/** Every record of one namespace. */
-export function namespaceRange(namespace: string): KeyRange {
-  const lo = storageKey(DATA, namespace, '');
-  return { lo, hi: prefixEnd(lo) };
+/** The range in which the namespaces present are found, and the board name of a key's namespace. */
+export const allNamespaces: KeyRange = allNamespacesRange;
+export function boardNamespaceOf(storage: string): string | undefined {
+  const found = namespaceOf(storage);
+  return found === null ? undefined : (found ?? DEFAULT_NAMESPACE);
 }
+/** Every record of a namespace: the next namespace starts at its `hi`. */
+export const recordsOf = (namespace: string): KeyRange => namespaceRange(ns(namespace));
 
-/** The user keys of a namespace, every scope (internal scopes excluded: they start with `~`). */
-export function userKeysRange(namespace: string): KeyRange {
-  const lo = storageKey(DATA, namespace, '');
-  return { lo, hi: `${lo}~` };
-}
+/** The user keys of a namespace, all scopes. */
+export const userKeys = (namespace: string): KeyRange => userDataRange(ns(namespace));
+/** Every record of a family, all owners (e.g. every thread's lifecycle). */
+export const allOwners = (namespace: string, family: string): KeyRange => familyOwnersRange(ns(namespace), family);
+/** The records of one owner of a family (e.g. one thread's history). */
+export const ofOwner = (namespace: string, family: string, owner: string): KeyRange => familyRange(ns(namespace), family, owner);
 
-/** Splits a storage key of the `d` kind; undefined for any other kind. */
-export function parseKey(storageKeyText: string): { namespace: string; scope: string; key: string } | undefined {
-  const parts = storageKeyText.split(SEP);
-  if (parts.length < 4 || parts[0] !== DATA) return undefined;
-  return { namespace: parts[1], scope: parts[2], key: parts.slice(3).join(SEP) };
-}
+/** A storage key of the namespace, parsed: a user key in a scope, or a family's record. */
+export const parseKey = (namespace: string, storage: string): ParsedKey | undefined => parseStorageKey(ns(namespace), storage);
 
-/** Every record of one family, all owners (e.g. every thread's lifecycle). */
-export function familyRange(namespace: string, family: string): KeyRange {
-  const lo = storageKey(DATA, namespace, `~${family}:`);
-  return { lo, hi: prefixEnd(lo) };
-}
-
-/** The owner part of an internal scope (`~budget:t1` → `t1`). */
-export const ownerOf = (scope: string): string => scope.slice(scope.indexOf(':') + 1);
-
-/** The records of one family and owner (e.g. one thread's budgets). */
-export const ownerRange = (namespace: string, family: string, owner: string): KeyRange =>
-  internalRange(identity(namespace), family, owner);
-
-/** One record of a family. */
-export const familyKey = (namespace: string, family: string, owner: string, key: string): string =>
-  internalKey(identity(namespace), family, owner, key);
-
-/** The history entry key of `seq` in a thread: reading after it starts at `seq + 1`. */
+/**
+ * The history entry key of `seq` in a thread, to read the entries after it. The history service keeps entries under
+ * `e:` and the sequence number padded to 16 digits, so that key order is sequence order.
+ */
 export const historyKey = (namespace: string, thread: string, seq: number): string =>
-  familyKey(namespace, FAMILY.history, thread, `e:${String(seq).padStart(HISTORY_SEQ_WIDTH, '0')}`);
+  familyKey(ns(namespace), FAMILY.history, thread, `e:${String(seq).padStart(16, '0')}`);
+export const historySeq = (key: string): number => Number(key.slice(key.lastIndexOf('e:') + 2));
 
-/** The sequence number of a history entry key. */
-export function historySeq(key: string): number {
-  return Number(key.slice(key.lastIndexOf('e:') + 2));
-}
-
-/** The part of the board a changed storage key belongs to, or undefined when the board does not show it. */
+/** The parts of the board a browser re-reads when the store changes. */
 export type Section = 'scopes' | 'plans' | 'threads';
 export const SECTIONS: readonly Section[] = ['scopes', 'plans', 'threads'];
 
-export function sectionOf(scope: string): Section | undefined {
-  if (!scope.startsWith('~')) return 'scopes';
-  const family = scope.slice(1, scope.indexOf(':') < 0 ? undefined : scope.indexOf(':'));
-  if (family === FAMILY.plan.family) return 'plans';
-  if (
-    family === FAMILY.threadMeta.family ||
-    family === FAMILY.lifecycle ||
-    family === FAMILY.budget ||
-    family === FAMILY.final ||
-    family === FAMILY.history ||
-    family === FAMILY.historySeq
-  ) {
-    return 'threads';
-  }
-  return undefined;
+/** The key ranges whose changes move each section of a namespace's board. */
+export function sectionRanges(namespace: string): Array<{ section: Section; range: KeyRange }> {
+  return [
+    { section: 'scopes', range: userKeys(namespace) },
+    { section: 'plans', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
+    ...THREAD_FAMILIES.map((family) => ({ section: 'threads' as const, range: allOwners(namespace, family) })),
+  ];
 }

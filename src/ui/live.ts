@@ -1,99 +1,100 @@
-// Server-sent events for the board: tells each connected browser when the store moved, so it re-reads what changed.
+// Server-sent events for the board: tells each connected browser which sections moved, so it re-reads only those.
 import type { ServerResponse } from 'node:http';
 import type { BoardSource } from './board-reader.js';
-import { SECTIONS, type Section } from './layout.js';
+import { sectionRanges, type Section } from './layout.js';
 
-interface Viewer {
-  res: ServerResponse;
-  namespace: string;
+/** The browsers looking at one namespace, and the store subscriptions that serve them. */
+interface Room {
+  viewers: Set<ServerResponse>;
+  unsubscribe: Array<() => void>;
+  dirty: Set<Section>;
+  timer?: NodeJS.Timeout;
 }
 
 const KEEPALIVE_MS = 15_000;
+/** Commits that land together (a burst of writes) are told in one event. */
+const COALESCE_MS = 30;
 
 /**
- * Follows the store revision while at least one browser is connected (no reads at all otherwise) and sends each
- * stream `change` events naming the sections to re-read. Events:
- * - `hello` `{revision}` on connect (and reconnect): read the whole board;
- * - `change` `{revision, sections}` when the store moved;
- * - `status` `{ok, message?}` when the store cannot be read, and again when it can.
+ * Follows the store's change feed for each namespace a browser is looking at (nothing at all while none is) and
+ * sends its streams these events:
+ * - `hello` `{revision, ok}` on connect and reconnect: read the whole board;
+ * - `change` `{revision, sections}` after commits (by any process) that touched those sections.
  */
-export class LiveRevision {
-  private readonly viewers = new Set<Viewer>();
-  private timer?: NodeJS.Timeout;
+export class LiveBoard {
+  private readonly rooms = new Map<string, Room>();
   private keepalive?: NodeJS.Timeout;
-  private last?: number;
-  private healthy = true;
   private closed = false;
 
-  constructor(
-    private readonly source: BoardSource,
-    private readonly intervalMs: number,
-  ) {}
+  constructor(private readonly source: BoardSource) {}
 
   add(res: ServerResponse, namespace: string): void {
-    const viewer = { res, namespace };
-    this.viewers.add(viewer);
+    if (this.closed) {
+      res.end();
+      return;
+    }
+    const room = this.rooms.get(namespace) ?? this.open(namespace);
+    room.viewers.add(res);
     res.on('close', () => {
-      this.viewers.delete(viewer);
-      if (this.viewers.size === 0) this.stop();
+      room.viewers.delete(res);
+      if (room.viewers.size === 0) this.shut(namespace, room);
     });
     // A dropped connection is retried by the browser after a second.
     res.write('retry: 1000\n\n');
     void this.source.revision().then(
-      (revision) => {
-        // The browser reads the board after this, so a later commit moves the revision past `last`.
-        this.last ??= revision;
-        send(res, 'hello', { revision, ok: true });
-      },
+      (revision) => send(res, 'hello', { revision, ok: true }),
       (error: unknown) => send(res, 'hello', { revision: null, ok: false, message: (error as Error).message }),
     );
-    this.start();
+    this.keepalive ??= setInterval(() => {
+      for (const r of this.rooms.values()) for (const viewer of r.viewers) viewer.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
   }
 
   close(): void {
     this.closed = true;
-    this.stop();
-    for (const { res } of this.viewers) res.end();
-    this.viewers.clear();
+    for (const [namespace, room] of this.rooms) {
+      for (const viewer of room.viewers) viewer.end();
+      this.shut(namespace, room);
+    }
   }
 
-  private start(): void {
-    if (this.timer || this.closed) return;
-    this.keepalive = setInterval(() => {
-      for (const { res } of this.viewers) res.write(': keepalive\n\n');
-    }, KEEPALIVE_MS);
-    const tick = async (): Promise<void> => {
-      await this.poll();
-      if (this.timer) this.timer = setTimeout(() => void tick(), this.intervalMs);
-    };
-    this.timer = setTimeout(() => void tick(), this.intervalMs);
+  private open(namespace: string): Room {
+    const room: Room = { viewers: new Set(), unsubscribe: [], dirty: new Set() };
+    this.rooms.set(namespace, room);
+    // Subscribed before any browser reads the board, so no commit between its read and the first event is missed.
+    for (const { section, range } of sectionRanges(namespace)) {
+      room.unsubscribe.push(
+        this.source.subscribeRange(range.lo, range.hi, () => {
+          room.dirty.add(section);
+          room.timer ??= setTimeout(() => void this.flush(room), COALESCE_MS);
+        }),
+      );
+    }
+    return room;
   }
 
-  private stop(): void {
-    clearTimeout(this.timer);
-    clearInterval(this.keepalive);
-    this.timer = undefined;
-    this.keepalive = undefined;
-    this.last = undefined;
-  }
-
-  private async poll(): Promise<void> {
-    let revision: number;
+  private async flush(room: Room): Promise<void> {
+    const sections = [...room.dirty];
+    room.dirty.clear();
+    room.timer = undefined;
+    let revision: number | null = null;
     try {
       revision = await this.source.revision();
-    } catch (error) {
-      if (this.healthy) this.broadcast('status', { ok: false, message: (error as Error).message });
-      this.healthy = false;
-      return;
+    } catch {
+      // The browser re-reads and reports the store as unavailable if it still is.
     }
-    if (!this.healthy) this.broadcast('status', { ok: true });
-    this.healthy = true;
-    if (this.last !== undefined && revision !== this.last) this.broadcast('change', { revision, sections: SECTIONS });
-    this.last = revision;
+    for (const viewer of room.viewers) send(viewer, 'change', { revision, sections });
   }
 
-  private broadcast(event: string, data: { revision?: number; sections?: readonly Section[]; ok?: boolean; message?: string }): void {
-    for (const { res } of this.viewers) send(res, event, data);
+  private shut(namespace: string, room: Room): void {
+    clearTimeout(room.timer);
+    for (const unsubscribe of room.unsubscribe) unsubscribe();
+    room.unsubscribe = [];
+    if (this.rooms.get(namespace) === room) this.rooms.delete(namespace);
+    if (this.rooms.size === 0) {
+      clearInterval(this.keepalive);
+      this.keepalive = undefined;
+    }
   }
 }
 

@@ -10,6 +10,8 @@ const state = {
   namespace: undefined,
   defaultNamespace: '-',
   board: { revision: -1, scopes: [], plans: [], threads: [], truncated: [] },
+  /** the store revision each section was read at */
+  readAt: { scopes: -1, plans: -1, threads: -1 },
   /** what was rendered last, by item, to mark what changed */
   seen: new Map(),
   firstRender: true,
@@ -261,8 +263,13 @@ function truncatedNote(section, what) {
   return state.board.truncated.includes(section) ? h('p', { class: 'note' }, `Showing the first ${what}; the store holds more.`) : null;
 }
 
+/** Threads that need a person first, then working ones, then the ones that are done; the most recent first within each. */
+const STATE_ORDER = ['awaiting_user_input', 'error', 'running', 'paused', 'loading', 'finished', 'stopped'];
+const rank = (t) => (STATE_ORDER.includes(t.state) ? STATE_ORDER.indexOf(t.state) : STATE_ORDER.length);
+
 function render(sections) {
-  const { threads = [], plans = [], scopes = [] } = state.board;
+  const { plans = [], scopes = [] } = state.board;
+  const threads = [...(state.board.threads ?? [])].sort((a, b) => rank(a) - rank(b) || b.lastActivity - a.lastActivity);
   if (sections.includes('threads')) {
     $('threads-count').textContent = threads.length ? String(threads.length) : '';
     replace($('threads'), threads.length
@@ -316,10 +323,15 @@ async function refresh(sections) {
       if (ns !== state.namespace) continue;
       const truncated = state.board.truncated.filter((s) => !asked.includes(s)).concat(view.truncated);
       state.board = { ...state.board, ...view, truncated };
+      for (const s of asked) state.readAt[s] = view.revision;
       render(asked);
+      if ($('conn').dataset.state === 'unavailable' && state.events?.readyState === EventSource.OPEN) setConn('live');
     }
   } catch (error) {
-    setConn(error.status === 401 || error.status === 403 ? 'denied' : 'unavailable', error.message);
+    const denied = error.status === 401 || error.status === 403;
+    setConn(denied ? 'denied' : 'unavailable', error.message);
+    // A store that went away is read again until it is back; the stream says when something changes after that.
+    if (!denied) setTimeout(() => void refresh(SECTIONS), 3000);
   } finally {
     inflight = false;
   }
@@ -368,13 +380,9 @@ function connect() {
   });
   es.addEventListener('change', (e) => {
     const data = JSON.parse(e.data);
-    if (data.revision > state.board.revision) void refresh(data.sections ?? SECTIONS);
+    const stale = (data.sections ?? SECTIONS).filter((s) => data.revision === null || data.revision > state.readAt[s]);
+    if (stale.length) void refresh(stale);
     if (Date.now() - state.lastNamespaces > 5000) void loadNamespaces().catch(() => {});
-  });
-  es.addEventListener('status', (e) => {
-    const data = JSON.parse(e.data);
-    setConn(data.ok ? 'live' : 'unavailable', data.message);
-    if (data.ok) void refresh(SECTIONS);
   });
   es.onerror = () => {
     if (es !== state.events) return;
@@ -390,6 +398,7 @@ function connect() {
 function switchNamespace(ns) {
   state.namespace = ns;
   state.board = { revision: -1, scopes: [], plans: [], threads: [], truncated: [] };
+  state.readAt = { scopes: -1, plans: -1, threads: -1 };
   state.seen.clear();
   state.firstRender = true;
   const url = new URL(location.href);
