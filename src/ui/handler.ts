@@ -159,7 +159,8 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
             'cache-control': 'no-store',
             'x-accel-buffering': 'no',
           });
-          live.add(res, ns);
+          if (req.method === 'HEAD') res.end();
+          else live.add(res, ns);
           return true;
         }
         default:
