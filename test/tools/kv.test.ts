@@ -13,7 +13,7 @@ describe('kv tools: listing', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...KV_TOOLS].sort());
     for (const tool of tools) {
       expect(tool.outputSchema, tool.name).toBeDefined();
-      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.description!.length).toBeGreaterThan(30);
       expect(tool.annotations?.openWorldHint).toBe(false);
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
@@ -340,10 +340,10 @@ describe('kv tools: bounded reads', () => {
       for (let i = 0; i < 20_050; i++) await tx.set(dataKey(who, resolveScope('global', who), String(i).padStart(6, '0')), 0, { by: 'x' });
       return {};
     });
-    const snap = await a.ok('state_snapshot', { maxBytes: 4 * 1024 * 1024 });
+    const snap = await a.ok('state_snapshot', { maxBytes: 1024 * 1024 });
     expect(Object.keys(snap.entries)).toHaveLength(20_000);
     expect(snap.truncated).toBe(true);
-    const all = await a.ok('state_snapshot', { prefix: '0000', maxBytes: 4 * 1024 * 1024 });
+    const all = await a.ok('state_snapshot', { prefix: '0000', maxBytes: 1024 * 1024 });
     expect(Object.keys(all.entries)).toHaveLength(100);
     expect(all.truncated).toBe(false);
   });
