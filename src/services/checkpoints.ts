@@ -70,7 +70,7 @@ const CP_ID_RE = /^cp-[0-9a-z]{9}-[0-9a-f]{8}$/;
 const corrupt = (why: string, details?: Record<string, unknown>): BlackboardError =>
   new BlackboardError(
     'CHECKPOINT_CORRUPT',
-    `The checkpoint cannot be used: ${why}. Nothing was changed. Restore another checkpoint (checkpoint_list) or delete this one.`,
+    `The checkpoint cannot be used: ${why}. Nothing was changed. Restore another checkpoint or delete this one. {tool:checkpoint_list} shows the others.`,
     details,
   );
 
@@ -305,7 +305,7 @@ export class CheckpointService {
 
   private async manifestIn(tx: StoreTx, id: string): Promise<Manifest> {
     const entry = await tx.get(this.manifestKey(id));
-    if (!entry) throw new BlackboardError('NOT_FOUND', `There is no checkpoint "${id}". Use checkpoint_list to see the checkpoints of a thread.`, { checkpointId: id });
+    if (!entry) throw new BlackboardError('NOT_FOUND', `There is no checkpoint "${id}". Use {tool:checkpoint_list} to see the checkpoints of a thread.`, { checkpointId: id });
     const m = entry.value as unknown as Manifest;
     if (typeof m !== 'object' || m === null || m.format !== FORMAT || typeof m.thread !== 'string' || typeof m.run !== 'string' || typeof m.records !== 'object' || m.records === null) {
       throw corrupt('its manifest is not a checkpoint document', { checkpointId: id });
@@ -359,7 +359,7 @@ function info(id: string, m: Manifest): CheckpointInfo {
 
 function checkId(id: string): string {
   if (typeof id !== 'string' || !CP_ID_RE.test(id)) {
-    throw invalid('checkpointId is not a checkpoint id: use one returned by checkpoint_save or checkpoint_list.', { checkpointId: String(id).slice(0, 80) });
+    throw invalid('checkpointId is not a checkpoint id. Use one returned by {tool:checkpoint_save} or {tool:checkpoint_list}.', { checkpointId: String(id).slice(0, 80) });
   }
   return id;
 }

@@ -27,7 +27,7 @@ export function isRecord(value: unknown): value is StoredRecord {
 export function corrupt(key: string): BlackboardError {
   return new BlackboardError(
     'STORE_UNAVAILABLE',
-    'A stored record is corrupt and cannot be read. Overwrite it with state_set or delete it with state_delete.',
+    'A stored record is corrupt and cannot be read. Overwrite it with {tool:state_set} or delete it with {tool:state_delete}.',
     { storageKey: key.split('\x1f').slice(2).join('/'), cause: 'CORRUPT_RECORD' },
   );
 }
