@@ -128,20 +128,19 @@ export class PlanService {
     if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX) throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
     const scope = resolveScope(args.scope ?? 'thread', this.session.identity);
     const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: PLAN_LIST_MAX });
-    const plans = [];
+    const found: Array<{ revision: number; plan: Omit<Plan, 'steps'> & { stepCount: number; doneCount: number } }> = [];
     for (const [key] of entries) {
       const planId = key.slice(key.lastIndexOf('\x1f') + 1);
       const entry = await this.store.get(this.key(planId));
       if (!entry) continue;
-      const plan = view(planId, entry);
-      if (args.status !== undefined && plan.status !== args.status) continue;
-      const { steps, ...summary } = plan;
-      const doneCount = steps.filter(done).length;
+      const { steps, ...summary } = view(planId, entry);
+      if (args.status !== undefined && summary.status !== args.status) continue;
       if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
-      plans.push({ ...summary, stepCount: steps.length, doneCount });
+      found.push({ revision: entry.revision, plan: { ...summary, stepCount: steps.length, doneCount: steps.filter(done).length } });
     }
-    plans.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.planId.localeCompare(b.planId)));
-    return { plans: plans.slice(0, limit), truncated: plans.length > limit };
+    // The latest change first: the revision that wrote each plan orders them even within one millisecond.
+    found.sort((a, b) => b.revision - a.revision);
+    return { plans: found.slice(0, limit).map((f) => f.plan), truncated: found.length > limit };
   }
 
   /**
@@ -174,7 +173,7 @@ export class PlanService {
         step = byId.get(args.stepId);
         if (!step) throw stepNotFound(record, args.stepId);
         if (step.status === 'in_progress' && step.owner === owner) return { claimed: true, step };
-        if (step.status === 'in_progress' || !mine(step)) return { claimed: false, step, reason: 'taken' as const };
+        if (!done(step) && (step.status === 'in_progress' || !mine(step))) return { claimed: false, step, reason: 'taken' as const };
         if (step.status !== 'pending') {
           throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, { stepId: step.id, status: step.status });
         }
