@@ -5,9 +5,11 @@ import { defaultStorePath, openStore } from './store/open.js';
 import { serveHttp } from './transports/http.js';
 import { serveStdio } from './transports/stdio.js';
 import { plainNames, renderMentions } from './tool-mentions.js';
+import { runUiCommand } from './ui/command.js';
 
 /** Entry point: flags and environment to config, then the transport. Only MCP frames ever go to stdout. */
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'ui') return runUiCommand(argv.slice(1));
   if (argv[0] === 'export' || argv[0] === 'import') {
     try {
       return await runBundleCommand(argv[0], argv.slice(1));
@@ -37,7 +39,11 @@ async function main(argv: string[]): Promise<number> {
   const config = parsed.config;
   let store;
   try {
-    store = await openStore(config.store, { maxValueBytes: config.maxValueBytes, synchronous: config.sync });
+    store = await openStore(config.store, {
+      maxValueBytes: config.maxValueBytes,
+      synchronous: config.sync,
+      changeRetentionMs: config.changeRetentionSeconds * 1000,
+    });
   } catch (error) {
     console.error(`mcp-blackboard: cannot open the store ${config.store ?? `sqlite://${defaultStorePath()}`}: ${(error as Error).message}`);
     return 1;

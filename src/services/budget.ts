@@ -1,5 +1,6 @@
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey, internalKey, internalRange } from '../context.js';
+import { checkName, idempotencyStorageKey } from '../context.js';
+import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
@@ -43,11 +44,11 @@ export class BudgetService {
   ) {}
 
   key(thread: string, name: string): string {
-    return internalKey(this.session.identity, 'budget', thread, name);
+    return this.session.keys.budget(thread, name);
   }
   /** Every budget record of a thread. */
   range(thread: string): { lo: string; hi: string } {
-    return internalRange(this.session.identity, 'budget', thread);
+    return this.session.keys.budgetRange(thread);
   }
 
   /**
@@ -75,7 +76,7 @@ export class BudgetService {
   async status(): Promise<{ budgets: BudgetView[] }> {
     const thread = this.session.identity.thread;
     const { entries } = await this.store.list({ ...this.range(thread), limit: 1000 });
-    const stored = new Map(entries.map(([key, entry]) => [key.slice(key.lastIndexOf('\x1f') + 1), entry.value as unknown as BudgetRecord]));
+    const stored = new Map(entries.map(([key, entry]) => [lastPart(key), entry.value as unknown as BudgetRecord]));
     // Not fixed yet: this server's maxes are the ones the thread's first step will store.
     const fixed = stored.delete(FIXED);
     const names = [...new Set([...(fixed ? [] : Object.keys(this.limits)), ...stored.keys()])].sort();
@@ -110,7 +111,7 @@ export class BudgetService {
       if (records[0].record.max === undefined) {
         const known = (await tx.list({ ...this.range(who.thread), limit: 1000 }))
           .filter(([, entry]) => (entry.value as unknown as BudgetRecord).max !== undefined)
-          .map(([key]) => key.slice(key.lastIndexOf('\x1f') + 1));
+          .map(([key]) => lastPart(key));
         throw new BlackboardError(
           'NOT_FOUND',
           `There is no budget named "${name}" on this thread. ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This thread has no budgets (a server sets them with --max-iterations or --budget NAME=MAX).'}`,

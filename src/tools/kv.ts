@@ -31,7 +31,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     {
       title: 'Read a key',
       description: 'Read a key; found:false if absent. Write it back with its version as ifVersion.',
-      input: z.object({ key, scope: scope.describe(`Default global. One of: ${SCOPE_FORMS}`) }).strict(),
+      input: z.object({ key, scope: scope.describe(`Default global; or ${SCOPE_FORMS.replace('global, ', '')}`) }).strict(),
       output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), updatedAt: isoTime.optional(), updatedBy: z.string().optional() }),
       annotations: { readOnlyHint: true },
     },
@@ -69,12 +69,12 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_list',
     {
       title: 'List keys',
-      description: 'List a scope\'s keys in order, with versions (no values). Pass nextCursor back as cursor.',
+      description: 'A scope\'s keys in order, with versions (no values); pass nextCursor back as cursor.',
       input: z
         .object({
           scope,
           prefix,
-          cursor: z.string().optional().describe('From the last page'),
+          cursor: z.string().optional().describe('nextCursor'),
           limit: z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT_LIMIT}`),
         })
         .strict(),
@@ -89,7 +89,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_snapshot',
     {
       title: 'Read many keys at once',
-      description: 'Many values (scope or prefix) in one consistent read of at most maxBytes. truncated:true: narrow the prefix.',
+      description: 'Many values (scope or prefix) in one consistent read, at most maxBytes (truncated:true: narrow it).',
       input: z
         .object({ scope, prefix, maxBytes: z.number().int().min(2).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`) })
         .strict(),
