@@ -47,7 +47,7 @@ export class FinalizerService {
       if (existing && answerOf(existing).run === who.run) {
         throw new BlackboardError(
           'MULTIPLE_FINAL_ANSWERS',
-          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer, or call run_start to begin a new run.',
+          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. To answer again, begin a new run with {tool:run_start}.',
           { answer: view(who.thread, existing) },
         );
       }

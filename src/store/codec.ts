@@ -33,7 +33,7 @@ export const isCorruptRecord = (error: unknown): boolean =>
 export function corrupt(key: string): BlackboardError {
   return new BlackboardError(
     'STORE_UNAVAILABLE',
-    'A stored record is corrupt and cannot be read. Overwrite it with state_set or delete it with state_delete.',
+    'A stored record is corrupt and cannot be read. Overwrite it with {tool:state_set} or delete it with {tool:state_delete}.',
     { storageKey: showStorageKey(key), cause: 'CORRUPT_RECORD' },
   );
 }
