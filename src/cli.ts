@@ -51,8 +51,18 @@ async function main(argv: string[]): Promise<number> {
   const where = store.backend.description;
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   if (config.http) {
-    const { url } = await serveHttp(config, store);
-    console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${url} store=${where}${ns}${config.http.token ? ' (token required)' : ''}`);
+    const served = await serveHttp(config, store);
+    const auth = config.http.auth ? ` (${config.http.auth.clients.length} clients from ${config.http.auth.file})` : config.http.token ? ' (token required)' : '';
+    console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${served.url} store=${where}${ns}${auth}`);
+    // SIGHUP re-reads the auth file: rotate tokens without a restart; sessions of removed clients are closed.
+    process.on('SIGHUP', () => {
+      try {
+        served.reload();
+        if (config.http?.auth) console.error(`mcp-blackboard: re-read the auth file ${config.http.auth.file}`);
+      } catch (error) {
+        console.error(`mcp-blackboard: kept the previous clients: ${(error as Error).message}`);
+      }
+    });
     return new Promise<number>(() => {});
   }
   const { tools, closed } = await serveStdio(config, store);

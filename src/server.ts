@@ -20,12 +20,13 @@ export interface BlackboardServer {
 
 /**
  * One MCP server for one connection, over a store that may be shared with other connections and processes.
- * `identity` overrides the config's identity flags (the HTTP transport gives each session its own thread).
+ * `identity` overrides the config's identity flags (the HTTP transport gives each session its own thread);
+ * `readOnly` makes every tool not annotated `readOnlyHint` fail with FORBIDDEN.
  */
 export async function createServer(
   config: Config,
   store: VersionedStore,
-  identity: SessionOptions = {},
+  { readOnly, ...identity }: SessionOptions & { readOnly?: boolean } = {},
 ): Promise<BlackboardServer> {
   const session = await Session.open(store, {
     namespace: config.namespace,
@@ -40,7 +41,14 @@ export async function createServer(
     { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
   );
   const services = createServices(store, session, config);
-  const host = { server, namespace: config.namespace, progressIntervalMs: config.progressIntervalMs, registered: [] };
+  const host = {
+    server,
+    namespace: config.namespace,
+    progressIntervalMs: config.progressIntervalMs,
+    registered: [],
+    readOnly,
+    beforeWrite: () => session.record(),
+  };
   const tools = registerTools(host, config, services);
   const stopSubscriptions = registerResources(server, store, session, services);
   const previousOnClose = server.server.onclose;

@@ -14,6 +14,10 @@ export interface ToolHost {
   progressIntervalMs: number;
   /** names registered so far, in order */
   registered: string[];
+  /** a read-only client: every tool not annotated `readOnlyHint` fails with FORBIDDEN and changes nothing */
+  readOnly?: boolean;
+  /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
+  beforeWrite?: () => Promise<void>;
 }
 
 export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
@@ -58,7 +62,17 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
       annotations: { openWorldHint: false, ...spec.annotations },
     },
     (async (args: z.infer<I>, extra: Extra): Promise<CallToolResult> => {
+      const writes = spec.annotations.readOnlyHint !== true;
+      if (writes && host.readOnly) {
+        return fail(
+          new BlackboardError(
+            'FORBIDDEN',
+            `${toolName(host, name)} changes the board, and this client has read-only access: nothing was changed. Use the read tools, or ask the operator for readwrite access.`,
+          ),
+        );
+      }
       try {
+        if (writes) await host.beforeWrite?.();
         return ok(await handler(args, extra));
       } catch (error) {
         if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${name} failed:`, error);
