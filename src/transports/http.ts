@@ -140,7 +140,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
 
   const server = createHttpServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!(error instanceof HttpError)) console.error('[mcp-blackboard] HTTP request failed:', error);
+      if (!(error instanceof HttpError) && !req.destroyed) console.error('[mcp-blackboard] HTTP request failed:', error);
       if (res.headersSent) return void res.end();
       const status = error instanceof HttpError ? error.status : 500;
       const message = error instanceof HttpError ? error.message : `Internal error: ${(error as Error).message}`;
