@@ -69,7 +69,9 @@ export function loadAuthFile(path: string): AuthClient[] {
   } catch (error) {
     throw new Error(`the auth file ${path} is not valid JSON: ${(error as Error).message}`);
   }
-  const parsed = AuthFileSchema.safeParse(json);
+  const parsed = AuthFileSchema.safeParse(json, {
+    error: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'missing' : undefined),
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
