@@ -63,7 +63,7 @@ export const HELP = `mcp-blackboard ${VERSION} - shared, durable, concurrency-sa
 
 Usage:
   mcp-blackboard [options]            serve over stdio (the default)
-  mcp-blackboard --http PORT [opts]   serve Streamable HTTP on 127.0.0.1:PORT/mcp
+  mcp-blackboard --http PORT [opts]   serve Streamable HTTP on 127.0.0.1:PORT/mcp (and /mcp/NS: namespace NS)
   mcp-blackboard export [--store URL] [--namespace NS] [--thread ID] > bundle.json
                                       write a thread's state (or, without --thread, the namespace's) as JSON
   mcp-blackboard import FILE [--store URL] [--namespace NS]

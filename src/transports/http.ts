@@ -144,7 +144,9 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       if (res.headersSent) return void res.end();
       const status = error instanceof HttpError ? error.status : 500;
       const message = error instanceof HttpError ? error.message : `Internal error: ${(error as Error).message}`;
-      res.writeHead(status, { 'content-type': 'application/json', ...(error instanceof HttpError ? error.headers : {}) });
+      // a refused request's unread body is not worth reading: close the connection instead
+      const close = req.complete ? {} : { connection: 'close' };
+      res.writeHead(status, { 'content-type': 'application/json', ...close, ...(error instanceof HttpError ? error.headers : {}) });
       res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
     });
   });
@@ -178,7 +180,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   };
 }
 
-const tooLarge = (): HttpError => new HttpError(413, requestBodyTooLargeMessage(MAX_BODY_BYTES), { connection: 'close' });
+const tooLarge = (): HttpError => new HttpError(413, requestBodyTooLargeMessage(MAX_BODY_BYTES));
 
 /** Reads an initialize body, refusing it as soon as more than 4 MiB has arrived. */
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -212,7 +214,7 @@ function runMiddleware(middleware: Middleware, req: IncomingMessage, res: Server
       status(code: number) {
         return {
           json(body: unknown) {
-            res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+            res.writeHead(code, { 'content-type': 'application/json', ...(req.complete ? {} : { connection: 'close' }) }).end(JSON.stringify(body));
             resolve(false);
           },
         };
