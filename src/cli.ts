@@ -55,7 +55,14 @@ async function main(argv: string[]): Promise<number> {
   const where = store.backend.description;
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   if (config.http) {
-    const served = await serveHttp(config, store);
+    let served;
+    try {
+      served = await serveHttp(config, store);
+    } catch (error) {
+      console.error(`mcp-blackboard: cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`);
+      await store.close().catch(() => {});
+      return 1;
+    }
     const auth = config.http.auth ? ` (${config.http.auth.clients.length} clients from ${config.http.auth.file})` : config.http.token ? ' (token required)' : '';
     console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${served.url} store=${where}${ns}${auth}`);
     // SIGHUP re-reads the auth file: rotate tokens without a restart; sessions of removed clients are closed.

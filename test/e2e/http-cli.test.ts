@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers.js';
 import { bearer, httpAgent, rawInitialize, writeAuthFile, type HttpAgent } from './http-helpers.js';
@@ -44,6 +45,20 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
     expect(await exited).toBe(2);
     expect(stderr().trim().split('\n')).toHaveLength(1);
     expect(stderr()).toMatch(message);
+  });
+
+  it('a port in use is one line and exit 1', async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const { exited, stderr } = start(['--http', String(port)]);
+      expect(await exited).toBe(1);
+      expect(stderr().trim().split('\n')).toHaveLength(1);
+      expect(stderr()).toMatch(/cannot serve HTTP on 127\.0\.0\.1:\d+: listen EADDRINUSE/);
+    } finally {
+      taken.close();
+    }
   });
 
   it.each([
