@@ -2,7 +2,7 @@
 import { runBundleCommand } from './bundles.js';
 import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
 import { defaultStorePath, openStore } from './store/open.js';
-import { serveHttp } from './transports/http.js';
+import { runHttp } from './transports/http-command.js';
 import { serveStdio } from './transports/stdio.js';
 import { runUiCommand } from './ui/command.js';
 
@@ -56,28 +56,7 @@ async function main(argv: string[]): Promise<number> {
 
   const where = store.backend.description;
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
-  if (config.http) {
-    let served;
-    try {
-      served = await serveHttp(config, store);
-    } catch (error) {
-      console.error(`mcp-blackboard: cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`);
-      await store.close().catch(() => {});
-      return 1;
-    }
-    const auth = config.http.auth ? ` (${config.http.auth.clients.length} clients from ${config.http.auth.file})` : config.http.token ? ' (token required)' : '';
-    console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${served.url} store=${where}${ns}${auth}`);
-    // SIGHUP re-reads the auth file: rotate tokens without a restart; sessions of removed clients are closed.
-    process.on('SIGHUP', () => {
-      try {
-        served.reload();
-        if (config.http?.auth) console.error(`mcp-blackboard: re-read the auth file ${config.http.auth.file}`);
-      } catch (error) {
-        console.error(`mcp-blackboard: kept the previous clients: ${(error as Error).message}`);
-      }
-    });
-    return new Promise<number>(() => {});
-  }
+  if (config.http) return runHttp(config, store);
   const { tools, closed } = await serveStdio(config, store);
   console.error(`mcp-blackboard ${VERSION} on stdio: ${tools} tools, store=${where}${ns}`);
   await closed;

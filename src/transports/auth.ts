@@ -7,9 +7,6 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import * as z from 'zod';
 import { NAME_RE, NAMESPACE_RE } from '../context.js';
 
-/** How the auth file names the server's default namespace (the one without `--namespace`). */
-export const DEFAULT_NAMESPACE_NAME = '_default';
-
 const name = (what: string) =>
   z.string().regex(NAME_RE, `${what} must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit`);
 
@@ -24,8 +21,8 @@ const ClientSchema = z
     agentType: name('agentType').optional(),
     namespaces: z
       .array(
-        z.string().refine((ns) => ns === '*' || ns === DEFAULT_NAMESPACE_NAME || NAMESPACE_RE.test(ns), {
-          message: `each namespace must be "*", "${DEFAULT_NAMESPACE_NAME}" or match ^[a-z][a-z0-9_]{0,31}$`,
+        z.string().refine((ns) => ns === '*' || NAMESPACE_RE.test(ns), {
+          message: 'each namespace must be "*" or match ^[a-z][a-z0-9_]{0,31}$',
         }),
       )
       .min(1, 'namespaces must list at least one namespace (or "*")'),
@@ -41,7 +38,7 @@ export interface AuthClient {
   tokenSha256: string;
   agent: string;
   agentType?: string;
-  /** namespaces it may use; `*` = all, `_default` = the server's unnamed default namespace */
+  /** namespaces it may use; `*` = all (and only `*` reaches the unnamed default namespace) */
   namespaces: string[];
   access: 'read' | 'readwrite';
 }
@@ -87,9 +84,9 @@ export function loadAuthFile(path: string): AuthClient[] {
   });
 }
 
-/** Whether `client` may use `namespace` (undefined = the default namespace). */
+/** Whether `client` may use `namespace`; the unnamed default namespace (undefined) needs `*`, as on the board. */
 export function allowsNamespace(client: AuthClient, namespace: string | undefined): boolean {
-  return client.namespaces.includes('*') || client.namespaces.includes(namespace ?? DEFAULT_NAMESPACE_NAME);
+  return client.namespaces.includes('*') || (namespace !== undefined && client.namespaces.includes(namespace));
 }
 
 /**

@@ -30,8 +30,11 @@ export interface HttpServer {
 
 /** What an embedder can add to the HTTP server. */
 export interface HttpOptions {
-  /** Answers a GET for any path that is not an MCP endpoint (the web board), after the Host, Origin and auth checks. */
-  page?: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+  /**
+   * Answers requests for paths that are not MCP endpoints (the web board), after the Host and Origin checks. It checks
+   * tokens itself (a browser proves its token once, then carries a cookie). Resolves false for a path it does not serve.
+   */
+  page?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** the store of resumable SSE events (default: a new one, bounded, events kept 5 minutes) */
   events?: EventLog;
 }
@@ -78,16 +81,15 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (hostCheck && !(await runMiddleware(hostCheck, req, res))) return;
     checkOrigin(req.headers, http.allowedOrigins);
-    if (bearer && !(await runMiddleware(bearer, req, res))) return; // 401 with WWW-Authenticate: Bearer
-    const principal = ((req as { auth?: AuthInfo }).auth?.extra?.principal as Principal | undefined) ?? auth.anonymous();
-
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const endpoint = endpointOf(path, config.namespace);
     if (!endpoint) {
-      // The one place where requests for anything but an MCP endpoint go: the web board plugs in here.
-      if (req.method === 'GET' && options.page) return options.page(req, res);
+      // The one place where requests for anything but an MCP endpoint go: the web board.
+      if (options.page && (await options.page(req, res))) return;
       throw new HttpError(404, 'Not found: the MCP endpoints are /mcp and /mcp/NAMESPACE.');
     }
+    if (bearer && !(await runMiddleware(bearer, req, res))) return; // 401 with WWW-Authenticate: Bearer
+    const principal = ((req as { auth?: AuthInfo }).auth?.extra?.principal as Principal | undefined) ?? auth.anonymous();
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
 
     const sessionId = req.headers['mcp-session-id'];

@@ -29,7 +29,7 @@ const agent = async (path: string, headers: Record<string, string>, prefix = '')
 beforeAll(async () => {
   const file = writeAuthFile([
     { token: PLANNER, agent: 'planner', agentType: 'planner', namespaces: ['team'], access: 'readwrite' },
-    { tokenSha256: sha256hex(CODER), agent: 'coder', namespaces: ['team', '_default'], access: 'readwrite' },
+    { tokenSha256: sha256hex(CODER), agent: 'coder', namespaces: ['*'], access: 'readwrite' },
     { token: AUDITOR, agent: 'auditor', namespaces: ['*'], access: 'read' },
   ]);
   s = await startHttp({ authFile: file });
@@ -98,6 +98,7 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     expect(plannerDefault.status).toBe(403);
     expect(plannerDefault.body).toContain('may not use the default namespace');
     expect((await rawInitialize(s.port, bearer(PLANNER), '/mcp/other')).status).toBe(403);
+    expect((await rawInitialize(s.port, bearer(PLANNER), '/mcp/team')).status).toBe(200);
     expect((await rawInitialize(s.port, bearer(CODER), '/mcp')).status).toBe(200);
     expect((await rawInitialize(s.port, bearer(AUDITOR), '/mcp/other')).status).toBe(200);
     expect((await rawInitialize(s.port, bearer(AUDITOR), '/mcp/Not-A-Namespace')).status).toBe(404);

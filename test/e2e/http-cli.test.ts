@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers.js';
-import { bearer, httpAgent, rawInitialize, writeAuthFile, type HttpAgent } from './http-helpers.js';
+import { bearer, httpAgent, raw, rawInitialize, writeAuthFile, type HttpAgent } from './http-helpers.js';
 
 // The built bin: start-up refusals (exit 2, one line) and SIGHUP re-reading the auth file.
 const children: ChildProcess[] = [];
@@ -78,6 +78,26 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
     expect(stderr().trim().split('\n')).toHaveLength(1);
     expect(stderr()).toContain(file);
     expect(stderr()).toMatch(message);
+  });
+
+  it('the board is served at GET / behind the Host check and the same tokens (cookie after /?token=)', async () => {
+    const file = writeAuthFile([{ token: A, agent: 'alpha', namespaces: ['team'], access: 'read' }]);
+    const server = start(['--http', '0', '--auth', file]);
+    await waitFor(() => /the board at (http:\/\/\S+\/)/.test(server.stderr()));
+    const port = Number(/:(\d+)\/mcp/.exec(server.stderr())![1]);
+    expect((await raw(port, { path: '/', method: 'GET' })).status).toBe(401);
+    expect((await raw(port, { path: '/', method: 'GET', headers: { host: 'evil.example' } })).status).toBe(403);
+    expect((await raw(port, { path: `/?token=${B}`, method: 'GET' })).status).toBe(401);
+    const login = await raw(port, { path: `/?token=${A}`, method: 'GET' });
+    expect(login.status).toBe(303);
+    const cookie = String(login.headers['set-cookie']).split(';')[0];
+    const page = await raw(port, { path: '/', method: 'GET', headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect((await raw(port, { path: '/board/api/board?ns=team', method: 'GET', headers: { cookie } })).status).toBe(200);
+    expect((await raw(port, { path: '/board/api/board?ns=other', method: 'GET', headers: { cookie } })).status).toBe(403);
+    // the board's cookie is not a bearer token for the MCP endpoint
+    expect((await raw(port, { path: '/mcp/team', headers: { cookie, 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
   });
 
   it('SIGHUP re-reads the auth file: a removed token is refused and its sessions closed; a malformed file is not taken', async () => {

@@ -100,10 +100,11 @@ describe('HTTP exposure', () => {
     expect((await rawInitialize(s.port, { origin: 'https://evil.example' })).status).toBe(403);
   });
 
-  it('non-MCP paths are 404 (after the checks), and an unknown session is 404', async () => {
+  it('without a page handler other paths are 404; an unknown session is 404', async () => {
     s = await startHttp({ token: TOKEN });
     expect((await raw(s.port, { path: '/', method: 'GET', headers: bearer(TOKEN) })).status).toBe(404);
-    expect((await raw(s.port, { path: '/', method: 'GET' })).status).toBe(401);
+    expect((await raw(s.port, { path: '/nothing', method: 'GET' })).status).toBe(404);
+    expect((await raw(s.port, { path: '/', method: 'GET', headers: { host: 'evil.example' } })).status).toBe(403);
     const res = await raw(s.port, { headers: { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-session-id': 'nope' }, body: '{}' });
     expect(res.status).toBe(404);
   });
