@@ -2,7 +2,7 @@
 import { runBundleCommand } from './bundles.js';
 import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
 import { defaultStorePath, openStore } from './store/open.js';
-import { serveHttp } from './transports/http.js';
+import { runHttp } from './transports/http-command.js';
 import { serveStdio } from './transports/stdio.js';
 import { plainNames, renderMentions } from './tool-mentions.js';
 import { runUiCommand } from './ui/command.js';
@@ -57,11 +57,7 @@ async function main(argv: string[]): Promise<number> {
 
   const where = store.backend.description;
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
-  if (config.http) {
-    const { url } = await serveHttp(config, store);
-    console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${url} store=${where}${ns}${config.http.token ? ' (token required)' : ''}`);
-    return new Promise<number>(() => {});
-  }
+  if (config.http) return runHttp(config, store);
   const { tools, closed } = await serveStdio(config, store);
   console.error(`mcp-blackboard ${VERSION} on stdio: ${tools} tools, store=${where}${ns}`);
   await closed;

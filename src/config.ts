@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { NAMESPACE_RE } from './context.js';
+import { loadAuthFile, type AuthClient } from './transports/auth.js';
+import { isLoopbackAddress } from './transports/requests.js';
 
 export const FAMILIES = [
   'kv',
@@ -18,7 +20,19 @@ export type Family = (typeof FAMILIES)[number];
 
 /** Everything the server is told at start-up, from flags and environment. */
 export interface Config {
-  http?: { port: number; host: string; token?: string; sessionIdleSeconds: number };
+  http?: {
+    port: number;
+    host: string;
+    token?: string;
+    sessionIdleSeconds: number;
+    /** `--auth FILE`: one token per client, as loaded at start-up (the file is re-read on SIGHUP) */
+    auth?: { file: string; clients: AuthClient[] };
+    /** Host names accepted besides loopback ones (`--allowed-hosts`) */
+    allowedHosts: string[];
+    /** web origins accepted besides loopback ones (`--allowed-origins`) */
+    allowedOrigins: string[];
+    maxSessions: number;
+  };
   /** store URL; undefined = SQLite in the user's data directory */
   store?: string;
   namespace?: string;
@@ -49,7 +63,7 @@ export const HELP = `mcp-blackboard ${VERSION} - shared, durable, concurrency-sa
 
 Usage:
   mcp-blackboard [options]            serve over stdio (the default)
-  mcp-blackboard --http PORT [opts]   serve Streamable HTTP on 127.0.0.1:PORT/mcp
+  mcp-blackboard --http PORT [opts]   serve Streamable HTTP on 127.0.0.1:PORT/mcp (and /mcp/NS: namespace NS)
   mcp-blackboard export [--store URL] [--namespace NS] [--thread ID] > bundle.json
                                       write a thread's state (or, without --thread, the namespace's) as JSON
   mcp-blackboard import FILE [--store URL] [--namespace NS]
@@ -81,6 +95,11 @@ Options (each also read from the environment variable shown):
                          notifications when asked to (default 10000)
   --host HOST            HTTP bind address (default 127.0.0.1)
   --token T              HTTP: require Authorization: Bearer T                         BLACKBOARD_TOKEN
+  --auth FILE            HTTP: one token per client, each with its agent, namespaces and
+                         read or readwrite access (JSON; re-read on SIGHUP)
+  --allowed-hosts LIST   HTTP: Host names accepted besides localhost, comma-separated
+  --allowed-origins LIST HTTP: web origins accepted besides loopback ones, comma-separated
+  --max-sessions N       HTTP: most open sessions (default 1000)
   --http-session-idle S  HTTP: close a session unused for S seconds (default 1800)
   --help                 print this and exit
   --version              print the version and exit
@@ -130,6 +149,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         'change-retention': { type: 'string' },
         'progress-interval-ms': { type: 'string' },
         'http-session-idle': { type: 'string' },
+        auth: { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        'allowed-origins': { type: 'string' },
+        'max-sessions': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -157,18 +180,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const sync = (pick(values.sync, 'BLACKBOARD_SYNC') ?? 'full').toUpperCase();
   if (sync !== 'FULL' && sync !== 'NORMAL') throw new ConfigError(`--sync must be full or normal, got "${sync}".`);
   const httpPort = int('--http', values.http, 0, 65535);
+  const http = httpPort === undefined ? undefined : httpOptions(httpPort, values, pick(values.token, 'BLACKBOARD_TOKEN'));
   return {
     kind: 'serve',
     config: {
-      http:
-        httpPort === undefined
-          ? undefined
-          : {
-              port: httpPort,
-              host: values.host ?? '127.0.0.1',
-              token: pick(values.token, 'BLACKBOARD_TOKEN'),
-              sessionIdleSeconds: int('--http-session-idle', values['http-session-idle'], 1, 7 * 24 * 3600) ?? 1800,
-            },
+      http,
       store: pick(values.store, 'BLACKBOARD_STORE'),
       namespace,
       agent: pick(values.agent, 'BLACKBOARD_AGENT'),
@@ -186,6 +202,36 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       allowBudgetAdmin: values['allow-budget-admin'] ?? false,
       progressIntervalMs: int('--progress-interval-ms', values['progress-interval-ms'], 50, 15_000) ?? 10_000,
     },
+  };
+}
+
+/** The HTTP flags; refuses an exposed server without auth. */
+function httpOptions(port: number, values: Record<string, unknown>, token: string | undefined): NonNullable<Config['http']> {
+  const flag = (name: string): string | undefined => values[name] as string | undefined;
+  const host = flag('host') ?? '127.0.0.1';
+  const authFile = flag('auth');
+  if (authFile !== undefined && token !== undefined) throw new ConfigError('give either --token (one shared token) or --auth (one token per client), not both.');
+  if (!isLoopbackAddress(host) && token === undefined && authFile === undefined) {
+    throw new ConfigError(`--host ${host} reaches beyond this machine: give --token or --auth so that only your clients can use the server.`);
+  }
+  let auth: NonNullable<Config['http']>['auth'];
+  if (authFile !== undefined) {
+    try {
+      auth = { file: authFile, clients: loadAuthFile(authFile) };
+    } catch (error) {
+      throw new ConfigError(`--auth: ${(error as Error).message}`);
+    }
+  }
+  const list = (name: string): string[] => (flag(name) ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  return {
+    port,
+    host,
+    token,
+    auth,
+    sessionIdleSeconds: int('--http-session-idle', flag('http-session-idle'), 1, 7 * 24 * 3600) ?? 1800,
+    allowedHosts: list('allowed-hosts'),
+    allowedOrigins: list('allowed-origins'),
+    maxSessions: int('--max-sessions', flag('max-sessions'), 1, 1_000_000) ?? 1000,
   };
 }
 

@@ -39,12 +39,13 @@ export interface BlackboardServer {
 
 /**
  * One MCP server for one connection, over a store that may be shared with other connections and processes.
- * `identity` overrides the config's identity flags (the HTTP transport gives each session its own thread).
+ * `identity` overrides the config's identity flags (the HTTP transport gives each session its own thread);
+ * `readOnly` makes every tool not annotated `readOnlyHint` fail with FORBIDDEN.
  */
 export async function createServer(
   config: Config,
   store: VersionedStore,
-  identity: SessionOptions = {},
+  { readOnly, ...identity }: SessionOptions & { readOnly?: boolean } = {},
 ): Promise<BlackboardServer> {
   const session = await Session.open(store, {
     namespace: config.namespace,
@@ -55,9 +56,20 @@ export async function createServer(
     ...identity,
   });
   const services = createServices(store, session, config);
-  // The first server to serve a thread fixes its budget maxes.
-  await services.budget.adopt();
-  const host = new ToolHost(config.namespace, config.progressIntervalMs);
+  // The first server to serve a thread fixes its budget maxes: at connect, or at the first write for a session that
+  // leaves nothing in the store until it writes (HTTP).
+  let budgetsFixed = false;
+  const fixBudgets = async (): Promise<void> => {
+    if (budgetsFixed) return;
+    await services.budget.adopt();
+    budgetsFixed = true;
+  };
+  if (!identity.recordOnWrite) await fixBudgets();
+  const beforeWrite = async (): Promise<void> => {
+    await session.record();
+    await fixBudgets();
+  };
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
     .map(([, text]) => host.render(text))

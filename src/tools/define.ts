@@ -44,6 +44,12 @@ export class ToolHost {
     readonly namespace: string | undefined,
     /** progress notification period for blocking tools */
     readonly progressIntervalMs: number,
+    private readonly access: {
+      /** a read-only client: every tool not annotated `readOnlyHint` fails with FORBIDDEN and changes nothing */
+      readOnly?: boolean;
+      /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
+      beforeWrite?: () => Promise<void>;
+    } = {},
   ) {}
 
   /** The registered names, in declaration order. */
@@ -125,9 +131,19 @@ export class ToolHost {
   }
 
   private async run(tool: Declared, args: unknown, extra: Extra): Promise<CallToolResult> {
+    const writes = tool.spec.annotations.readOnlyHint !== true;
+    if (writes && this.access.readOnly) {
+      return this.fail(
+        new BlackboardError(
+          'FORBIDDEN',
+          `${this.nameOf(tool.name)} changes the board, and this client has read-only access: nothing was changed. Use the read tools, or ask the operator for readwrite access.`,
+        ),
+      );
+    }
     const parsed = tool.spec.input.safeParse(args ?? {});
     if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, args));
     try {
+      if (writes) await this.access.beforeWrite?.();
       return ok(await tool.handler(parsed.data as never, extra));
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
