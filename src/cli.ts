@@ -1,16 +1,23 @@
 #!/usr/bin/env node
 // The `mcp-blackboard` command: a subcommand from the table below, or (the default) the MCP server over stdio or HTTP.
 import { exportCommand, importCommand } from './bundles.js';
-import { ConfigError, VERSION, parseConfig, serveHelp, type Subcommand } from './config.js';
+import { ConfigError, VERSION, flagArgs, parseConfig, serveHelp, type Subcommand } from './config.js';
 import { defaultStorePath, openStore } from './store/open.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { serveHttp } from './transports/http.js';
 import { firstRunHint, serveStdio } from './transports/stdio.js';
+import { UI_HELP, runUiCommand } from './ui/command.js';
 
 /** Subcommands by name; each brings its own flags and `--help`. Without one, the server runs. */
 const COMMANDS: Record<string, Subcommand> = {
   export: exportCommand,
   import: importCommand,
+  ui: {
+    usage: 'ui [--store URL] [--namespace NS] [--port P]',
+    summary: 'a read-only, live view of the board in a browser',
+    help: UI_HELP,
+    run: (argv) => runUiCommand(flagArgs(argv)),
+  },
 };
 
 /** The first line of an error's message: what the user is shown, never a stack trace. */
@@ -50,7 +57,11 @@ async function main(argv: string[]): Promise<number> {
   const config = parsed.config;
   let store: VersionedStore;
   try {
-    store = await openStore(config.store, { maxValueBytes: config.maxValueBytes, synchronous: config.sync });
+    store = await openStore(config.store, {
+      maxValueBytes: config.maxValueBytes,
+      synchronous: config.sync,
+      changeRetentionMs: config.changeRetentionSeconds * 1000,
+    });
   } catch (error) {
     console.error(`mcp-blackboard: cannot open the store ${config.store ?? `sqlite://${defaultStorePath()}`}: ${oneLine(error)}`);
     return 1;

@@ -31,6 +31,7 @@ describe('--help for every command', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).toContain('mcp-blackboard export [--store URL] [--namespace NS] [--thread ID] > bundle.json');
       expect(r.stdout).toContain('mcp-blackboard import FILE [--store URL] [--namespace NS]');
+      expect(r.stdout).toContain('mcp-blackboard ui [--store URL]');
       expect(r.stdout).toContain('mcp-blackboard COMMAND --help');
       expect(r.stdout).toContain('npx @modelcontextprotocol/inspector');
       expect(r.stdout).not.toContain('{commands}');
@@ -40,12 +41,13 @@ describe('--help for every command', () => {
   it.each([
     ['export', ['--store URL', '--namespace NS', '--thread ID', 'never creates one']],
     ['import', ['FILE', '--store URL', '--namespace NS', 'changes nothing']],
+    ['ui', ['--store URL', '--namespace NS', '--port P']],
   ])('%s --help prints its own flags', async (command, words) => {
     for (const flag of ['--help', '-h']) {
       const r = await cli([command, flag]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toBe('');
-      expect(r.stdout).toMatch(new RegExp(`^Usage: mcp-blackboard ${command} `));
+      expect(r.stdout).toMatch(new RegExp(`(^|\\n)Usage:\\s*mcp-blackboard ${command} `));
       for (const word of words) expect(r.stdout).toContain(word);
     }
   });
@@ -68,11 +70,12 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ['a value that looks like a flag', ['--thread', '-x'], /--thread needs a value; to give one that starts with "-", write --thread=VALUE/],
     ['an unknown flag', ['--nope'], /unknown flag --nope\. Run mcp-blackboard --help for the flags\./],
     ['a value for a switch', ['--allow-budget-admin=yes'], /--allow-budget-admin' does not take an argument/],
-    ['an unknown command', ['serve'], /unknown command "serve"\. Commands: export, import/],
+    ['an unknown command', ['serve'], /unknown command "serve"\. Commands: export, import, ui/],
     ['export: an unknown flag', ['export', '--nope'], /^mcp-blackboard export: unknown flag --nope\. Run mcp-blackboard export --help/],
     ['export: a missing value', ['export', '--thread'], /^mcp-blackboard export: --thread needs a value/],
     ['export: a bad namespace', ['export', '--namespace', 'NS!'], /--namespace "NS!" must match/],
     ['export: from a store that is always empty', ['export', '--store', 'memory://'], /memory:\/\/ is empty in a new process/],
+    ['ui: a negative port', ['ui', '--port', '-1'], /^mcp-blackboard ui: --port must be a whole number from 0 to 65535, got "-1"\./],
     ['import: no file', ['import'], /^mcp-blackboard import: import takes one FILE \(or - for stdin\), got 0/],
     ['import: two files', ['import', 'a.json', 'b.json'], /takes one FILE .*got 2/],
   ])('%s', async (_name, args, message, env) => {

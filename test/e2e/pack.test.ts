@@ -35,8 +35,9 @@ describe('the npm package', () => {
     const paths = info.files.map((f) => f.path).sort();
     // Only what a user needs: the compiled code, the README, the LICENSE and package.json.
     expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'package.json']);
-    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js'))).toEqual([]);
-    expect(paths).toContain('dist/cli.js');
+    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual([]);
+    expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
+    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/ui/assets/index.html']));
     expect(info.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111, 'dist/cli.js is executable').not.toBe(0);
     const tarball = join(out, info.filename);
 
