@@ -55,7 +55,7 @@ Exit codes: 0 written, 1 the store does not exist or cannot be read, 2 bad flag.
 
 export const importCommand: Subcommand = {
   usage: 'import FILE [--store URL] [--namespace NS]',
-  summary: 'load such a bundle (FILE or - for stdin); a corrupt file is refused and changes nothing',
+  summary: 'load such a bundle; a corrupt file is refused and changes nothing',
   help: `Usage: mcp-blackboard import FILE [--store URL] [--namespace NS]
 
 Loads a bundle written by export (FILE, or - to read stdin) into the store, creating the store if needed. The whole

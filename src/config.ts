@@ -107,7 +107,8 @@ Options (each also read from the environment variable shown):
   --version              print the version and exit
 
 Logs and the start-up banner go to stderr; stdout carries only MCP messages. Over stdio the server waits for an
-MCP client: to try it by hand, run npx @modelcontextprotocol/inspector -- node <path to dist/cli.js> [options].
+MCP client; to try it by hand: npx @modelcontextprotocol/inspector -- mcp-blackboard [options]
+(from a clone: npx @modelcontextprotocol/inspector -- node dist/cli.js [options]; the Inspector needs Node 22+).
 Exit codes: 0 done, 1 could not run (store, port, file), 2 bad flag or value.
 `;
 
