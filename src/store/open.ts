@@ -19,6 +19,16 @@ export function defaultStorePath(): string {
   return join(base, 'mcp-blackboard', 'blackboard.db');
 }
 
+/**
+ * The local file a store URL keeps its data in (the default and `sqlite://` stores), or undefined for a store that
+ * is not a local file. Resolves a relative path against the working directory.
+ */
+export function storeFile(url: string | undefined): string | undefined {
+  if (url === undefined || url === '') return defaultStorePath();
+  const rest = url.startsWith('sqlite://') ? url.slice('sqlite://'.length) : '';
+  return rest === '' ? undefined : isAbsolute(rest) ? rest : resolve(rest);
+}
+
 /** Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`) into a backend. */
 export async function openBackend(url: string | undefined, options: SqliteOptions = {}): Promise<Backend> {
   if (url === undefined || url === '') return SqliteBackend.open(defaultStorePath(), options);
@@ -26,7 +36,7 @@ export async function openBackend(url: string | undefined, options: SqliteOption
   if (url.startsWith('sqlite://')) {
     const rest = url.slice('sqlite://'.length);
     if (rest === '') throw new Error('sqlite:// needs a path: sqlite:///absolute/path.db or sqlite://relative.db');
-    return SqliteBackend.open(isAbsolute(rest) ? rest : resolve(rest), options);
+    return SqliteBackend.open(storeFile(url)!, options);
   }
   const scheme = url.split(':')[0];
   if (scheme === 'redis' || scheme === 'rediss' || scheme === 'postgres' || scheme === 'postgresql') {

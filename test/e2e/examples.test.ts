@@ -1,10 +1,22 @@
 import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../contract/backends.js';
 
-const run = promisify(execFile);
 const examples = join(import.meta.dirname, '..', '..', 'examples');
+// Each example runs with a temporary directory of its own, which must be empty again when it has finished.
+let tmp = '';
+const exec = promisify(execFile);
+const run = (file: string, args: string[], options: { timeout: number }) => {
+  tmp = tempDir();
+  return exec(file, args, { ...options, env: { ...process.env, TMPDIR: tmp } });
+};
+afterEach(() => {
+  if (tmp) expect(readdirSync(tmp), 'the example left files in the temp directory').toEqual([]);
+  tmp = '';
+});
 
 describe('examples run as documented', () => {
   it('two-agents.mjs: a planner and a worker process coordinate through one SQLite file', async () => {
