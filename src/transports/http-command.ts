@@ -23,7 +23,7 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
   try {
     served = await serveHttp(config, store, { page: (req, res) => page(req, res) });
   } catch (error) {
-    console.error(`mcp-blackboard: cannot serve HTTP on ${http.host}:${http.port}: ${(error as Error).message}`);
+    console.error(`mcp-blackboard: ${listenError(error, http.host, http.port)}`);
     page.close();
     return 1;
   }
@@ -45,4 +45,13 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
     }
   });
   return new Promise<number>(() => {});
+}
+
+/** Why a listening socket could not be opened, in words that say what to do. */
+function listenError(error: unknown, host: string, port: number): string {
+  const code = (error as { code?: string }).code;
+  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use by another program; stop it or choose another port with --http PORT.`;
+  if (code === 'EACCES') return `not allowed to listen on port ${port} on ${host}; ports below 1024 need privileges, choose another with --http PORT.`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return `cannot listen on ${host}: no such local address; check --host.`;
+  return `cannot serve HTTP on ${host}:${port}: ${(error as Error).message.split('\n')[0]}`;
 }

@@ -55,7 +55,7 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
       const { exited, stderr } = start(['--http', String(port)]);
       expect(await exited).toBe(1);
       expect(stderr().trim().split('\n')).toHaveLength(1);
-      expect(stderr()).toMatch(/cannot serve HTTP on 127\.0\.0\.1:\d+: listen EADDRINUSE/);
+      expect(stderr()).toMatch(/port \d+ on 127\.0\.0\.1 is already in use/);
     } finally {
       taken.close();
     }
