@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { runBundleCommand } from './bundles.js';
 import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
-import { defaultStorePath, openStore } from './store/open.js';
+import { defaultStorePath, maskStoreUrl, openStore } from './store/open.js';
 import { serveHttp } from './transports/http.js';
 import { serveStdio } from './transports/stdio.js';
 
@@ -38,7 +38,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     store = await openStore(config.store, { maxValueBytes: config.maxValueBytes, synchronous: config.sync });
   } catch (error) {
-    console.error(`mcp-blackboard: cannot open the store ${config.store ?? `sqlite://${defaultStorePath()}`}: ${(error as Error).message}`);
+    console.error(`mcp-blackboard: cannot open the store ${config.store ? maskStoreUrl(config.store) : `sqlite://${defaultStorePath()}`}: ${(error as Error).message}`);
     return 1;
   }
   const shutdown = async (code: number): Promise<never> => {

@@ -1,0 +1,213 @@
+// Starts a throwaway PostgreSQL server for tests: binaries found on this machine, a temp data dir, 127.0.0.1, a free port.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** A running throwaway Postgres server. */
+export interface PostgresHandle {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres` (trust auth on loopback, no password) */
+  url: string;
+  port: number;
+  /** the server's main process id (the postmaster), while it runs */
+  readonly pid: number | undefined;
+  /** Fast shutdown (SIGINT to the postmaster), waiting for it to exit. The data dir is kept for `restart()`. */
+  stop(): Promise<void>;
+  /** SIGKILL to the postmaster and every backend process of it (its process group), waiting for them to exit. */
+  kill9(): Promise<void>;
+  /** Starts the server again on the same data dir and port, and waits until it accepts connections. */
+  restart(): Promise<void>;
+  /** Stops the server (if running) and removes its temp dir. */
+  destroy(): Promise<void>;
+}
+
+export type PostgresStart = PostgresHandle | { skipped: string };
+
+/** Where this machine's PostgreSQL server binaries are (Debian: /usr/lib/postgresql/<major>/bin), newest first. */
+export function findPostgresBin(): string | undefined {
+  const candidates: string[] = [];
+  if (process.env.BLACKBOARD_PG_BIN) candidates.push(process.env.BLACKBOARD_PG_BIN);
+  const debian = '/usr/lib/postgresql';
+  if (existsSync(debian)) {
+    const majors = readdirSync(debian)
+      .filter((d) => /^\d+$/.test(d))
+      .sort((a, b) => Number(b) - Number(a));
+    for (const major of majors) candidates.push(join(debian, major, 'bin'));
+  }
+  const fromPgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
+  if (fromPgConfig.status === 0) candidates.push(fromPgConfig.stdout.trim());
+  return candidates.find((dir) => existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb')));
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked; the server binds it right after). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Servers still running when this process exits are killed, and their temp dirs removed. */
+const running = new Set<{ kill(): void; dir: string }>();
+process.on('exit', () => {
+  for (const server of running) {
+    server.kill();
+    rmSync(server.dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Initialises a cluster in a temp dir and starts it on 127.0.0.1. Postgres refuses to run as root, so as root the
+ * data dir is given to the `postgres` user and the server runs as that user; otherwise it runs as the current user.
+ * Returns `{ skipped }` when no PostgreSQL server binaries are installed.
+ */
+export async function startPostgres(options: { maxConnections?: number } = {}): Promise<PostgresStart> {
+  const bin = findPostgresBin();
+  if (!bin) return { skipped: 'no PostgreSQL server binaries (apt-get install postgresql-15, or set BLACKBOARD_PG_BIN)' };
+  const ids = runAs();
+  if ('skipped' in ids) return ids;
+  const dir = mkdtempSync(join(tmpdir(), 'bb-pg-'));
+  const data = join(dir, 'data');
+  if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!);
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+    { encoding: 'utf8', uid: ids.uid, gid: ids.gid, cwd: dir, env: { ...process.env, LC_ALL: 'C' } },
+  );
+  if (init.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+  }
+  // Connections for several server processes with their pools and listeners, and contract stores in parallel.
+  writeFileSync(
+    join(data, 'postgresql.auto.conf'),
+    [
+      `max_connections = ${options.maxConnections ?? 300}`,
+      'shared_buffers = 32MB',
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${dir}'`,
+      'log_min_messages = fatal',
+      '',
+    ].join('\n'),
+  );
+  if (ids.uid !== undefined) chownSync(join(data, 'postgresql.auto.conf'), ids.uid, ids.gid!);
+
+  const port = await freePort();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const entry = {
+    dir,
+    kill: () => {
+      if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    },
+  };
+  running.add(entry);
+
+  const launch = async (): Promise<void> => {
+    let log = '';
+    const proc = spawn(join(bin, 'postgres'), ['-D', data, '-p', String(port)], {
+      uid: ids.uid,
+      gid: ids.gid,
+      cwd: dir,
+      detached: true, // its own process group, so kill9() reaches the backends too
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    proc.stderr!.on('data', (chunk: Buffer) => {
+      if (log.length < 20_000) log += chunk.toString();
+    });
+    proc.unref();
+    (proc.stderr as unknown as { unref?: () => void }).unref?.();
+    child = proc;
+    exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`postgres exited at start-up: ${log}`);
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+      client.on('error', () => {});
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        await client.end();
+        return;
+      } catch {
+        await client.end().catch(() => {});
+        if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 30 s: ${log}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  };
+
+  const signal = async (sig: NodeJS.Signals, group: boolean): Promise<void> => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(group ? -child.pid! : child.pid!, sig);
+    } catch {
+      return;
+    }
+    await exited;
+    if (group) {
+      // The backends of a killed postmaster exit on their own when they notice; wait until none is left.
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && groupAlive(child.pid!)) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  try {
+    await launch();
+  } catch (error) {
+    entry.kill();
+    running.delete(entry);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    url,
+    port,
+    get pid() {
+      return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+    },
+    stop: () => signal('SIGINT', false),
+    kill9: () => signal('SIGKILL', true),
+    restart: async () => {
+      await signal('SIGINT', false);
+      await launch();
+    },
+    destroy: async () => {
+      await signal('SIGINT', false);
+      running.delete(entry);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The user to run Postgres as: `postgres` when we are root (it refuses root), else ourselves. */
+function runAs(): { uid?: number; gid?: number } | { skipped: string } {
+  if (userInfo().uid !== 0) return {};
+  const id = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  if (id.status !== 0 || gid.status !== 0) return { skipped: 'running as root and there is no postgres user to run the server as' };
+  return { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
