@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { MemoryBackend } from '../../src/store/memory.js';
+import { PostgresBackend } from '../../src/store/postgres.js';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
 
@@ -24,6 +26,8 @@ process.on('exit', () => {
 });
 
 const sqlitePaths = new WeakMap<VersionedStore, string>();
+const postgresUrls = new WeakMap<VersionedStore, string>();
+const postgresUrl = process.env.BLACKBOARD_TEST_POSTGRES_URL;
 
 /** Every backend the store contract is run against. */
 export const backends: BackendCase[] = [
@@ -44,4 +48,20 @@ export const backends: BackendCase[] = [
       return new VersionedStore(await SqliteBackend.open(path, { pollMs: 10 }), { sweepIntervalMs: 0, ...options });
     },
   },
+  // A fresh schema per store on the server BLACKBOARD_TEST_POSTGRES_URL names (see test/services/postgres.ts).
+  ...(postgresUrl
+    ? [
+        {
+          name: 'postgres',
+          open: async (options?: StoreOptions) => {
+            const url = `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}schema=t_${randomUUID().replaceAll('-', '')}`;
+            const store = new VersionedStore(await PostgresBackend.open(url, { safetyPollMs: 200 }), { sweepIntervalMs: 0, ...options });
+            postgresUrls.set(store, url);
+            return store;
+          },
+          openShared: async (first: VersionedStore, options?: StoreOptions) =>
+            new VersionedStore(await PostgresBackend.open(postgresUrls.get(first)!, { safetyPollMs: 200 }), { sweepIntervalMs: 0, ...options }),
+        },
+      ]
+    : []),
 ];
