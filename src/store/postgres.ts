@@ -89,7 +89,10 @@ export class PostgresBackend implements Backend {
       application_name: 'mcp-blackboard',
     };
     const pool = new pg.Pool({ ...config, max: parsed.poolMax, idleTimeoutMillis: 30_000 });
-    pool.on('error', () => {}); // an idle connection that breaks is dropped by the pool; the next call reconnects
+    // A connection that breaks is dropped (idle: by the pool; checked out: on release, as its call fails) and the next
+    // call reconnects. Its 'error' event must never go unheard: that would end the process.
+    pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const backend = new PostgresBackend(pool, tablesOf(parsed.schema), parsed.masked, config, options.safetyPollMs ?? 2000);
     try {
       const client = await pool.connect();

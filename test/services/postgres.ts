@@ -211,3 +211,21 @@ function runAs(): { uid?: number; gid?: number } | { skipped: string } {
   if (id.status !== 0 || gid.status !== 0) return { skipped: 'running as root and there is no postgres user to run the server as' };
   return { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
+
+let shared: Promise<PostgresStart> | undefined;
+/**
+ * The Postgres server a test file should use: `BLACKBOARD_TEST_POSTGRES_URL` when set (the suite's shared server),
+ * else one throwaway server per test process, started on first use and removed at exit. `{ skipped }` when there is
+ * neither.
+ */
+export async function testPostgresUrl(): Promise<{ url: string } | { skipped: string }> {
+  const fromEnv = process.env.BLACKBOARD_TEST_POSTGRES_URL;
+  if (fromEnv) return { url: fromEnv };
+  shared ??= startPostgres();
+  return shared;
+}
+
+/** `url` with a fresh, random `?schema=`: an empty, isolated store on a shared server. */
+export function withFreshSchema(url: string, prefix = 't'): string {
+  return `${url}${url.includes('?') ? '&' : '?'}schema=${prefix}_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+}
