@@ -71,7 +71,7 @@ describe('postgres store going away', () => {
 
   for (const how of ['stop', 'kill9'] as const) {
   it(
-    `Postgres restarted (${how}) under load: acknowledged writes are all there, and a watcher misses nothing`,
+    `Postgres restarted (${how}) under load: acknowledged writes are all there; watchers and a state_changes follower miss nothing`,
     async ({ skip }) => {
       if (skipped || !pg) return skip(skipped);
       const url = withFreshSchema(pg.url);
@@ -108,6 +108,23 @@ describe('postgres store going away', () => {
           }
         }
       })();
+      // A state_changes follower pages through the change log with long waits, retrying the same revision on errors.
+      type Change = { key: string; version: number; revision: number };
+      const changes: Change[] = [];
+      let drainTo = Infinity;
+      let after = (await follower.ok('state_changes', {})).revision as number;
+      const feed = (async () => {
+        while (after < drainTo) {
+          const r = await follower.raw('state_changes', { afterRevision: after, waitMs: 2000, limit: 200 });
+          if (r.isError) {
+            await sleep(100);
+            continue;
+          }
+          const page = r.structuredContent as { changes: Change[]; revision: number };
+          changes.push(...page.changes);
+          after = page.revision;
+        }
+      })();
       // A watch that waits across the whole outage, on a key written only after it.
       const late = follower.ok('watch', { key: 'late', timeoutMs: 60_000 });
       await sleep(800);
@@ -141,6 +158,14 @@ describe('postgres store going away', () => {
       following = false;
       await writers[0].ok('state_update', { key: 'total', op: 'increment', value: 1 }); // ends the last watch
       await follow;
+
+      // The change feed follower missed nothing: every acknowledged write is in it, each once.
+      drainTo = (await writers[0].ok('state_changes', {})).revision;
+      await feed;
+      const fed = new Set(changes.map((c) => `${c.key}@${c.version}`));
+      expect(fed.size).toBe(changes.length);
+      for (const [key, version] of acknowledged) expect(fed.has(`${key}@${version}`), `${key}@${version}`).toBe(true);
+      for (let v = 1; v <= total; v++) expect(fed.has(`total@${v}`), `total@${v}`).toBe(true);
 
       // Every acknowledged write survived the restart, read by a server started afterwards.
       const check = await server(url, 'check');
