@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { corrupt, isRecord } from './codec.js';
-import { compareKeys } from './keys.js';
+import { VERSION_FLOOR_KEY, compareKeys } from './keys.js';
 import { CommitListener, type Doorbell, type LogTail } from './postgres-listener.js';
 import { ensureSchema, parsePostgresUrl, tablesOf, type Tables } from './postgres-schema.js';
 import type {
@@ -149,7 +149,8 @@ export class PostgresBackend implements Backend {
     const client = await this.pool.connect();
     let release = true;
     try {
-      const keys = [...new Set(prefetch)];
+      // The version floor is read by every transaction that creates a key: fetching it up front saves a round trip.
+      const keys = [...new Set([...prefetch, VERSION_FLOOR_KEY])];
       // One round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted) the clock
       // and the prefetched keys.
       const sent = Date.now();
