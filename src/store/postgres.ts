@@ -1,10 +1,10 @@
 // The Postgres backend (`postgres://`, `postgresql://`): many machines share one store through `pg`.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { corrupt, isRecord } from './codec.js';
-import { VERSION_FLOOR_KEY, compareKeys } from './keys.js';
+import { VERSION_FLOOR_KEY } from './keys.js';
 import { CommitListener, type Doorbell, type LogTail } from './postgres-listener.js';
 import { ensureSchema, parsePostgresUrl, tablesOf, type Tables } from './postgres-schema.js';
+import { array, decode, decodeRows, lit, rangeWhere, writeStatement } from './postgres-sql.js';
 import type {
   Backend,
   BackendTx,
@@ -27,14 +27,6 @@ export interface PostgresOptions {
 const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
 /** A doorbell must fit a NOTIFY payload (8000 bytes); larger commits ring without their keys. */
 const DOORBELL_BYTES = 7000;
-
-const lit = (value: string): string => pg.escapeLiteral(value);
-const num = (value: number | undefined): string => {
-  if (value === undefined) return 'NULL';
-  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-  return String(value);
-};
-const array = (values: string[], type: string): string => (values.length ? `ARRAY[${values.join(',')}]` : 'ARRAY[]') + `::${type}[]`;
 
 /**
  * Records live in `records (key text COLLATE "C", record text)`, the JSON text exactly as written; the change log in
@@ -190,7 +182,7 @@ export class PostgresBackend implements Backend {
         return { result, revision };
       }
       const next = revision + 1;
-      await client.query(`${this.writeSql(writes, next, now)}; COMMIT`);
+      await client.query(`${writeStatement(this.t, writes, next, now)}; COMMIT`);
       this.listener.ownCommit(next);
       this.ring(client, next, [...writes.keys()]);
       release = false; // the doorbell releases the connection when it has rung
@@ -210,41 +202,6 @@ export class PostgresBackend implements Backend {
     } finally {
       if (release) client.release();
     }
-  }
-
-  /** One statement: the revision bump, the puts, the removals and the change log entries. */
-  private writeSql(writes: Writes, next: number, now: number): string {
-    const put = { keys: [] as string[], records: [] as string[], exp: [] as string[], tomb: [] as string[] };
-    const removed: string[] = [];
-    const log = { keys: [] as string[], versions: [] as string[], deleted: [] as string[] };
-    for (const [key, write] of writes) {
-      if (write.record === null) removed.push(lit(key));
-      else {
-        const record: StoredRecord = { ...write.record, rev: next };
-        put.keys.push(lit(key));
-        put.records.push(lit(JSON.stringify(record)));
-        put.exp.push(num(record.exp));
-        put.tomb.push(record.del === 1 ? num(record.at) : 'NULL');
-      }
-      if (write.log && write.record !== null) {
-        // Physical removals (the sweeper's) are never logged.
-        log.keys.push(lit(key));
-        log.versions.push(num(write.record.ver));
-        log.deleted.push(write.record.del === 1 ? 'true' : 'false');
-      }
-    }
-    const parts = [`bump AS (UPDATE ${this.t.meta} SET revision = ${next} WHERE id = 1)`];
-    if (put.keys.length > 0) {
-      parts.push(`put AS (INSERT INTO ${this.t.records} (key, record, exp, tomb_at)
-        SELECT * FROM unnest(${array(put.keys, 'text')}, ${array(put.records, 'text')}, ${array(put.exp, 'float8')}, ${array(put.tomb, 'float8')})
-        ON CONFLICT (key) DO UPDATE SET record = excluded.record, exp = excluded.exp, tomb_at = excluded.tomb_at)`);
-    }
-    if (removed.length > 0) parts.push(`gone AS (DELETE FROM ${this.t.records} WHERE key = ANY(${array(removed, 'text')}))`);
-    if (log.keys.length > 0) {
-      parts.push(`logged AS (INSERT INTO ${this.t.changes} (revision, key, version, deleted, at)
-        SELECT ${next}, k, v, d, ${num(now)} FROM unnest(${array(log.keys, 'text')}, ${array(log.versions, 'bigint')}, ${array(log.deleted, 'boolean')}) AS u(k, v, d))`);
-    }
-    return `WITH ${parts.join(',\n')} SELECT 1`;
   }
 
   /**
@@ -351,40 +308,6 @@ export class PostgresBackend implements Backend {
     const { rows } = await client.query<{ now: number }>(`SELECT ${NOW_MS} AS now`);
     this.offset = Number(rows[0].now) - Math.round((sent + Date.now()) / 2);
   }
-}
-
-/** `key` conditions of a range read; parameters are numbered from `first`. */
-function rangeWhere(query: RangeQuery, first: number): [string, unknown[]] {
-  const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
-  const [a, b, c] = [first, first + 1, first + 2];
-  return [
-    `key ${useAfter ? '>' : '>='} $${a} AND key < $${b} AND tomb_at IS NULL AND (exp IS NULL OR exp > $${c})`,
-    [useAfter ? query.after : query.lo, query.hi, query.now],
-  ];
-}
-
-function decode(key: string, raw: string): StoredRecord {
-  let record: unknown;
-  try {
-    record = JSON.parse(raw);
-  } catch {
-    throw corrupt(key);
-  }
-  if (!isRecord(record)) throw corrupt(key);
-  return record;
-}
-
-function decodeRows(rows: Array<{ key: string | null; record: string | null }>): Array<[string, StoredRecord]> {
-  const out: Array<[string, StoredRecord]> = [];
-  for (const row of rows) {
-    if (row.key === null || row.record === null) continue;
-    try {
-      out.push([row.key, decode(row.key, row.record)]);
-    } catch {
-      // A corrupt row is skipped in listings; reading that key directly reports it.
-    }
-  }
-  return out;
 }
 
 function tablesGone(t: Tables): Error {
