@@ -239,6 +239,21 @@ describe('postgres backend', () => {
     stop();
   });
 
+  it('reports a commit whose keys do not fit in a doorbell as a gap', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const [a, b] = [await open(url), await open(url)];
+    const events: CommitEvent[] = [];
+    b.onForeignCommit((event) => events.push(event));
+    await until(() => events.some((e) => 'gap' in e));
+    events.length = 0;
+    const big: Record<string, RecordWrite> = {};
+    for (let i = 0; i < 5; i++) big[`${i}`.padEnd(2000, 'k')] = rec(i, 1);
+    await write(a, big);
+    await until(() => events.length > 0);
+    expect(events[0]).toEqual({ gap: true });
+  });
+
   it('reports commits whose doorbell never rang: logged ones with their keys, silent ones as a gap', async ({ skip }) => {
     if (skipped) skip(skipped);
     const url = freshUrl();
