@@ -2,19 +2,21 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, spawnAgent } from '../helpers.js';
-import { testPostgresUrl, withFreshSchema } from '../services/postgres.js';
+import { testPostgres, withFreshSchema } from '../services/postgres.js';
 
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
 
 let baseUrl: string | undefined;
 let skipped: string | undefined;
+let release = async (): Promise<void> => {};
 beforeAll(async () => {
-  const found = await testPostgresUrl();
+  const found = await testPostgres();
   if ('skipped' in found) skipped = found.skipped;
-  else baseUrl = found.url;
+  else ({ url: baseUrl, release } = found);
 }, 60_000);
+afterAll(() => release());
 
 let running: Spawned[] = [];
 afterEach(async () => {

@@ -69,6 +69,33 @@ describe('postgres store going away', () => {
     await a.ok('state_set', { key: 'after', value: 3 });
   });
 
+  it('a server that hangs (SIGSTOP) makes calls fail within the configured timeouts, never hang; it recovers after', async ({ skip }) => {
+    if (skipped || !pg) return skip(skipped);
+    const a = await server(`${withFreshSchema(pg.url)}&statement_timeout=2000&connect_timeout=2`, 'a');
+    await a.ok('state_set', { key: 'k', value: 1 });
+    pg.freeze();
+    try {
+      for (const [tool, args] of [
+        ['state_set', { key: 'k', value: 2 }],
+        ['state_get', { key: 'k' }],
+      ] as const) {
+        const started = Date.now();
+        expect(errorCode(await a.raw(tool, args)), tool).toBe('STORE_UNAVAILABLE');
+        expect(Date.now() - started, tool).toBeLessThan(8000);
+      }
+    } finally {
+      pg.thaw();
+    }
+    const deadline = Date.now() + 15_000;
+    let result = await a.raw('state_set', { key: 'k', value: 3 });
+    while (result.isError && Date.now() < deadline) {
+      await sleep(200);
+      result = await a.raw('state_set', { key: 'k', value: 3 });
+    }
+    expect(result.isError).toBeFalsy();
+    expect(await a.ok('state_get', { key: 'k' })).toMatchObject({ value: 3 });
+  });
+
   for (const how of ['stop', 'kill9'] as const) {
   it(
     `Postgres restarted (${how}) under load: acknowledged writes are all there; watchers and a state_changes follower miss nothing`,
@@ -77,6 +104,8 @@ describe('postgres store going away', () => {
       const url = withFreshSchema(pg.url);
       const writers = [await server(url, 'w1'), await server(url, 'w2')];
       const follower = await server(url, 'f');
+      // The change feed follower (below) starts from the revision before any write.
+      let after = (await follower.ok('state_changes', {})).revision as number;
       const acknowledged = new Map<string, number>();
       let total = 0; // the highest acknowledged value of 'total'
       let stop = false;
@@ -112,7 +141,6 @@ describe('postgres store going away', () => {
       type Change = { key: string; version: number; revision: number };
       const changes: Change[] = [];
       let drainTo = Infinity;
-      let after = (await follower.ok('state_changes', {})).revision as number;
       const feed = (async () => {
         while (after < drainTo) {
           const r = await follower.raw('state_changes', { afterRevision: after, waitMs: 2000, limit: 200 });

@@ -1,6 +1,6 @@
 // Starts a throwaway PostgreSQL server for tests: binaries found on this machine, a temp data dir, 127.0.0.1, a free port.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +15,12 @@ export interface PostgresHandle {
   readonly pid: number | undefined;
   /** Fast shutdown (SIGINT to the postmaster), waiting for it to exit. The data dir is kept for `restart()`. */
   stop(): Promise<void>;
-  /** SIGKILL to the postmaster and every backend process of it (its process group), waiting for them to exit. */
+  /** SIGKILL to the postmaster and every process of it, waiting for them to exit. */
   kill9(): Promise<void>;
+  /** SIGSTOP to the server and its backends: a host that hangs without closing its connections. */
+  freeze(): void;
+  /** SIGCONT after {@link PostgresHandle.freeze}. */
+  thaw(): void;
   /** Starts the server again on the same data dir and port, and waits until it accepts connections. */
   restart(): Promise<void>;
   /** Stops the server (if running) and removes its temp dir. */
@@ -105,13 +109,7 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
   const entry = {
     dir,
     kill: () => {
-      if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) send(serverPids(child.pid), 'SIGKILL');
     },
   };
   running.add(entry);
@@ -122,7 +120,7 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
       uid: ids.uid,
       gid: ids.gid,
       cwd: dir,
-      detached: true, // its own process group, so kill9() reaches the backends too
+      detached: true, // not in the test runner's process group: a Ctrl-C there must not reach it half-way
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, LC_ALL: 'C' },
     });
@@ -151,19 +149,21 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
     }
   };
 
-  const signal = async (sig: NodeJS.Signals, group: boolean): Promise<void> => {
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(group ? -child.pid! : child.pid!, sig);
-    } catch {
-      return;
-    }
+  const running_ = (): number | undefined =>
+    child?.pid !== undefined && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+  /** SIGINT: fast shutdown by the postmaster. SIGKILL: the postmaster and every child, as a crash would. */
+  const signal = async (sig: NodeJS.Signals, everyProcess: boolean): Promise<void> => {
+    const pid = running_();
+    if (pid === undefined) return;
+    const pids = everyProcess ? serverPids(pid) : [pid];
+    send(pids, sig);
     await exited;
-    if (group) {
-      // The backends of a killed postmaster exit on their own when they notice; wait until none is left.
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && groupAlive(child.pid!)) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && pids.some(alive)) await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+  const sendToAll = (sig: NodeJS.Signals): void => {
+    const pid = running_();
+    if (pid !== undefined) send(serverPids(pid), sig);
   };
 
   try {
@@ -182,6 +182,8 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
     },
     stop: () => signal('SIGINT', false),
     kill9: () => signal('SIGKILL', true),
+    freeze: () => sendToAll('SIGSTOP'),
+    thaw: () => sendToAll('SIGCONT'),
     restart: async () => {
       await signal('SIGINT', false);
       await launch();
@@ -194,12 +196,39 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
   };
 }
 
-function groupAlive(pgid: number): boolean {
+/** The postmaster and its children: each backend calls setsid(), so a signal to the process group misses them. */
+function serverPids(postmaster: number): number[] {
+  const pids = [postmaster];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === postmaster) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
   try {
-    process.kill(-pgid, 0);
+    process.kill(pid, 0);
     return true;
   } catch {
     return false;
+  }
+}
+
+function send(pids: number[], sig: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // already gone
+    }
   }
 }
 
@@ -212,17 +241,17 @@ function runAs(): { uid?: number; gid?: number } | { skipped: string } {
   return { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
-let shared: Promise<PostgresStart> | undefined;
 /**
  * The Postgres server a test file should use: `BLACKBOARD_TEST_POSTGRES_URL` when set (the suite's shared server),
- * else one throwaway server per test process, started on first use and removed at exit. `{ skipped }` when there is
- * neither.
+ * else a throwaway server of its own, which `release()` (call it in `afterAll`) stops and removes. `{ skipped }` when
+ * there is neither.
  */
-export async function testPostgresUrl(): Promise<{ url: string } | { skipped: string }> {
+export async function testPostgres(): Promise<{ url: string; release(): Promise<void> } | { skipped: string }> {
   const fromEnv = process.env.BLACKBOARD_TEST_POSTGRES_URL;
-  if (fromEnv) return { url: fromEnv };
-  shared ??= startPostgres();
-  return shared;
+  if (fromEnv) return { url: fromEnv, release: async () => {} };
+  const started = await startPostgres();
+  if ('skipped' in started) return started;
+  return { url: started.url, release: () => started.destroy() };
 }
 
 /** `url` with a fresh, random `?schema=`: an empty, isolated store on a shared server. */
