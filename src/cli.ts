@@ -4,14 +4,17 @@ import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
 import { defaultStorePath, maskStoreUrl, openStore } from './store/open.js';
 import { serveHttp } from './transports/http.js';
 import { serveStdio } from './transports/stdio.js';
+import { plainNames, renderMentions } from './tool-mentions.js';
+import { runUiCommand } from './ui/command.js';
 
 /** Entry point: flags and environment to config, then the transport. Only MCP frames ever go to stdout. */
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'ui') return runUiCommand(argv.slice(1));
   if (argv[0] === 'export' || argv[0] === 'import') {
     try {
       return await runBundleCommand(argv[0], argv.slice(1));
     } catch (error) {
-      console.error(`mcp-blackboard ${argv[0]}: ${(error as Error).message.split('\n')[0]}`);
+      console.error(`mcp-blackboard ${argv[0]}: ${renderMentions((error as Error).message.split('\n')[0], plainNames)}`);
       return 1;
     }
   }

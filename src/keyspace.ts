@@ -83,6 +83,28 @@ export function parseKey(namespace: string | undefined, storage: string): Parsed
   return { kind: 'family', family: scope.slice(1, colon), owner: scope.slice(colon + 1), key };
 }
 
+// For the board, which reads a whole namespace (or finds which namespaces exist) rather than one owner's records.
+
+/** Every data-kind record of every namespace: the range in which the namespaces present are found. */
+export const allNamespacesRange: KeyRange = rangeOf(`d${SEP}`);
+
+/** The namespace a data-kind key belongs to (`undefined` = the default namespace), or `null` for any other key. */
+export function namespaceOf(storage: string): string | undefined | null {
+  const parts = storage.split(SEP);
+  if (parts.length < 4 || parts[0] !== 'd') return null;
+  return parts[1] === DEFAULT_NAMESPACE_TOKEN ? undefined : parts[1];
+}
+
+/** Every user key of a namespace, all scopes (family scopes start with `~`, so they sort after every user scope). */
+export const userDataRange = (namespace: string | undefined): KeyRange => {
+  const { lo } = namespaceRange(namespace);
+  return { lo, hi: `${lo}~` };
+};
+
+/** Every record of a family, all owners (e.g. every thread's budgets). */
+export const familyOwnersRange = (namespace: string | undefined, family: string): KeyRange =>
+  rangeOf(storageKey('d', token(namespace), `~${family}:`));
+
 const SEQ_WIDTH = 16;
 
 /**

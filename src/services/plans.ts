@@ -9,8 +9,15 @@ import type { Session } from './session.js';
 
 export const PLAN_STATUSES = ['active', 'completed', 'abandoned'] as const;
 export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'blocked', 'skipped'] as const;
+/** Why `plan_claim` took nothing: every step is done, waits on unfinished blockers, or is someone's; or the named step is someone's. */
+export const CLAIM_REASONS = ['all_done', 'all_blocked', 'all_taken', 'taken'] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 export type StepStatus = (typeof STEP_STATUSES)[number];
+export type ClaimReason = (typeof CLAIM_REASONS)[number];
+export const PLAN_LIST_DEFAULT = 20;
+export const PLAN_LIST_MAX = 1000;
+/** titles are cut to this many characters in `plan_list` (plan_get has them whole) */
+const LIST_TITLE_CHARS = 200;
 
 export interface Step {
   id: string;
@@ -95,6 +102,7 @@ export class PlanService {
     const planId = `plan-${randomBytes(6).toString('hex')}`;
     const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: Date.now() };
     record.steps = buildSteps(record, args.steps);
+    checkStarts(record.steps, new Map());
     const { result } = await this.store.transact(async (tx) => {
       const entry = await tx.set(this.key(planId), record as unknown as Json, { by: this.session.by, ifVersion: 0 });
       await this.writeIndex(tx, scope, planId, record);
@@ -109,24 +117,83 @@ export class PlanService {
     return { plan: view(args.planId, entry) };
   }
 
-  async list(args: { status?: PlanStatus; scope?: string }): Promise<{ plans: Array<Omit<Plan, 'steps'> & { stepCount: number; doneCount: number }> }> {
+  /** The plans of a scope, most recently changed first, at most `limit` (titles cut short; plan_get has them whole). */
+  async list(args: { status?: PlanStatus; scope?: string; limit?: number }): Promise<{
+    plans: Array<Omit<Plan, 'steps'> & { stepCount: number; doneCount: number }>;
+    truncated: boolean;
+  }> {
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
+    const limit = args.limit ?? PLAN_LIST_DEFAULT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX) throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
     const scope = resolveScope(args.scope ?? 'thread', this.session.identity);
-    const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: 1000 });
-    const plans = [];
+    const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: PLAN_LIST_MAX });
+    const found: Array<{ revision: number; plan: Omit<Plan, 'steps'> & { stepCount: number; doneCount: number } }> = [];
     for (const [key] of entries) {
       const planId = lastPart(key);
       const entry = await this.store.get(this.key(planId));
       if (!entry) continue;
-      const plan = view(planId, entry);
-      if (args.status !== undefined && plan.status !== args.status) continue;
-      const { steps, ...summary } = plan;
-      const doneCount = steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
-      plans.push({ ...summary, stepCount: steps.length, doneCount });
+      const { steps, ...summary } = view(planId, entry);
+      if (args.status !== undefined && summary.status !== args.status) continue;
+      if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
+      found.push({ revision: entry.revision, plan: { ...summary, stepCount: steps.length, doneCount: steps.filter(done).length } });
     }
-    return { plans };
+    // The latest change first: the revision that wrote each plan orders them even within one millisecond.
+    found.sort((a, b) => b.revision - a.revision);
+    return { plans: found.slice(0, limit).map((f) => f.plan), truncated: found.length > limit };
+  }
+
+  /**
+   * Takes a step for `owner` (default: the caller's agent name, else its thread) in one transaction: the named step,
+   * or the first pending step that has no other owner and whose blockers are all completed or skipped. It becomes
+   * `in_progress` with that owner. Nothing to take is `claimed: false` with a reason, not an error.
+   */
+  async claim(args: { planId: string; stepId?: string; owner?: string; idempotencyKey?: string }): Promise<{
+    claimed: boolean;
+    step?: Step;
+    reason?: ClaimReason;
+  }> {
+    const planId = checkPlanId(args.planId);
+    const who = this.session.identity;
+    const owner = args.owner ?? who.agent ?? who.thread;
+    checkText('owner', owner);
+    const { result } = await this.store.transact(async (tx) => {
+      const current = await tx.get(this.key(planId));
+      if (!current) throw notFound(planId);
+      const record = structuredClone(current.value) as unknown as PlanRecord;
+      writable(scopeOf(record.scope, who));
+      if (record.status !== 'active') {
+        throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
+      }
+      const byId = new Map(record.steps.map((s) => [s.id, s]));
+      const waitingOn = (s: Step): string[] => (s.blockedBy ?? []).filter((id) => !done(byId.get(id)));
+      const mine = (s: Step): boolean => s.owner === undefined || s.owner === owner;
+      let step: Step | undefined;
+      if (args.stepId !== undefined) {
+        step = byId.get(args.stepId);
+        if (!step) throw stepNotFound(record, args.stepId);
+        if (step.status === 'in_progress' && step.owner === owner) return { claimed: true, step };
+        if (!done(step) && (step.status === 'in_progress' || !mine(step))) return { claimed: false, step, reason: 'taken' as const };
+        if (step.status !== 'pending') {
+          throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, { stepId: step.id, status: step.status });
+        }
+        const blockers = waitingOn(step);
+        if (blockers.length > 0) throw blockedError(step, blockers);
+      } else {
+        step = record.steps.find((s) => s.status === 'pending' && mine(s) && waitingOn(s).length === 0);
+        if (!step) {
+          const open = record.steps.filter((s) => !done(s));
+          const reason = open.length === 0 ? 'all_done' : open.some((s) => s.status === 'blocked' || (s.status === 'pending' && mine(s))) ? 'all_blocked' : 'all_taken';
+          return { claimed: false, reason: reason as ClaimReason };
+        }
+      }
+      step.status = 'in_progress';
+      step.owner = owner;
+      await tx.set(this.key(planId), record as unknown as Json, { by: this.session.by, ifVersion: current.version });
+      return { claimed: true, step };
+    }, { idempotencyKey: idempotencyStorageKey(who, 'plan_claim', args.idempotencyKey), prefetch: [this.key(planId)] });
+    return result;
   }
 
   async update(args: {
@@ -148,6 +215,7 @@ export class PlanService {
       const current = await tx.get(this.key(planId));
       if (!current) throw notFound(planId);
       const record = structuredClone(current.value) as unknown as PlanRecord;
+      const before = new Map(record.steps.map((s) => [s.id, s.status]));
       const scope = writable(scopeOf(record.scope, this.session.identity));
       if (args.title !== undefined) record.title = args.title;
       if (args.status !== undefined) record.status = args.status;
@@ -157,6 +225,7 @@ export class PlanService {
       }
       for (const change of args.stepUpdates ?? []) applyStepUpdate(record, change);
       checkDependencies(record.steps);
+      checkStarts(record.steps, before);
       const entry = await tx.set(this.key(planId), record as unknown as Json, {
         by: this.session.by,
         ifVersion: args.ifVersion,
@@ -216,12 +285,27 @@ function view(planId: string, entry: Entry): Plan {
 }
 
 function notFound(planId: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use plan_list to see the plans.`, { planId });
+  return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use {tool:plan_list} to see the plans.`, { planId });
 }
+
+function stepNotFound(record: PlanRecord, stepId: string): BlackboardError {
+  return new BlackboardError('NOT_FOUND', `Step "${stepId}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`, { stepId });
+}
+
+function blockedError(step: Step, blockers: string[]): BlackboardError {
+  return new BlackboardError(
+    'INVALID_TRANSITION',
+    `Step ${step.id} is blocked by ${blockers.join(', ')}, not yet completed or skipped; it cannot start or complete before them. Finish those first, or take another step with {tool:plan_claim}.`,
+    { stepId: step.id, blockedBy: blockers },
+  );
+}
+
+/** A step that needs no more work. */
+const done = (step: Step | undefined): boolean => step?.status === 'completed' || step?.status === 'skipped';
 
 export function checkPlanId(planId: string): string {
   if (typeof planId !== 'string' || !PLAN_ID_RE.test(planId)) {
-    throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx): use one returned by plan_create or plan_list.', { planId: String(planId).slice(0, 80) });
+    throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx). Use one returned by {tool:plan_create} or {tool:plan_list}.', { planId: String(planId).slice(0, 80) });
   }
   return planId;
 }
@@ -264,9 +348,7 @@ function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>): Step
 
 function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
   const step = record.steps.find((s) => s.id === change.id);
-  if (!step) {
-    throw new BlackboardError('NOT_FOUND', `Step "${change.id}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`, { stepId: change.id });
-  }
+  if (!step) throw stepNotFound(record, change.id);
   if (change.content !== undefined) {
     checkText('A step\'s content', change.content);
     step.content = change.content;
@@ -279,12 +361,36 @@ function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
   }
 }
 
+/** `blockedBy` names steps of the same plan and never forms a cycle. */
 function checkDependencies(steps: Step[]): void {
-  const ids = new Set(steps.map((s) => s.id));
+  const byId = new Map(steps.map((s) => [s.id, s]));
   for (const step of steps) {
     for (const dep of step.blockedBy ?? []) {
       if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id });
-      if (!ids.has(dep)) throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
+      if (!byId.has(dep)) throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
     }
+  }
+  // Depth-first search; a step met again while still on the path closes a cycle.
+  const state = new Map<string, 'open' | 'closed'>();
+  const visit = (id: string, path: string[]): void => {
+    if (state.get(id) === 'closed') return;
+    if (state.get(id) === 'open') {
+      const cycle = [...path.slice(path.indexOf(id)), id];
+      throw invalid(`blockedBy forms a cycle: ${cycle.join(' → ')}. A step cannot wait, directly or not, on itself.`, { cycle });
+    }
+    state.set(id, 'open');
+    for (const dep of byId.get(id)!.blockedBy ?? []) visit(dep, [...path, id]);
+    state.set(id, 'closed');
+  };
+  for (const step of steps) visit(step.id, []);
+}
+
+/** A step whose status becomes in_progress or completed must have every blocker completed or skipped. */
+function checkStarts(steps: Step[], before: Map<string, StepStatus>): void {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  for (const step of steps) {
+    if ((step.status !== 'in_progress' && step.status !== 'completed') || before.get(step.id) === step.status) continue;
+    const blockers = (step.blockedBy ?? []).filter((id) => !done(byId.get(id)));
+    if (blockers.length > 0) throw blockedError(step, blockers);
   }
 }

@@ -21,4 +21,17 @@ describe('examples run as documented', () => {
     expect(stdout).toContain('parent: answer from child-7: The test raced the cache warm-up.');
     expect(stdout).toContain('parent: iterations used 3/3 (counted from the child)');
   });
+
+  it('work-queue.mjs: three worker processes claim and finish a plan\'s steps, each once, blockers first', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'work-queue.mjs')], { timeout: 60_000 });
+    expect(stdout).toMatch(/planner: created plan-[0-9a-f]{12} with 5 steps/);
+    expect(stdout).toContain('planner: all 5 steps completed, each by one worker');
+    const order = /order: (.*)/.exec(stdout)![1].split(' ');
+    expect([...order].sort()).toEqual(['s1', 's2', 's3', 's4', 's5']);
+    // s3 and s4 wait for s2; s5 for s1, s3 and s4
+    for (const [step, blockers] of [['s3', ['s2']], ['s4', ['s2']], ['s5', ['s1', 's3', 's4']]] as const) {
+      for (const blocker of blockers) expect(order.indexOf(blocker), `${blocker} before ${step}`).toBeLessThan(order.indexOf(step));
+    }
+    expect(stdout).toMatch(/s5 completed by worker-[abc]: publish/);
+  });
 });
