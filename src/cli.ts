@@ -2,7 +2,7 @@
 // The `mcp-blackboard` command: a subcommand from the table below, or (the default) the MCP server over stdio or HTTP.
 import { exportCommand, importCommand } from './bundles.js';
 import { ConfigError, VERSION, flagArgs, parseConfig, serveHelp, type Subcommand } from './config.js';
-import { defaultStorePath, openStore } from './store/open.js';
+import { defaultStorePath, maskStoreUrl, openStore } from './store/open.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { runHttp } from './transports/http-command.js';
 import { firstRunHint, serveStdio } from './transports/stdio.js';
@@ -56,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
       changeRetentionMs: config.changeRetentionSeconds * 1000,
     });
   } catch (error) {
-    console.error(`mcp-blackboard: cannot open the store ${config.store ?? `sqlite://${defaultStorePath()}`}: ${oneLine(error)}`);
+    console.error(`mcp-blackboard: cannot open the store ${config.store ? maskStoreUrl(config.store) : `sqlite://${defaultStorePath()}`}: ${oneLine(error)}`);
     return 1;
   }
   const shutdown = async (code: number): Promise<never> => {

@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MemoryBackend } from './memory.js';
+import { PostgresBackend, type PostgresOptions } from './postgres.js';
+import { maskPassword } from './postgres-schema.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
 import type { Backend } from './types.js';
@@ -29,8 +31,14 @@ export function storeFile(url: string | undefined): string | undefined {
   return rest === '' ? undefined : isAbsolute(rest) ? rest : resolve(rest);
 }
 
-/** Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`) into a backend. */
-export async function openBackend(url: string | undefined, options: SqliteOptions = {}): Promise<Backend> {
+/** How a store URL is shown to people: with its password masked. */
+export const maskStoreUrl = (url: string): string => maskPassword(url);
+
+/**
+ * Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`,
+ * `postgres://user:pass@host:port/db?schema=NAME`) into a backend.
+ */
+export async function openBackend(url: string | undefined, options: SqliteOptions & PostgresOptions = {}): Promise<Backend> {
   if (url === undefined || url === '') return SqliteBackend.open(defaultStorePath(), options);
   if (url === 'memory://' || url === 'memory:') return new MemoryBackend();
   if (url.startsWith('sqlite://')) {
@@ -39,17 +47,18 @@ export async function openBackend(url: string | undefined, options: SqliteOption
     return SqliteBackend.open(storeFile(url)!, options);
   }
   const scheme = url.split(':')[0];
-  if (scheme === 'redis' || scheme === 'rediss' || scheme === 'postgres' || scheme === 'postgresql') {
+  if (scheme === 'postgres' || scheme === 'postgresql') return PostgresBackend.open(url, options);
+  if (scheme === 'redis' || scheme === 'rediss') {
     throw new Error(
-      `The ${scheme} backend is not available in this version of mcp-blackboard. Use sqlite:// (the default, safe for many processes on one machine) or memory://.`,
+      `The ${scheme} backend is not available in this version of mcp-blackboard. Use sqlite:// (the default, safe for many processes on one machine), postgres:// (many machines) or memory://.`,
     );
   }
-  throw new Error(`Unknown store URL "${url}". Use sqlite:///absolute/path.db, sqlite://relative.db or memory://.`);
+  throw new Error(`Unknown store URL "${maskPassword(url)}". Use sqlite:///absolute/path.db, sqlite://relative.db, postgres://user:password@host:port/database or memory://.`);
 }
 
 export async function openStore(
   url: string | undefined,
-  options: StoreOptions & SqliteOptions = {},
+  options: StoreOptions & SqliteOptions & PostgresOptions = {},
 ): Promise<VersionedStore> {
   return new VersionedStore(await openBackend(url, options), options);
 }

@@ -2,7 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { MemoryBackend } from '../../src/store/memory.js';
+import { PostgresBackend } from '../../src/store/postgres.js';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
 
@@ -52,3 +54,11 @@ export const sqliteCase: BackendCase = sharedCase(
   () => join(tempDir(), 'store.db'),
   (path) => SqliteBackend.open(path, { pollMs: 10 }),
 );
+
+/** Postgres: a fresh `?schema=` per store on the server at `url`; a second backend on the same schema is another host. */
+export const postgresCase = (url: string): BackendCase =>
+  sharedCase(
+    'postgres',
+    () => `${url}${url.includes('?') ? '&' : '?'}schema=t_${randomUUID().replaceAll('-', '')}`,
+    (at) => PostgresBackend.open(at, { safetyPollMs: 200 }),
+  );
