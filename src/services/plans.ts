@@ -1,3 +1,4 @@
+// The plan service: create, read, list, claim, update and delete plans that agents share work through.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
 import { idempotencyStorageKey, resolveScope, writable, type ResolvedScope } from '../context.js';
@@ -5,55 +6,36 @@ import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './kv.js';
+import {
+  MAX_STEPS,
+  PLAN_STATUSES,
+  applyStepUpdate,
+  blockedError,
+  buildSteps,
+  checkDependencies,
+  checkStarts,
+  checkText,
+  decodePlan,
+  done,
+  stepNotFound,
+  type PlanRecord,
+  type PlanStatus,
+  type Step,
+  type StepInput,
+  type StepUpdate,
+} from './plan-steps.js';
+import { encode } from './records.js';
 import type { Session } from './session.js';
 
-export const PLAN_STATUSES = ['active', 'completed', 'abandoned'] as const;
-export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'blocked', 'skipped'] as const;
+export { PLAN_STATUSES, STEP_STATUSES, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
+
 /** Why `plan_claim` took nothing: every step is done, waits on unfinished blockers, or is someone's; or the named step is someone's. */
 export const CLAIM_REASONS = ['all_done', 'all_blocked', 'all_taken', 'taken'] as const;
-export type PlanStatus = (typeof PLAN_STATUSES)[number];
-export type StepStatus = (typeof STEP_STATUSES)[number];
 export type ClaimReason = (typeof CLAIM_REASONS)[number];
 export const PLAN_LIST_DEFAULT = 20;
 export const PLAN_LIST_MAX = 1000;
 /** titles are cut to this many characters in `plan_list` (plan_get has them whole) */
 const LIST_TITLE_CHARS = 200;
-
-export interface Step {
-  id: string;
-  content: string;
-  status: StepStatus;
-  owner?: string;
-  blockedBy?: string[];
-  note?: string;
-}
-
-export interface StepInput {
-  id?: string;
-  content: string;
-  status?: StepStatus;
-  owner?: string;
-  blockedBy?: string[];
-  note?: string;
-}
-
-export interface StepUpdate {
-  id: string;
-  content?: string;
-  status?: StepStatus;
-  owner?: string | null;
-  blockedBy?: string[] | null;
-  note?: string | null;
-}
-
-interface PlanRecord {
-  title: string;
-  status: PlanStatus;
-  scope: string;
-  steps: Step[];
-  nextStep: number;
-  createdAt: number;
-}
 
 export interface Plan {
   planId: string;
@@ -68,8 +50,6 @@ export interface Plan {
 }
 
 const PLAN_ID_RE = /^plan-[0-9a-f]{12}$/;
-const MAX_STEPS = 200;
-const MAX_TEXT = 4000;
 
 /**
  * Plans: a title, a status and ordered steps with stable ids, owners and dependencies. A plan is one versioned
@@ -104,7 +84,7 @@ export class PlanService {
     record.steps = buildSteps(record, args.steps);
     checkStarts(record.steps, new Map());
     const { result } = await this.store.transact(async (tx) => {
-      const entry = await tx.set(this.key(planId), record as unknown as Json, { by: this.session.by, ifVersion: 0 });
+      const entry = await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion: 0 });
       await this.writeIndex(tx, scope, planId, record);
       return { planId, plan: view(planId, entry) };
     }, { idempotencyKey: idempotencyStorageKey(this.session.identity, 'plan_create', args.idempotencyKey) });
@@ -161,7 +141,7 @@ export class PlanService {
     const { result } = await this.store.transact(async (tx) => {
       const current = await tx.get(this.key(planId));
       if (!current) throw notFound(planId);
-      const record = structuredClone(current.value) as unknown as PlanRecord;
+      const record = decodePlan(current.value);
       writable(scopeOf(record.scope, who));
       if (record.status !== 'active') {
         throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
@@ -190,7 +170,7 @@ export class PlanService {
       }
       step.status = 'in_progress';
       step.owner = owner;
-      await tx.set(this.key(planId), record as unknown as Json, { by: this.session.by, ifVersion: current.version });
+      await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion: current.version });
       return { claimed: true, step };
     }, { idempotencyKey: idempotencyStorageKey(who, 'plan_claim', args.idempotencyKey), prefetch: [this.key(planId)] });
     return result;
@@ -214,7 +194,7 @@ export class PlanService {
     const { result } = await this.store.transact(async (tx) => {
       const current = await tx.get(this.key(planId));
       if (!current) throw notFound(planId);
-      const record = structuredClone(current.value) as unknown as PlanRecord;
+      const record = decodePlan(current.value);
       const before = new Map(record.steps.map((s) => [s.id, s.status]));
       const scope = writable(scopeOf(record.scope, this.session.identity));
       if (args.title !== undefined) record.title = args.title;
@@ -226,7 +206,7 @@ export class PlanService {
       for (const change of args.stepUpdates ?? []) applyStepUpdate(record, change);
       checkDependencies(record.steps);
       checkStarts(record.steps, before);
-      const entry = await tx.set(this.key(planId), record as unknown as Json, {
+      const entry = await tx.set(this.key(planId), encode(record), {
         by: this.session.by,
         ifVersion: args.ifVersion,
         ttlMs: record.status === 'active' ? undefined : this.planTtlMs,
@@ -243,7 +223,7 @@ export class PlanService {
     const { result } = await this.store.transact(async (tx) => {
       const current = await tx.get(this.key(planId));
       if (!current) throw notFound(planId);
-      const record = current.value as unknown as PlanRecord;
+      const record = decodePlan(current.value);
       const scope = writable(scopeOf(record.scope, this.session.identity));
       await tx.delete(this.key(planId), { ifVersion: args.ifVersion });
       await tx.delete(this.indexKey(scope.id, planId));
@@ -270,7 +250,7 @@ function scopeOf(label: string, who: Session['identity']): ResolvedScope {
 }
 
 function view(planId: string, entry: Entry): Plan {
-  const r = entry.value as unknown as PlanRecord;
+  const r = decodePlan(entry.value);
   return {
     planId,
     title: r.title,
@@ -288,21 +268,6 @@ function notFound(planId: string): BlackboardError {
   return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use {tool:plan_list} to see the plans.`, { planId });
 }
 
-function stepNotFound(record: PlanRecord, stepId: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `Step "${stepId}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`, { stepId });
-}
-
-function blockedError(step: Step, blockers: string[]): BlackboardError {
-  return new BlackboardError(
-    'INVALID_TRANSITION',
-    `Step ${step.id} is blocked by ${blockers.join(', ')}, not yet completed or skipped; it cannot start or complete before them. Finish those first, or take another step with {tool:plan_claim}.`,
-    { stepId: step.id, blockedBy: blockers },
-  );
-}
-
-/** A step that needs no more work. */
-const done = (step: Step | undefined): boolean => step?.status === 'completed' || step?.status === 'skipped';
-
 export function checkPlanId(planId: string): string {
   if (typeof planId !== 'string' || !PLAN_ID_RE.test(planId)) {
     throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx). Use one returned by {tool:plan_create} or {tool:plan_list}.', { planId: String(planId).slice(0, 80) });
@@ -310,87 +275,3 @@ export function checkPlanId(planId: string): string {
   return planId;
 }
 
-function checkText(what: string, text: unknown): void {
-  if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_TEXT) {
-    throw invalid(`${what} must be non-empty text of at most ${MAX_TEXT} characters.`);
-  }
-}
-
-function checkStatus(status: unknown): StepStatus {
-  if (!(STEP_STATUSES as readonly unknown[]).includes(status)) throw invalid(`A step status is one of: ${STEP_STATUSES.join(', ')}.`);
-  return status as StepStatus;
-}
-
-/** New step list: items with a known `id` keep it; new items get the next ids. */
-function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>): Step[] {
-  const known = new Set(record.steps.map((s) => s.id));
-  const seen = new Set<string>();
-  const steps = inputs.map((input) => {
-    const item: StepInput = typeof input === 'string' ? { content: input } : input;
-    checkText('A step\'s content', item.content);
-    let id = item.id;
-    if (id !== undefined) {
-      if (!known.has(id)) throw invalid(`Step id "${id}" is not in this plan; leave id out for a new step.`, { id });
-    } else {
-      id = `s${record.nextStep++}`;
-    }
-    if (seen.has(id)) throw invalid(`Step id "${id}" appears twice.`, { id });
-    seen.add(id);
-    const step: Step = { id, content: item.content, status: item.status === undefined ? 'pending' : checkStatus(item.status) };
-    if (item.owner !== undefined) step.owner = item.owner;
-    if (item.blockedBy !== undefined) step.blockedBy = item.blockedBy;
-    if (item.note !== undefined) step.note = item.note;
-    return step;
-  });
-  checkDependencies(steps);
-  return steps;
-}
-
-function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
-  const step = record.steps.find((s) => s.id === change.id);
-  if (!step) throw stepNotFound(record, change.id);
-  if (change.content !== undefined) {
-    checkText('A step\'s content', change.content);
-    step.content = change.content;
-  }
-  if (change.status !== undefined) step.status = checkStatus(change.status);
-  for (const field of ['owner', 'note', 'blockedBy'] as const) {
-    const value = change[field];
-    if (value === null) delete step[field];
-    else if (value !== undefined) (step as unknown as Record<string, unknown>)[field] = value;
-  }
-}
-
-/** `blockedBy` names steps of the same plan and never forms a cycle. */
-function checkDependencies(steps: Step[]): void {
-  const byId = new Map(steps.map((s) => [s.id, s]));
-  for (const step of steps) {
-    for (const dep of step.blockedBy ?? []) {
-      if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id });
-      if (!byId.has(dep)) throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
-    }
-  }
-  // Depth-first search; a step met again while still on the path closes a cycle.
-  const state = new Map<string, 'open' | 'closed'>();
-  const visit = (id: string, path: string[]): void => {
-    if (state.get(id) === 'closed') return;
-    if (state.get(id) === 'open') {
-      const cycle = [...path.slice(path.indexOf(id)), id];
-      throw invalid(`blockedBy forms a cycle: ${cycle.join(' → ')}. A step cannot wait, directly or not, on itself.`, { cycle });
-    }
-    state.set(id, 'open');
-    for (const dep of byId.get(id)!.blockedBy ?? []) visit(dep, [...path, id]);
-    state.set(id, 'closed');
-  };
-  for (const step of steps) visit(step.id, []);
-}
-
-/** A step whose status becomes in_progress or completed must have every blocker completed or skipped. */
-function checkStarts(steps: Step[], before: Map<string, StepStatus>): void {
-  const byId = new Map(steps.map((s) => [s.id, s]));
-  for (const step of steps) {
-    if ((step.status !== 'in_progress' && step.status !== 'completed') || before.get(step.id) === step.status) continue;
-    const blockers = (step.blockedBy ?? []).filter((id) => !done(byId.get(id)));
-    if (blockers.length > 0) throw blockedError(step, blockers);
-  }
-}
