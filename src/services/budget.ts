@@ -1,9 +1,12 @@
+// Budgets per thread: spending counted against the thread and its ancestors, judged by maxes stored with each thread.
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotencyStorageKey } from '../context.js';
 import { lastPart } from '../keyspace.js';
+import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
+import { decode, encode } from './records.js';
 import type { Session } from './session.js';
 
 export interface BudgetView {
@@ -14,11 +17,11 @@ export interface BudgetView {
   reached: boolean;
 }
 
-interface BudgetRecord {
-  current: number;
-  /** the thread's max, stored with the thread: fixed by the first server that serves it, changed only by an admin */
-  max?: number;
-}
+/** A thread's budget: how much is spent, and its max — stored with the thread, fixed by the first server that serves it, changed only by an admin. */
+const BudgetRecord = z.object({ current: z.number(), max: z.number().optional() });
+type BudgetRecord = z.infer<typeof BudgetRecord>;
+/** The budget in a stored value, or a fresh one (nothing spent, no max) when there is none. */
+const budgetOf = (value: Json | undefined): BudgetRecord => (value === undefined ? { current: 0 } : decode(BudgetRecord, value, 'budget'));
 
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_AMOUNT = 1e12;
@@ -67,18 +70,18 @@ export class BudgetService {
   private async adoptIn(tx: StoreTx, thread: string): Promise<void> {
     if (Object.keys(this.limits).length === 0 || (await tx.get(this.key(thread, FIXED)))) return;
     for (const [name, max] of Object.entries(this.limits)) {
-      const record = (await tx.get(this.key(thread, name)))?.value as unknown as BudgetRecord | undefined;
-      if (record?.max === undefined) await tx.set(this.key(thread, name), { current: record?.current ?? 0, max } as unknown as Json, { by: this.session.by });
+      const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
+      if (record.max === undefined) await tx.set(this.key(thread, name), encode({ current: record.current, max }), { by: this.session.by });
     }
-    await tx.set(this.key(thread, FIXED), { maxes: this.limits } as unknown as Json, { by: this.session.by });
+    await tx.set(this.key(thread, FIXED), encode({ maxes: this.limits }), { by: this.session.by });
   }
 
   async status(): Promise<{ budgets: BudgetView[] }> {
     const thread = this.session.identity.thread;
     const { entries } = await this.store.list({ ...this.range(thread), limit: 1000 });
-    const stored = new Map(entries.map(([key, entry]) => [lastPart(key), entry.value as unknown as BudgetRecord]));
     // Not fixed yet: this server's maxes are the ones the thread's first step will store.
-    const fixed = stored.delete(FIXED);
+    const fixed = entries.some(([key]) => lastPart(key) === FIXED);
+    const stored = new Map(entries.filter(([key]) => lastPart(key) !== FIXED).map(([key, entry]) => [lastPart(key), budgetOf(entry.value)]));
     const names = [...new Set([...(fixed ? [] : Object.keys(this.limits)), ...stored.keys()])].sort();
     const budgets: BudgetView[] = [];
     for (const name of names) {
@@ -105,12 +108,12 @@ export class BudgetService {
       await this.adoptIn(tx, who.thread);
       const records: Array<{ thread: string; record: BudgetRecord }> = [];
       for (const thread of chain) {
-        const record = ((await tx.get(this.key(thread, name)))?.value as unknown as BudgetRecord | undefined) ?? { current: 0 };
+        const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
         records.push({ thread, record });
       }
       if (records[0].record.max === undefined) {
         const known = (await tx.list({ ...this.range(who.thread), limit: 1000 }))
-          .filter(([, entry]) => (entry.value as unknown as BudgetRecord).max !== undefined)
+          .filter(([key, entry]) => lastPart(key) !== FIXED && budgetOf(entry.value).max !== undefined)
           .map(([key]) => lastPart(key));
         throw new BlackboardError(
           'NOT_FOUND',
@@ -130,7 +133,7 @@ export class BudgetService {
         }
       }
       for (const { thread, record } of records) {
-        await tx.set(this.key(thread, name), { ...record, current: record.current + amount } as unknown as Json, { by: this.session.by });
+        await tx.set(this.key(thread, name), encode({ ...record, current: record.current + amount }), { by: this.session.by });
       }
       return describe(name, records[0].record.current + amount, records[0].record.max);
     }, { idempotencyKey: idempotencyStorageKey(who, 'budget_step', args.idempotencyKey) });
@@ -162,9 +165,9 @@ export class BudgetService {
     const { result } = await this.store.transact(async (tx) => {
       // An admin change fixes the thread's maxes first, so this server's flags cannot overwrite it later.
       if (thread === this.session.identity.thread) await this.adoptIn(tx, thread);
-      const record = ((await tx.get(this.key(thread, name)))?.value as unknown as BudgetRecord | undefined) ?? { current: 0 };
+      const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
       const max = nextMax(record.max);
-      await tx.set(this.key(thread, name), { ...record, max } as unknown as Json, { by: this.session.by });
+      await tx.set(this.key(thread, name), encode({ ...record, max }), { by: this.session.by });
       return describe(name, record.current, max);
     }, { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, args.idempotencyKey) });
     return result;
