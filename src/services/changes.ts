@@ -4,7 +4,7 @@ import { checkPrefix, resolveScope } from '../context.js';
 import { dataRange, familyRange, namespaceRange, parseKey, type KeyRange } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import type { ChangeRow } from '../store/types.js';
-import { checkTimeout } from './kv.js';
+import { checkTimeout } from './arguments.js';
 import type { Session } from './session.js';
 
 export const CHANGES_DEFAULT_LIMIT = 100;
