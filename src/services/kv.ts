@@ -1,28 +1,27 @@
+// The kv service: scoped, versioned key-value state — reads, writes, atomic updates, batches and watches.
 import { BlackboardError, invalid } from '../errors.js';
 import {
   checkKey,
   checkPrefix,
-  dataKey,
-  dataRange,
   idempotencyStorageKey,
   resolveScope,
   writable,
   type ResolvedScope,
 } from '../context.js';
-import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
+import type { UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
+import { WATCH_DEFAULT_MS, checkIfVersion, checkOp, checkTimeout, ttl } from './arguments.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
-export const SNAPSHOT_DEFAULT_BYTES = 256 * 1024;
-export const SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
+export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
+export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
 export const SNAPSHOT_MAX_ROWS = 20_000;
-export const WATCH_DEFAULT_MS = 30_000;
-export const WATCH_MAX_MS = 600_000;
 export const BATCH_MAX_OPS = 100;
-const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 
 export interface GetResult {
   found: boolean;
@@ -52,8 +51,6 @@ export interface BatchItemResult {
 
 type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
 
-/** Called inside every write's transaction; lifecycle uses it to refuse run-scope writes after `finished`. */
-export type WriteGuard = (scope: ResolvedScope, tx: StoreTx) => Promise<void>;
 
 /** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
 export class KvService {
@@ -69,10 +66,14 @@ export class KvService {
     return this.session.identity;
   }
 
+  private get keys() {
+    return this.session.keys;
+  }
+
   async get(args: { key: string; scope?: string }): Promise<GetResult> {
     await this.follow(args.scope);
     const scope = resolveScope(args.scope, this.who);
-    const entry = await this.store.get(dataKey(this.who, scope, checkKey(args.key)));
+    const entry = await this.store.get(this.keys.data(scope.id, checkKey(args.key)));
     return describe(entry);
   }
 
@@ -158,14 +159,14 @@ export class KvService {
     if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
       throw invalid(`limit must be a whole number from 1 to ${LIST_MAX_LIMIT}.`, { limit });
     }
-    const range = dataRange(this.who, scope, prefix);
+    const range = this.keys.dataRange(scope.id, prefix);
     const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
     const { entries } = await this.store.list({
       ...range,
-      after: after === undefined ? undefined : dataKey(this.who, scope, after),
+      after: after === undefined ? undefined : this.keys.data(scope.id, after),
       limit: limit + 1,
     });
-    const strip = userKeyOf(this.who, scope);
+    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
     const page = entries.slice(0, limit).map(([storage, entry]) => ({
       key: strip(storage),
       version: entry.version,
@@ -190,8 +191,8 @@ export class KvService {
     // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
     // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
     const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);
-    const { entries: rows, revision } = await this.store.list({ ...dataRange(this.who, scope, prefix), limit: rowLimit + 1 });
-    const strip = userKeyOf(this.who, scope);
+    const { entries: rows, revision } = await this.store.list({ ...this.keys.dataRange(scope.id, prefix), limit: rowLimit + 1 });
+    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
     const entries: Record<string, Json> = {};
     let bytes = 2; // {}
     let truncated = false;
@@ -217,12 +218,23 @@ export class KvService {
       throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
     }
     if (args.ops.some((op) => op?.scope === 'run')) await this.follow('run');
-    const prepared = args.ops.map((op, index) => this.prepareBatchOp(op, index));
+    const atomic = args.atomic ?? true;
+    // An operation that cannot even be prepared (a bad key, a scope this caller may not write) fails the whole
+    // atomic batch; in a non-atomic one it is reported in its own slot like any other failure.
+    const prepared = args.ops.map((op, index): PreparedOp | { op: BatchOp; error: BlackboardError } => {
+      try {
+        return this.prepareBatchOp(op);
+      } catch (error) {
+        if (!(error instanceof BlackboardError)) throw error;
+        if (!atomic) return { op, error };
+        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, { index, ...error.details });
+      }
+    });
     const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
-    if (args.atomic ?? true) {
+    if (atomic) {
       const { result, revision } = await this.store.transact(async (tx) => {
         const results: BatchItemResult[] = [];
-        for (const [index, op] of prepared.entries()) {
+        for (const [index, op] of (prepared as PreparedOp[]).entries()) {
           try {
             await this.guard(op.resolved, tx);
             results.push(await this.applyBatchOp(tx, op));
@@ -245,6 +257,10 @@ export class KvService {
       // Non-atomic: each operation stands alone; a failed one is reported in its slot and changes nothing.
       const results: BatchItemResult[] = [];
       for (const op of prepared) {
+        if ('error' in op) {
+          results.push({ key: op.op.key, ok: false, error: op.error.toJSON().error });
+          continue;
+        }
         try {
           results.push(
             await outer.savepoint(async () => {
@@ -270,7 +286,7 @@ export class KvService {
     const storage =
       args.scope === 'plan' && this.planKey
         ? this.planKey(args.key)
-        : dataKey(this.who, resolveScope(args.scope, this.who), checkKey(args.key));
+        : this.keys.data(resolveScope(args.scope, this.who).id, checkKey(args.key));
     const timeoutMs = checkTimeout(args.timeoutMs, WATCH_DEFAULT_MS, 'timeoutMs');
     if (args.afterVersion !== undefined) checkIfVersion(args.afterVersion, 'afterVersion');
     const { entry, timedOut } = await this.store.waitUntil(storage, changedSince(args.afterVersion), {
@@ -288,25 +304,15 @@ export class KvService {
   /** A write's target. Callers `follow` the scope first. */
   private writeKey(key: string, scopeArg: string | undefined): { scope: ResolvedScope; storage: string } {
     const scope = writable(resolveScope(scopeArg, this.who));
-    return { scope, storage: dataKey(this.who, scope, checkKey(key)) };
+    return { scope, storage: this.keys.data(scope.id, checkKey(key)) };
   }
 
-  private prepareBatchOp(op: BatchOp, index: number): PreparedOp {
-    try {
-      if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
-      if ((op.op !== 'delete') && op.value === undefined) throw invalid(`${op.op} needs a value.`);
-      checkIfVersion(op.ifVersion);
-      const { scope, storage } = this.writeKey(op.key, op.scope);
-      return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
-    } catch (error) {
-      if (error instanceof BlackboardError) {
-        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, {
-          index,
-          ...error.details,
-        });
-      }
-      throw error;
-    }
+  private prepareBatchOp(op: BatchOp): PreparedOp {
+    if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
+    if ((op.op !== 'delete') && op.value === undefined) throw invalid(`${op.op} needs a value.`);
+    checkIfVersion(op.ifVersion);
+    const { scope, storage } = this.writeKey(op.key, op.scope);
+    return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
   }
 
   private async applyBatchOp(
@@ -349,54 +355,4 @@ export function describe(entry: Entry | undefined): GetResult {
 
 function pick(entry: Entry | undefined): { found: boolean; value?: Json; version?: number } {
   return entry ? { found: true, value: entry.value, version: entry.version } : { found: false };
-}
-
-function userKeyOf(who: Session['identity'], scope: ResolvedScope): (storage: string) => string {
-  const length = dataKey(who, scope, '').length;
-  return (storage) => storage.slice(length);
-}
-
-function ttl(ttlSeconds: number | undefined): number | undefined {
-  if (ttlSeconds === undefined) return undefined;
-  if (typeof ttlSeconds !== 'number' || !(ttlSeconds > 0) || ttlSeconds > MAX_TTL_SECONDS) {
-    throw invalid(`ttlSeconds must be a number above 0 and at most ${MAX_TTL_SECONDS} (ten years).`, { ttlSeconds });
-  }
-  return Math.round(ttlSeconds * 1000);
-}
-
-export function checkIfVersion(version: number | undefined, what = 'ifVersion'): void {
-  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0)) {
-    throw invalid(`${what} must be a whole number, 0 or more (0 = the key must not exist).`, { [what]: version });
-  }
-}
-
-function checkOp(op: string): asserts op is UpdateOp {
-  if (!(UPDATE_OPS as readonly string[]).includes(op)) {
-    throw invalid(`Unknown op "${op}". Use one of: ${UPDATE_OPS.join(', ')}.`);
-  }
-}
-
-export function checkTimeout(value: number | undefined, fallback: number, what: string): number {
-  const ms = value ?? fallback;
-  if (!Number.isFinite(ms) || ms < 0 || ms > WATCH_MAX_MS) {
-    throw invalid(`${what} must be from 0 to ${WATCH_MAX_MS} milliseconds (10 minutes).`, { [what]: value });
-  }
-  return ms;
-}
-
-function encodeCursor(scope: ResolvedScope, prefix: string, lastKey: string): string {
-  return Buffer.from(JSON.stringify({ s: scope.id, p: prefix, k: lastKey }), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string, scope: ResolvedScope, prefix: string): string {
-  let parsed: { s?: unknown; p?: unknown; k?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
-  }
-  if (parsed?.s !== scope.id || parsed.p !== prefix || typeof parsed.k !== 'string') {
-    throw invalid('cursor belongs to a different listing (scope or prefix changed). Omit it to start over.');
-  }
-  return parsed.k;
 }

@@ -1,0 +1,66 @@
+// Where the board's records live: the families it reads, by their storage names, over the keyspace module.
+import {
+  FAMILY,
+  PLAN_OWNER,
+  THREAD_OWNER,
+  allNamespacesRange,
+  historySeq,
+  keysOf,
+  familyOwnersRange,
+  familyRange,
+  namespaceOf,
+  namespaceRange,
+  parseKey as parseStorageKey,
+  userDataRange,
+  type KeyRange,
+  type ParsedKey,
+} from '../keyspace.js';
+
+export type { KeyRange, ParsedKey };
+
+/**
+ * The board names namespaces as its URLs do: a namespace's own name, or {@link DEFAULT_NAMESPACE} for the unprefixed
+ * default one (no `--namespace`); it can never collide, since namespace names start with a letter.
+ */
+export const DEFAULT_NAMESPACE = '-';
+const ns = (namespace: string): string | undefined => (namespace === DEFAULT_NAMESPACE ? undefined : namespace);
+
+export { FAMILY, PLAN_OWNER, THREAD_OWNER };
+/** The families whose changes move the threads section. */
+const THREAD_FAMILIES: readonly string[] = [FAMILY.thread, FAMILY.lifecycle, FAMILY.budget, FAMILY.final, FAMILY.history, FAMILY.historySeq];
+
+/** The range in which the namespaces present are found, and the board name of a key's namespace. */
+export const allNamespaces: KeyRange = allNamespacesRange;
+export function boardNamespaceOf(storage: string): string | undefined {
+  const found = namespaceOf(storage);
+  return found === null ? undefined : (found ?? DEFAULT_NAMESPACE);
+}
+/** Every record of a namespace: the next namespace starts at its `hi`. */
+export const recordsOf = (namespace: string): KeyRange => namespaceRange(ns(namespace));
+
+/** The user keys of a namespace, all scopes. */
+export const userKeys = (namespace: string): KeyRange => userDataRange(ns(namespace));
+/** Every record of a family, all owners (e.g. every thread's lifecycle). */
+export const allOwners = (namespace: string, family: string): KeyRange => familyOwnersRange(ns(namespace), family);
+/** The records of one owner of a family (e.g. one thread's history). */
+export const ofOwner = (namespace: string, family: string, owner: string): KeyRange => familyRange(ns(namespace), family, owner);
+
+/** A storage key of the namespace, parsed: a user key in a scope, or a family's record. */
+export const parseKey = (namespace: string, storage: string): ParsedKey | undefined => parseStorageKey(ns(namespace), storage);
+
+/** The history entry key of `seq` in a thread, to read the entries after it; and an entry key's sequence number. */
+export const historyKey = (namespace: string, thread: string, seq: number): string => keysOf(ns(namespace)).historyEvent(thread, seq);
+export { historySeq };
+
+/** The parts of the board a browser re-reads when the store changes. */
+export type Section = 'scopes' | 'plans' | 'threads';
+export const SECTIONS: readonly Section[] = ['scopes', 'plans', 'threads'];
+
+/** The key ranges whose changes move each section of a namespace's board. */
+export function sectionRanges(namespace: string): Array<{ section: Section; range: KeyRange }> {
+  return [
+    { section: 'scopes', range: userKeys(namespace) },
+    { section: 'plans', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
+    ...THREAD_FAMILIES.map((family) => ({ section: 'threads' as const, range: allOwners(namespace, family) })),
+  ];
+}
