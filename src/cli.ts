@@ -2,6 +2,7 @@
 import { runBundleCommand } from './bundles.js';
 import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
 import { defaultStorePath, openStore } from './store/open.js';
+import { maskStoreUrl } from './store/url.js';
 import { serveHttp } from './transports/http.js';
 import { serveStdio } from './transports/stdio.js';
 
@@ -38,7 +39,9 @@ async function main(argv: string[]): Promise<number> {
   try {
     store = await openStore(config.store, { maxValueBytes: config.maxValueBytes, synchronous: config.sync });
   } catch (error) {
-    console.error(`mcp-blackboard: cannot open the store ${config.store ?? `sqlite://${defaultStorePath()}`}: ${(error as Error).message}`);
+    console.error(
+      `mcp-blackboard: cannot open the store ${maskStoreUrl(config.store ?? `sqlite://${defaultStorePath()}`)}: ${(error as Error).message.split('\n')[0]}`,
+    );
     return 1;
   }
   const shutdown = async (code: number): Promise<never> => {
@@ -49,6 +52,9 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGTERM', () => void shutdown(0));
 
   const where = store.backend.description;
+  // A backend that cannot promise "acknowledged means durable" with its server's settings says so (Redis).
+  const warning = (store.backend as { warning?: string }).warning;
+  if (warning) console.error(`mcp-blackboard: warning: ${warning}`);
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   if (config.http) {
     const { url } = await serveHttp(config, store);

@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MemoryBackend } from './memory.js';
+import { RedisBackend } from './redis.js';
+import { maskStoreUrl } from './url.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
 import type { Backend } from './types.js';
@@ -19,7 +21,10 @@ export function defaultStorePath(): string {
   return join(base, 'mcp-blackboard', 'blackboard.db');
 }
 
-/** Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`) into a backend. */
+/**
+ * Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`, `redis[s]://[:pass@]host:port[/db]`
+ * with `?prefix=NAME`) into a backend.
+ */
 export async function openBackend(url: string | undefined, options: SqliteOptions = {}): Promise<Backend> {
   if (url === undefined || url === '') return SqliteBackend.open(defaultStorePath(), options);
   if (url === 'memory://' || url === 'memory:') return new MemoryBackend();
@@ -29,12 +34,15 @@ export async function openBackend(url: string | undefined, options: SqliteOption
     return SqliteBackend.open(isAbsolute(rest) ? rest : resolve(rest), options);
   }
   const scheme = url.split(':')[0];
-  if (scheme === 'redis' || scheme === 'rediss' || scheme === 'postgres' || scheme === 'postgresql') {
+  if (scheme === 'redis' || scheme === 'rediss') return RedisBackend.open(url);
+  if (scheme === 'postgres' || scheme === 'postgresql') {
     throw new Error(
       `The ${scheme} backend is not available in this version of mcp-blackboard. Use sqlite:// (the default, safe for many processes on one machine) or memory://.`,
     );
   }
-  throw new Error(`Unknown store URL "${url}". Use sqlite:///absolute/path.db, sqlite://relative.db or memory://.`);
+  throw new Error(
+    `Unknown store URL "${maskStoreUrl(url)}". Use sqlite:///absolute/path.db, sqlite://relative.db, memory:// or redis://host:port.`,
+  );
 }
 
 export async function openStore(

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
 import { isRecord, corrupt } from './codec.js';
 import { compareKeys } from './keys.js';
+import { maskStoreUrl as maskUrl } from './url.js';
 import { KEY_NAMES, SCRIPTS, keysOf, type ScriptName } from './redis-scripts.js';
 import type {
   Backend,
@@ -26,6 +27,7 @@ const newClient = (url: string, connectTimeout: number, connected: () => boolean
     url,
     RESP: 2,
     disableOfflineQueue: true,
+    commandsQueueMaxLength: 10_000,
     socket: {
       connectTimeout,
       reconnectStrategy: (retries: number) => (connected() ? Math.min(20 * 2 ** retries, 500) : false),
@@ -90,18 +92,6 @@ export function parseRedisUrl(url: string): RedisTarget {
   return { clientUrl, description: maskUrl(clientUrl) + query, options };
 }
 
-/** The URL with its password replaced by `***`, for messages and banners. */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password === '') return url;
-    u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@');
-  }
-}
-
 /** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
 const revOf = (raw: string | null | undefined): number => {
   if (raw === null || raw === undefined) return 0;
@@ -118,6 +108,16 @@ function decode(key: string, raw: string): StoredRecord {
   }
   if (!isRecord(record)) throw corrupt(key);
   return record;
+}
+
+/** Rejects when `promise` has not settled within `ms` (the promise itself is left to settle unheard). */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {});
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -347,7 +347,7 @@ export class RedisBackend implements Backend {
 
   onForeignCommit(listener: (event: CommitEvent) => void): () => void {
     this.listeners.add(listener);
-    if (!this.follower && !this.closed) void this.follow();
+    if (this.listeners.size === 1 && !this.closed) void this.follow();
     return () => {
       this.listeners.delete(listener);
       if (this.listeners.size === 0) this.stopFollowing();
@@ -368,29 +368,32 @@ export class RedisBackend implements Backend {
    */
   private async follow(): Promise<void> {
     const generation = ++this.generation;
-    const follower = this.client.duplicate();
-    follower.on('error', () => {});
-    this.follower = follower;
     const active = (): boolean => this.generation === generation && !this.closed;
     let cursor = afterRevision(this.known);
-    let checked = false;
+    let follower: Client | undefined;
     for (let failures = 0; active(); ) {
       try {
-        if (!follower.isOpen) await follower.connect();
-        if (!checked) {
-          const [rev, compacted] = ((await this.script('POSITION', [], follower)) as string[]).map(Number);
+        if (!follower) {
+          // A fresh connection each time the last one failed: a connection to a server that hung or vanished
+          // without closing the socket would otherwise block forever.
+          const connection = this.client.duplicate();
+          connection.on('error', () => {});
+          follower = this.follower = connection;
+          await withTimeout(connection.connect(), this.options.callTimeoutMs);
+          if (!active()) break;
+          const [rev, compacted] = ((await this.script('POSITION', [], connection)) as string[]).map(Number);
           const from = Number(cursor.slice(0, cursor.indexOf('-')));
-          // Pruned entries the follower never read, a Redis that came back with less than it had, or too much to
+          // Pruned entries this follower never read, a Redis that came back with less than it had, or too much to
           // catch up on: listeners re-read instead.
           if (compacted > from || rev < from || rev - from > 10_000) {
             cursor = afterRevision(rev);
             this.emit({ gap: true });
           }
-          checked = true;
         }
-        const reply = (await follower.sendCommand(
+        const reply = (await this.call(
           ['XREAD', 'COUNT', '1000', 'BLOCK', String(LISTEN_BLOCK_MS), 'STREAMS', this.keys[5], cursor],
-          { timeout: LISTEN_BLOCK_MS + this.options.callTimeoutMs },
+          follower,
+          LISTEN_BLOCK_MS + this.options.callTimeoutMs,
         )) as Array<[string, Array<[string, string[]]>]> | null;
         failures = 0;
         if (!active()) break;
@@ -403,14 +406,18 @@ export class RedisBackend implements Backend {
           this.emit({ revision, keys });
         }
       } catch {
+        follower?.destroy();
+        if (this.follower === follower) this.follower = undefined;
+        follower = undefined;
         if (!active()) break;
-        // Redis is away: wait and resume from the same position, checking first that nothing was lost meanwhile.
-        checked = false;
+        // Redis is away: wait, then resume from the same position on a new connection.
         await sleep(Math.min(50 * 2 ** failures++, 1000));
       }
     }
-    if (this.follower === follower) this.follower = undefined;
-    follower.destroy();
+    if (follower) {
+      if (this.follower === follower) this.follower = undefined;
+      follower.destroy();
+    }
   }
 
   private stopFollowing(): void {
@@ -500,9 +507,13 @@ export class RedisBackend implements Backend {
     await sleep(Math.random() * Math.min(50, 2 ** attempt));
   }
 
-  /** One command with this store's timeout; fails at once while disconnected (no offline queue). */
-  private async call(args: string[], client: Client = this.client): Promise<Reply> {
-    return (await client.sendCommand(args, { timeout: this.options.callTimeoutMs })) as Reply;
+  /**
+   * One command with this store's timeout; fails at once while disconnected (no offline queue). The client's own
+   * command timeout only covers the wait before a command is sent, so a server that hangs after receiving it is
+   * timed out here.
+   */
+  private async call(args: string[], client: Client = this.client, timeoutMs = this.options.callTimeoutMs): Promise<Reply> {
+    return withTimeout(client.sendCommand(args, { timeout: timeoutMs }) as Promise<Reply>, timeoutMs);
   }
 
   /** Runs a script by its SHA, loading it again when the server no longer has it (after a restart). */

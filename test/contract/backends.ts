@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { MemoryBackend } from '../../src/store/memory.js';
+import { RedisBackend } from '../../src/store/redis.js';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
 
@@ -24,6 +26,8 @@ process.on('exit', () => {
 });
 
 const sqlitePaths = new WeakMap<VersionedStore, string>();
+const redisUrls = new WeakMap<VersionedStore, string>();
+const redisUrl = process.env.BLACKBOARD_TEST_REDIS_URL;
 
 /** Every backend the store contract is run against. */
 export const backends: BackendCase[] = [
@@ -44,4 +48,20 @@ export const backends: BackendCase[] = [
       return new VersionedStore(await SqliteBackend.open(path, { pollMs: 10 }), { sweepIntervalMs: 0, ...options });
     },
   },
+  // Redis, when a server is given: each store is a fresh key prefix on it.
+  ...(redisUrl
+    ? [
+        {
+          name: 'redis',
+          open: async (options?: StoreOptions) => {
+            const url = `${redisUrl}${redisUrl.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`;
+            const store = new VersionedStore(await RedisBackend.open(url), { sweepIntervalMs: 0, ...options });
+            redisUrls.set(store, url);
+            return store;
+          },
+          openShared: async (first: VersionedStore, options?: StoreOptions) =>
+            new VersionedStore(await RedisBackend.open(redisUrls.get(first)!), { sweepIntervalMs: 0, ...options }),
+        },
+      ]
+    : []),
 ];

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
-import { RedisBackend, maskUrl, parseRedisUrl } from '../../src/store/redis.js';
+import { RedisBackend, parseRedisUrl } from '../../src/store/redis.js';
+import { maskStoreUrl as maskUrl } from '../../src/store/url.js';
 import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
 import { startRedis, type RedisHandle } from '../services/redis.js';
 
