@@ -37,7 +37,11 @@ async function main(argv: string[]): Promise<number> {
   const config = parsed.config;
   let store;
   try {
-    store = await openStore(config.store, { maxValueBytes: config.maxValueBytes, synchronous: config.sync });
+    store = await openStore(config.store, {
+      maxValueBytes: config.maxValueBytes,
+      synchronous: config.sync,
+      changeRetentionMs: config.changeRetentionSeconds * 1000,
+    });
   } catch (error) {
     console.error(
       `mcp-blackboard: cannot open the store ${maskStoreUrl(config.store ?? `sqlite://${defaultStorePath()}`)}: ${(error as Error).message.split('\n')[0]}`,

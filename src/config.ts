@@ -34,6 +34,8 @@ export interface Config {
   sync: 'FULL' | 'NORMAL';
   planTtlSeconds: number;
   keepCheckpoints: number;
+  /** how long the change log and deleted keys' tombstones are kept (seconds) */
+  changeRetentionSeconds: number;
   allowBudgetAdmin: boolean;
   /** progress notification period of blocking tools (ms) */
   progressIntervalMs: number;
@@ -72,6 +74,7 @@ Options (each also read from the environment variable shown):
                          normal survives kill -9 but not power loss
   --plan-ttl SECONDS     completed/abandoned plans expire after this (default 604800)
   --keep-checkpoints N   checkpoints kept per thread (default 20)
+  --change-retention S   how long state_changes can look back (default 86400 = 24 h)
   --progress-interval-ms N  how often blocking tools (watch, final_answer_get) send progress
                          notifications when asked to (default 10000)
   --host HOST            HTTP bind address (default 127.0.0.1)
@@ -122,6 +125,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         sync: { type: 'string' },
         'plan-ttl': { type: 'string' },
         'keep-checkpoints': { type: 'string' },
+        'change-retention': { type: 'string' },
         'progress-interval-ms': { type: 'string' },
         'http-session-idle': { type: 'string' },
       },
@@ -176,6 +180,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       sync,
       planTtlSeconds: int('--plan-ttl', values['plan-ttl'], 1, 10 * 365 * 24 * 3600) ?? 7 * 24 * 3600,
       keepCheckpoints: int('--keep-checkpoints', values['keep-checkpoints'], 1, 10_000) ?? 20,
+      changeRetentionSeconds: int('--change-retention', values['change-retention'], 1, 365 * 24 * 3600) ?? 24 * 3600,
       allowBudgetAdmin: values['allow-budget-admin'] ?? false,
       progressIntervalMs: int('--progress-interval-ms', values['progress-interval-ms'], 50, 15_000) ?? 10_000,
     },

@@ -1,5 +1,6 @@
 import { BlackboardError, invalid } from './errors.js';
-import { DEFAULT_NAMESPACE_TOKEN, prefixEnd, storageKey } from './store/keys.js';
+import * as keyspace from './keyspace.js';
+import type { KeyRange } from './keyspace.js';
 
 /**
  * Who is calling, and where their keys live. Every name, scope and key a tool receives is checked here, in one
@@ -111,32 +112,25 @@ export function writable(scope: ResolvedScope): ResolvedScope {
   return scope;
 }
 
-const nsToken = (who: Identity): string => who.namespace ?? DEFAULT_NAMESPACE_TOKEN;
-
 /** The storage key of a user key in a scope. */
-export const dataKey = (who: Identity, scope: ResolvedScope, key: string): string =>
-  storageKey('d', nsToken(who), scope.id, key);
+export const dataKey = (who: Identity, scope: ResolvedScope, key: string): string => keyspace.dataKey(who.namespace, scope.id, key);
 
 /** The storage key range `[lo, hi)` of every key of a scope that starts with `prefix`. */
-export function dataRange(who: Identity, scope: ResolvedScope, prefix: string): { lo: string; hi: string } {
-  const lo = storageKey('d', nsToken(who), scope.id, prefix);
-  return { lo, hi: prefixEnd(lo) };
-}
+export const dataRange = (who: Identity, scope: ResolvedScope, prefix: string): KeyRange =>
+  keyspace.dataRange(who.namespace, scope.id, prefix);
 
 /** Internal records of a family (plans, scratchpad, …) live in scopes no tool argument can name. */
 export const internalKey = (who: Identity, family: string, owner: string, key: string): string =>
-  storageKey('d', nsToken(who), `~${family}:${owner}`, key);
+  keyspace.familyKey(who.namespace, family, owner, key);
 
-export function internalRange(who: Identity, family: string, owner: string): { lo: string; hi: string } {
-  const lo = storageKey('d', nsToken(who), `~${family}:${owner}`, '');
-  return { lo, hi: prefixEnd(lo) };
-}
+export const internalRange = (who: Identity, family: string, owner: string): KeyRange =>
+  keyspace.familyRange(who.namespace, family, owner);
 
 /** Idempotency records: one per (namespace, thread, tool, key). */
 export function idempotencyStorageKey(who: Identity, tool: string, key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
   checkKey(key, 'idempotencyKey');
-  return storageKey('i', nsToken(who), who.thread, tool, key);
+  return keyspace.idempotencyKey(who.namespace, who.thread, tool, key);
 }
 
 function truncate(value: string): string {

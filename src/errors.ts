@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'VALUE_TOO_LARGE'
   | 'FORBIDDEN'
   | 'CHECKPOINT_CORRUPT'
-  | 'STORE_UNAVAILABLE';
+  | 'STORE_UNAVAILABLE'
+  | 'REVISION_COMPACTED';
 
 /**
  * The one error type of the project. Services throw it; the tool layer renders it as an MCP error result

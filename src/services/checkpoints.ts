@@ -144,8 +144,8 @@ export class CheckpointService {
       manifest.bytes += Buffer.byteLength(JSON.stringify(entry.value), 'utf8');
       await this.addRef(tx, hash, entry.value);
     }
-    tx.putEntry(this.manifestKey(id), { value: manifest as unknown as Json, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
-    tx.putEntry(this.indexKey(thread, id), { value: 1, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
+    await tx.putEntry(this.manifestKey(id), { value: manifest as unknown as Json, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
+    await tx.putEntry(this.indexKey(thread, id), { value: 1, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
     // Retention: the newest `keep` checkpoints of the thread stay.
     const ids = await this.idsIn(tx, thread);
     ids.push(id);
@@ -243,7 +243,7 @@ export class CheckpointService {
   async import(doc: ThreadDocument | NamespaceDocument): Promise<{ records: number }> {
     const { result } = await this.store.transact(async (tx) => {
       if (doc.kind === 'thread') return { records: await this.restoreIn(tx, doc) };
-      for (const [rel, r] of Object.entries(doc.records)) tx.putEntry(this.prefix() + rel, fromSaved(r));
+      for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.prefix() + rel, fromSaved(r));
       return { records: Object.keys(doc.records).length };
     });
     return result;
@@ -252,9 +252,11 @@ export class CheckpointService {
   /** Replaces the thread's state by the document's: deletes what it has now, writes the saved records, moves its run. */
   private async restoreIn(tx: StoreTx, doc: ThreadDocument): Promise<number> {
     const { entries } = await this.collect(tx, doc.thread);
-    for (const [key] of entries) await tx.delete(key);
     const prefix = this.prefix();
-    for (const [rel, r] of Object.entries(doc.records)) tx.putEntry(prefix + rel, fromSaved(r));
+    // Records the document does not have are deleted; the others are rewritten, keeping their version when they are
+    // unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
+    for (const [key] of entries) if (!Object.hasOwn(doc.records, key.slice(prefix.length))) await tx.delete(key);
+    for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(prefix + rel, fromSaved(r));
     const metaKey = this.session.threadKey(doc.thread);
     const meta = ((await tx.get(metaKey))?.value as ThreadInfo | undefined) ?? { root: doc.thread, level: 0, runs: 1 };
     await tx.set(metaKey, { ...meta, run: doc.run } as unknown as Json, { by: this.session.by });
@@ -329,8 +331,8 @@ export class CheckpointService {
 
   private async addRef(tx: StoreTx, hash: string, value: Json): Promise<void> {
     const refs = ((await tx.get(this.refKey(hash)))?.value as number | undefined) ?? 0;
-    if (refs === 0) tx.putEntry(this.blobKey(hash), { value, version: 1, updatedAt: tx.now, updatedBy: 'checkpoint' });
-    tx.putEntry(this.refKey(hash), { value: refs + 1, version: 1, updatedAt: tx.now, updatedBy: 'checkpoint' });
+    if (refs === 0) await tx.putEntry(this.blobKey(hash), { value, version: 1, updatedAt: tx.now, updatedBy: 'checkpoint' });
+    await tx.putEntry(this.refKey(hash), { value: refs + 1, version: 1, updatedAt: tx.now, updatedBy: 'checkpoint' });
   }
 
   private async dropRef(tx: StoreTx, hash: string): Promise<void> {
@@ -339,7 +341,7 @@ export class CheckpointService {
       await tx.delete(this.refKey(hash));
       await tx.delete(this.blobKey(hash));
     } else {
-      tx.putEntry(this.refKey(hash), { value: refs - 1, version: 1, updatedAt: tx.now, updatedBy: 'checkpoint' });
+      await tx.putEntry(this.refKey(hash), { value: refs - 1, version: 1, updatedAt: tx.now, updatedBy: 'checkpoint' });
     }
   }
 }

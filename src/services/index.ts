@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { BudgetService } from './budget.js';
+import { ChangesService } from './changes.js';
 import { CheckpointService } from './checkpoints.js';
 import { FinalizerService } from './finalizer.js';
 import { HistoryService } from './history.js';
@@ -18,6 +19,7 @@ import { SignalService } from './signals.js';
 /** The services of one connection: plain TypeScript over the shared store and this connection's session. */
 export interface Services {
   kv: KvService;
+  changes: ChangesService;
   plans: PlanService;
   scratchpad: ScratchpadService;
   finalizer: FinalizerService;
@@ -54,6 +56,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
   }
   return {
     kv: new KvService(store, session, runGuard, (planId) => plans.key(planId)),
+    changes: new ChangesService(store, session),
     plans,
     scratchpad,
     finalizer,

@@ -327,20 +327,13 @@ export class KvService {
 }
 
 /**
- * The wake condition of `watch`: without `afterVersion`, "the key exists"; with it, "the key changed after that
- * version" — a greater version, a delete, or a delete-and-recreate (told apart by the revision that wrote it).
+ * The wake condition of `watch`: without `afterVersion` (or with 0, "I saw it absent"), "the key exists"; with it,
+ * "the key's version is no longer that one" — greater, smaller (the caller passed a version from elsewhere), or gone.
+ * Versions never repeat, so a delete-and-recreate is always a different version.
  */
 export function changedSince(afterVersion: number | undefined): (entry: Entry | undefined) => boolean {
   if (afterVersion === undefined || afterVersion === 0) return (entry) => entry !== undefined;
-  let baseline: Entry | undefined | null = null;
-  return (entry) => {
-    if (baseline === null) {
-      baseline = entry;
-      return entry === undefined || entry.version > afterVersion;
-    }
-    if (entry === undefined) return true;
-    return baseline === undefined || entry.revision !== baseline.revision || entry.version > afterVersion;
-  };
+  return (entry) => entry?.version !== afterVersion;
 }
 
 export function describe(entry: Entry | undefined): GetResult {

@@ -20,9 +20,14 @@ export function isRecord(value: unknown): value is StoredRecord {
     Number.isSafeInteger(r.rev) &&
     typeof r.at === 'number' &&
     typeof r.by === 'string' &&
-    (r.exp === undefined || typeof r.exp === 'number')
+    (r.exp === undefined || typeof r.exp === 'number') &&
+    (r.del === undefined || r.del === 1)
   );
 }
+
+/** Whether an error is the report of a corrupt stored record (see {@link corrupt}). */
+export const isCorruptRecord = (error: unknown): boolean =>
+  error instanceof BlackboardError && error.details?.cause === 'CORRUPT_RECORD';
 
 export function corrupt(key: string): BlackboardError {
   return new BlackboardError(

@@ -10,6 +10,12 @@ export const DEFAULT_NAMESPACE_TOKEN = '-';
 
 export const storageKey = (...parts: string[]): string => parts.join(SEP);
 
+/** Every write goes to the change log but idempotency records (kind `i`) and the store's bookkeeping (`m`). */
+export const isLoggedKey = (key: string): boolean => !key.startsWith(`i${SEP}`) && !key.startsWith(`m${SEP}`);
+
+/** The store's own bookkeeping lives under kind `m`, outside every namespace. */
+export const VERSION_FLOOR_KEY = storageKey('m', 'version-floor');
+
 /** The smallest string greater than every string that starts with `prefix` (code point order = UTF-8 byte order). */
 export function prefixEnd(prefix: string): string {
   const cps = Array.from(prefix);

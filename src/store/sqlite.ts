@@ -6,7 +6,7 @@ import { BlackboardError } from '../errors.js';
 import { Mutex } from './mutex.js';
 import { decodeRecord, encodeRecord, serialize, deserialize, isRecord, corrupt } from './codec.js';
 import { SEP, compareKeys } from './keys.js';
-import type { Backend, BackendTx, RangeQuery, StoredRecord, Writes } from './types.js';
+import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from './types.js';
 
 export interface SqliteOptions {
   /** How long a writer waits for another process's write lock before STORE_UNAVAILABLE (default 10 s). */
@@ -21,7 +21,10 @@ type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, u
 
 const TABLE = 'blackboard';
 const REVISION_KEY = `m${SEP}revision`;
+const COMPACTED_KEY = `m${SEP}compacted`;
+const CHANGES = `${TABLE}_changes`;
 const EXP = `json_extract(value, '$.value.exp')`;
+const DEL = `json_extract(value, '$.value.del')`;
 
 /**
  * The default backend: one SQLite file through `@keyv/sqlite`, shared safely by any number of processes.
@@ -33,8 +36,9 @@ const EXP = `json_extract(value, '$.value.exp')`;
  */
 export class SqliteBackend implements Backend {
   readonly description: string;
+  readonly shared = true;
   private readonly lock = new Mutex();
-  private readonly foreignListeners = new Set<() => void>();
+  private readonly foreignListeners = new Set<(event: CommitEvent) => void>();
   private lastRevision = -1;
   private poller?: NodeJS.Timeout;
   private polling = false;
@@ -91,6 +95,9 @@ export class SqliteBackend implements Backend {
       await write('BEGIN IMMEDIATE');
       try {
         await write(`CREATE INDEX IF NOT EXISTS ${TABLE}_exp ON ${TABLE}(${EXP}) WHERE ${EXP} IS NOT NULL`);
+        await write(
+          `CREATE TABLE IF NOT EXISTS ${CHANGES}(rev INTEGER NOT NULL, key TEXT NOT NULL, ver INTEGER NOT NULL, del INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (rev, key)) WITHOUT ROWID`,
+        );
         await write(`INSERT OR IGNORE INTO ${TABLE}(key, value) VALUES (?, ?)`, [REVISION_KEY, serialize({ value: 0 })]);
         await write('COMMIT');
       } catch (error) {
@@ -121,6 +128,10 @@ export class SqliteBackend implements Backend {
     return new SqliteBackend(path, readerKeyv, queryOf(reader), queryOf(writer), closeAll, options.pollMs ?? 25, busyTimeout);
   }
 
+
+  now(): number {
+    return Date.now();
+  }
 
   async get(key: string): Promise<StoredRecord | undefined> {
     this.checkFile();
@@ -157,7 +168,7 @@ export class SqliteBackend implements Backend {
   }
 
   async transaction<T>(
-    fn: (tx: BackendTx, revision: number) => Promise<{ result: T; writes: Writes }>,
+    fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[] = [],
   ): Promise<{ result: T; revision: number }> {
     return this.lock.run(async () => {
@@ -190,15 +201,27 @@ export class SqliteBackend implements Backend {
             return decodeRows(rows);
           },
         };
-        const { result, writes } = await fn(tx, revision);
+        const now = Date.now();
+        const { result, writes } = await fn(tx, { revision, now });
         let next = revision;
         if (writes.size > 0) {
           next = revision + 1;
           const puts: Array<[string, string]> = [[REVISION_KEY, serialize({ value: next })]];
           const deletes: string[] = [];
-          for (const [key, record] of writes) {
+          const logged: Array<[number, string, number, number, number]> = [];
+          for (const [key, { record, log }] of writes) {
             if (record === null) deletes.push(key);
-            else puts.push([key, encodeRecord(record)]);
+            else {
+              puts.push([key, encodeRecord({ ...record, rev: next })]);
+              if (log) logged.push([next, key, record.ver, record.del === 1 ? 1 : 0, now]);
+            }
+          }
+          if (logged.length > 0) {
+            await w(
+              `INSERT INTO ${CHANGES}(rev, key, ver, del, at)
+                 SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?) AS j`,
+              [JSON.stringify(logged)],
+            );
           }
           await w(
             `INSERT INTO ${TABLE}(key, value)
@@ -236,18 +259,64 @@ export class SqliteBackend implements Backend {
     }
   }
 
-  async sweepExpired(now: number, limit: number): Promise<number> {
+  async due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]> {
+    this.checkFile();
+    const rows = await this.read(
+      `SELECT key FROM ${TABLE} WHERE ${EXP} IS NOT NULL AND ${EXP} <= ?
+       UNION SELECT key FROM ${TABLE} WHERE ${DEL} = 1 AND json_extract(value, '$.value.at') <= ? LIMIT ?`,
+      [query.now, query.tombstonesBefore, query.limit],
+    );
+    return rows.map((row) => String(row.key));
+  }
+
+  async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
+    this.checkFile();
+    // One statement: the rows, the revision and the compaction mark come from the same read snapshot.
+    const rows = await this.read(
+      `SELECT (SELECT value FROM ${TABLE} WHERE key = ?) AS revision, (SELECT value FROM ${TABLE} WHERE key = ?) AS compacted,
+              c.rev AS rev, c.key AS key, c.ver AS ver, c.del AS del
+         FROM (SELECT 1) LEFT JOIN (SELECT rev, key, ver, del FROM ${CHANGES} WHERE rev > ? AND key >= ? AND key < ?
+                                    ORDER BY rev, key LIMIT ?) AS c ON 1
+        ORDER BY c.rev, c.key`,
+      [REVISION_KEY, COMPACTED_KEY, query.after, query.lo, query.hi, query.limit],
+    );
+    const head = rows[0] ?? {};
+    return {
+      changes: rows
+        .filter((row) => row.rev !== null)
+        .map((row) => ({ revision: Number(row.rev), key: String(row.key), version: Number(row.ver), deleted: Number(row.del) === 1 })),
+      revision: head.revision == null ? 0 : parseRevision(head.revision),
+      compacted: head.compacted == null ? 0 : parseRevision(head.compacted),
+    };
+  }
+
+  async pruneChanges(before: number, limit: number): Promise<number> {
     return this.lock.run(async () => {
-      const rows = await this.write(
-        `DELETE FROM ${TABLE} WHERE key IN (SELECT key FROM ${TABLE} WHERE ${EXP} IS NOT NULL AND ${EXP} <= ? LIMIT ?)
-         RETURNING key`,
-        [now, limit],
-      );
-      return rows.length;
+      this.checkFile();
+      await this.begin();
+      try {
+        const rows = await this.write(
+          `DELETE FROM ${CHANGES} WHERE (rev, key) IN (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY rev LIMIT ?) RETURNING rev`,
+          [before, limit],
+        );
+        if (rows.length > 0) {
+          const top = Math.max(...rows.map((row) => Number(row.rev)));
+          await this.write(
+            `INSERT INTO ${TABLE}(key, value) VALUES (?, ?)
+               ON CONFLICT(key) DO UPDATE SET value = json_object('value', max(json_extract(value, '$.value'), ${top}))`,
+            [COMPACTED_KEY, serialize({ value: top })],
+          );
+        }
+        await this.write('COMMIT');
+        return rows.length;
+      } catch (error) {
+        await this.write('ROLLBACK').catch(() => {});
+        throw error;
+      }
     });
   }
 
-  onForeignCommit(listener: () => void): () => void {
+  onForeignCommit(listener: (event: CommitEvent) => void): () => void {
     this.foreignListeners.add(listener);
     if (!this.poller) {
       this.poller = setInterval(() => void this.poll(), this.pollMs);
@@ -258,6 +327,7 @@ export class SqliteBackend implements Backend {
       if (this.foreignListeners.size === 0 && this.poller) {
         clearInterval(this.poller);
         this.poller = undefined;
+        this.lastRevision = -1;
       }
     };
   }
@@ -273,13 +343,21 @@ export class SqliteBackend implements Backend {
     if (this.polling) return;
     this.polling = true;
     try {
-      const revision = await this.revision();
-      // Any change wakes every watcher to re-read its key (our own commits too: a spurious wake is harmless, a
-      // missed one is not). The first poll also wakes them, covering a commit made before polling began.
-      if (revision !== this.lastRevision) {
-        this.lastRevision = revision;
-        for (const listener of [...this.foreignListeners]) listener();
+      // The first poll reports a gap (covering commits made before polling began); later ones read the change
+      // log since the last revision seen, so only the waiters of the changed keys wake.
+      if (this.lastRevision < 0) {
+        this.lastRevision = await this.revision();
+        for (const listener of [...this.foreignListeners]) listener({ gap: true });
+        return;
       }
+      const page = await this.changes({ after: this.lastRevision, lo: '', hi: '\u{10ffff}', limit: 10_000 });
+      if (page.revision === this.lastRevision) return;
+      const event: CommitEvent =
+        page.compacted > this.lastRevision || page.changes.length >= 10_000
+          ? { gap: true }
+          : { revision: page.revision, keys: [...new Set(page.changes.map((c) => c.key))] };
+      this.lastRevision = page.revision;
+      for (const listener of [...this.foreignListeners]) listener(event);
     } catch {
       // A failed poll is retried on the next tick; watchers still time out on their own.
     } finally {
@@ -328,7 +406,7 @@ function rangeWhere(query: RangeQuery): [string, unknown[]] {
   const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
   const from = useAfter ? 'key > ?' : 'key >= ?';
   const start = useAfter ? query.after : query.lo;
-  return [`${from} AND key < ? AND (${EXP} IS NULL OR ${EXP} > ?)`, [start, query.hi, query.now]];
+  return [`${from} AND key < ? AND ${DEL} IS NULL AND (${EXP} IS NULL OR ${EXP} > ?)`, [start, query.hi, query.now]];
 }
 
 function parseRevision(raw: unknown): number {

@@ -126,9 +126,10 @@ export interface Backend {
   due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]>;
 
   /**
-   * The change log: entries of `[lo, hi)` with revision > `after`, in revision order, at most `limit`; with the
-   * current revision and `compacted`, the highest revision whose entries may have been pruned (0 = none). A caller
-   * whose `after` is below `compacted` may have missed entries.
+   * The change log: entries of `[lo, hi)` with revision > `after`, in (revision, key) order, at most `limit`; with
+   * the current revision and `compacted`, the highest revision whose entries may have been pruned (0 = none), all
+   * from one consistent snapshot: every logged write committed at or below the returned revision is in the log (or
+   * pruned, at or below `compacted`). A caller whose `after` is below `compacted` may have missed entries.
    */
   changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }>;
   /** Prunes change log entries committed at or before `before` (store clock, ms), at most `limit`; returns how many. */

@@ -1,34 +1,23 @@
-import { BlackboardError, invalid, storeUnavailable } from '../errors.js';
-import { applyUpdate, type UpdateOp } from './ops.js';
-import type { Backend, BackendTx, Json, RangeQuery, StoredRecord, Writes } from './types.js';
+// Versioned records over a backend: transactions with idempotent retries, live reads, the change log, waits, sweeping.
+import { BlackboardError, storeUnavailable } from '../errors.js';
+import { ChangeFeed } from './change-feed.js';
+import { isLoggedKey } from './keys.js';
+import { StoreTx, live, toEntry, type Entry, type Limits } from './tx.js';
+import type { Backend, ChangeQuery, ChangeRow, Json, RangeQuery, TxContext } from './types.js';
 
-/** A live record as services see it. */
-export interface Entry {
-  value: Json;
-  version: number;
-  /** the store revision that wrote it: tells a rewrite from a delete-and-recreate that reached the same version */
-  revision: number;
-  updatedAt: number;
-  updatedBy: string;
-  expiresAt?: number;
-}
-
-export interface WriteOptions {
-  /** the agent name recorded as `updatedBy` */
-  by: string;
-  /** compare-and-set: the version the key must have now; `0` = must not exist */
-  ifVersion?: number;
-  /** expiry; `undefined` keeps none on set and keeps the current expiry on update */
-  ttlMs?: number;
-}
+export { StoreTx, type Entry, type WriteOptions } from './tx.js';
 
 export interface StoreOptions {
   /** largest value accepted, as UTF-8 JSON bytes */
   maxValueBytes?: number;
   /** deepest nesting accepted */
   maxDepth?: number;
-  /** how often expired records are swept (0 = never) */
+  /** how often expired records, old tombstones and old change log entries are swept (0 = never) */
   sweepIntervalMs?: number;
+  /** how long the change log and tombstones are kept (default 24 hours) */
+  changeRetentionMs?: number;
+  /** whether a key's writes go to the change log (default: data keys, not idempotency or store bookkeeping) */
+  logged?: (key: string) => boolean;
 }
 
 export interface WaitResult {
@@ -36,213 +25,28 @@ export interface WaitResult {
   timedOut: boolean;
 }
 
+/** What one check of a wait found: `ready` ends the wait; `retryInMs` asks for a re-check even without a change. */
+export interface WaitAttempt<R> {
+  ready: boolean;
+  value: R;
+  retryInMs?: number;
+}
+
 const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
+export const DEFAULT_CHANGE_RETENTION_MS = 24 * 3600 * 1000;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
-const toEntry = (record: StoredRecord): Entry => ({
-  value: record.v,
-  version: record.ver,
-  revision: record.rev,
-  updatedAt: record.at,
-  updatedBy: record.by,
-  ...(record.exp !== undefined ? { expiresAt: record.exp } : {}),
-});
-
-const live = (record: StoredRecord | undefined, now: number): StoredRecord | undefined =>
-  record && (record.exp === undefined || record.exp > now) ? record : undefined;
-
 /**
- * The writes of one transaction, decided from reads made under the store's write lock. Reads see the
- * transaction's own earlier writes. Nothing is applied unless the whole function returns.
- */
-export class StoreTx {
-  readonly writes: Writes = new Map();
-  readonly now = Date.now();
-
-  constructor(
-    private readonly tx: BackendTx,
-    /** the revision before this transaction; its writes carry `revision + 1` */
-    readonly revision: number,
-    private readonly limits: { maxValueBytes: number; maxDepth: number },
-  ) {}
-
-  async get(key: string): Promise<Entry | undefined> {
-    const record = await this.record(key);
-    return record && toEntry(record);
-  }
-
-  /** Writes `value` and returns the new entry; fails with VERSION_CONFLICT when `ifVersion` does not match. */
-  async set(key: string, value: Json, options: WriteOptions): Promise<Entry> {
-    const current = await this.record(key);
-    checkVersion(current, options.ifVersion);
-    return this.put(key, value, current, options.by, options.ttlMs !== undefined ? this.now + options.ttlMs : undefined);
-  }
-
-  /** Atomic read-modify-write; keeps the current expiry unless `ttlMs` is given. */
-  async update(key: string, op: UpdateOp, operand: Json, options: WriteOptions): Promise<Entry> {
-    this.checkValue(operand);
-    const current = await this.record(key);
-    checkVersion(current, options.ifVersion);
-    const value = applyUpdate(op, current?.v, operand);
-    const exp = options.ttlMs !== undefined ? this.now + options.ttlMs : current?.exp;
-    return this.put(key, value, current, options.by, exp);
-  }
-
-  /** Deletes the key; `false` when it did not exist. */
-  async delete(key: string, options: { ifVersion?: number } = {}): Promise<boolean> {
-    const current = await this.record(key);
-    checkVersion(current, options.ifVersion);
-    if (!current) return false;
-    this.writes.set(key, null);
-    return true;
-  }
-
-  /** Runs `fn`; if it throws, the writes it made are undone (earlier writes of the transaction stay) and it rethrows. */
-  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    const before = new Map(this.writes);
-    try {
-      return await fn();
-    } catch (error) {
-      this.writes.clear();
-      for (const [key, record] of before) this.writes.set(key, record);
-      throw error;
-    }
-  }
-
-  /** Live records of a range, as committed before this transaction (its own writes are not merged in). */
-  async list(query: Omit<RangeQuery, 'now'>): Promise<Array<[string, Entry]>> {
-    const rows = await this.tx.list({ ...query, now: this.now });
-    return rows.map(([key, record]) => [key, toEntry(record)]);
-  }
-
-  /** Deletes every live record of `[lo, hi)`; returns how many. */
-  async deleteRange(lo: string, hi: string): Promise<number> {
-    let count = 0;
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.tx.list({ lo, hi, after, limit: 500, now: this.now });
-      for (const [key] of page) this.writes.set(key, null);
-      count += page.length;
-      if (page.length < 500) return count;
-      after = page[page.length - 1][0];
-    }
-  }
-
-  /**
-   * Puts an entry exactly as given — value, version, time, author, expiry — for checkpoint restores and imports.
-   * The size bound is the caller's to apply: checkpoint documents are internal and may exceed it.
-   */
-  putEntry(key: string, entry: Omit<Entry, 'revision'>): void {
-    this.writes.set(key, {
-      v: entry.value,
-      ver: entry.version,
-      rev: this.revision + 1,
-      at: entry.updatedAt,
-      by: entry.updatedBy,
-      ...(entry.expiresAt !== undefined ? { exp: entry.expiresAt } : {}),
-    });
-  }
-
-  /** Bounds a value by size and depth; throws VALUE_TOO_LARGE or INVALID_ARGUMENT. */
-  checkValue(value: Json): number {
-    if (value === undefined) throw invalid('value is required: any JSON value (null included).');
-    checkDepth(value, this.limits.maxDepth);
-    const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
-    if (bytes > this.limits.maxValueBytes) {
-      throw new BlackboardError(
-        'VALUE_TOO_LARGE',
-        `The value is ${bytes} bytes; the limit is ${this.limits.maxValueBytes}. Store a smaller value or split it over several keys.`,
-        { bytes, maxValueBytes: this.limits.maxValueBytes },
-      );
-    }
-    return bytes;
-  }
-
-  private put(key: string, value: Json, current: StoredRecord | undefined, by: string, exp?: number): Entry {
-    this.checkValue(value);
-    const record: StoredRecord = {
-      v: value,
-      ver: (current?.ver ?? 0) + 1,
-      rev: this.revision + 1,
-      at: this.now,
-      by,
-      ...(exp !== undefined ? { exp } : {}),
-    };
-    this.writes.set(key, record);
-    return toEntry(record);
-  }
-
-  private async record(key: string): Promise<StoredRecord | undefined> {
-    if (this.writes.has(key)) return this.writes.get(key) ?? undefined;
-    return live(await this.tx.get(key), this.now);
-  }
-}
-
-function checkVersion(current: StoredRecord | undefined, ifVersion: number | undefined): void {
-  if (ifVersion === undefined) return;
-  const currentVersion = current?.ver ?? 0;
-  if (currentVersion !== ifVersion) {
-    throw new BlackboardError(
-      'VERSION_CONFLICT',
-      ifVersion === 0
-        ? `The key already exists at version ${currentVersion}. Read it, then retry with ifVersion: ${currentVersion} if you still want to write.`
-        : `Expected version ${ifVersion} but the current version is ${currentVersion}${currentVersion === 0 ? ' (the key does not exist)' : ''}. Read the current value, reconcile, and retry with ifVersion: ${currentVersion}.`,
-      { currentVersion },
-    );
-  }
-}
-
-function checkDepth(value: Json, maxDepth: number): void {
-  const stack: Array<[Json, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > maxDepth) throw invalid(`The value nests deeper than ${maxDepth} levels; flatten it.`, { maxDepth });
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
-  }
-}
-
-/** In-process wake-ups by storage key, plus the backend's signal that another process committed. */
-class ChangeFeed {
-  private readonly listeners = new Map<string, Set<() => void>>();
-  private count = 0;
-  private stopForeign?: () => void;
-
-  constructor(private readonly backend: Backend) {}
-
-  subscribe(key: string, listener: () => void): () => void {
-    let set = this.listeners.get(key);
-    if (!set) this.listeners.set(key, (set = new Set()));
-    set.add(listener);
-    if (this.count++ === 0) this.stopForeign = this.backend.onForeignCommit(() => this.publishAll());
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(key);
-      if (--this.count === 0) {
-        this.stopForeign?.();
-        this.stopForeign = undefined;
-      }
-    };
-  }
-
-  publish(keys: Iterable<string>): void {
-    for (const key of keys) for (const listener of [...(this.listeners.get(key) ?? [])]) listener();
-  }
-
-  private publishAll(): void {
-    for (const set of [...this.listeners.values()]) for (const listener of [...set]) listener();
-  }
-}
-
-/**
- * Versioned records over a {@link Backend}: compare-and-set, atomic updates, all-or-none transactions, TTL,
- * idempotent retries, a store-wide revision and a change feed for blocking waits. Knows nothing of MCP, scopes
- * or agents: callers hand it storage keys.
+ * Versioned records over a {@link Backend}: compare-and-set, atomic updates, all-or-none transactions, versions that
+ * never repeat (tombstones), TTL, idempotent retries, a revision per commit, a change log and blocking waits that wake
+ * only for the keys they wait on. Knows nothing of MCP, scopes or agents: callers hand it storage keys.
  */
 export class VersionedStore {
   private readonly feed: ChangeFeed;
-  private readonly limits: { maxValueBytes: number; maxDepth: number };
+  private readonly limits: Limits;
   private readonly sweeper?: NodeJS.Timeout;
+  private readonly logged: (key: string) => boolean;
+  readonly changeRetentionMs: number;
 
   constructor(
     readonly backend: Backend,
@@ -250,6 +54,8 @@ export class VersionedStore {
   ) {
     this.feed = new ChangeFeed(backend);
     this.limits = { maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES, maxDepth: options.maxDepth ?? 64 };
+    this.logged = options.logged ?? isLoggedKey;
+    this.changeRetentionMs = options.changeRetentionMs ?? DEFAULT_CHANGE_RETENTION_MS;
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       this.sweeper = setInterval(() => void this.sweep().catch(() => {}), sweepMs);
@@ -257,15 +63,20 @@ export class VersionedStore {
     }
   }
 
+  /** The store's clock (epoch ms): the database server's for shared backends. */
+  now(): number {
+    return this.backend.now();
+  }
+
   async get(key: string): Promise<Entry | undefined> {
     const record = await this.io('read', () => this.backend.get(key));
-    const current = live(record, Date.now());
+    const current = live(record, this.now());
     return current && toEntry(current);
   }
 
   /** A consistent page of live entries of a key range, in key order, with the revision it was read at. */
   async list(query: Omit<RangeQuery, 'now'>): Promise<{ entries: Array<[string, Entry]>; revision: number }> {
-    const { rows, revision } = await this.io('list', () => this.backend.list({ ...query, now: Date.now() }));
+    const { rows, revision } = await this.io('list', () => this.backend.list({ ...query, now: this.now() }));
     return { entries: rows.map(([key, record]) => [key, toEntry(record)]), revision };
   }
 
@@ -274,8 +85,9 @@ export class VersionedStore {
   }
 
   /**
-   * Runs `fn` atomically under the store's write lock (across processes for shared backends). With an
-   * `idempotencyKey`, a repeat of a call that already succeeded returns the first result and applies nothing.
+   * Runs `fn` atomically (under the backend's write lock, or re-run by an optimistic backend until nothing it read
+   * changed — so `fn` must decide from its reads alone). With an `idempotencyKey`, a repeat of a call that already
+   * succeeded returns the first result and applies nothing.
    */
   async transact<T extends Json | object>(
     fn: (tx: StoreTx) => Promise<T>,
@@ -283,64 +95,104 @@ export class VersionedStore {
   ): Promise<{ result: T; revision: number }> {
     const { idempotencyKey } = options;
     const prefetch = [...(options.prefetch ?? []), ...(idempotencyKey !== undefined ? [idempotencyKey] : [])];
-    type Outcome = { fresh: T } | { replay: { result: T; revision: number } };
-    let written: Writes | undefined;
+    type Outcome = { fresh: T; keys: string[] } | { replay: { result: T; revision: number } };
     const outcome = await this.io('write', () =>
-      this.backend.transaction<Outcome>(async (btx, revision) => {
-        const tx = new StoreTx(btx, revision, this.limits);
+      this.backend.transaction<Outcome>(async (btx, context: TxContext) => {
+        const tx = new StoreTx(btx, context, this.limits, this.logged);
         if (idempotencyKey !== undefined) {
-          const seen = live(await btx.get(idempotencyKey), tx.now);
-          if (seen) return { result: { replay: seen.v as unknown as { result: T; revision: number } }, writes: new Map() };
+          const seen = live(await btx.get(idempotencyKey), context.now);
+          if (seen) {
+            const first = (seen.v as { result?: unknown }).result as T;
+            return { result: { replay: { result: first, revision: seen.rev } }, writes: new Map() };
+          }
         }
         const result = await fn(tx);
         if (idempotencyKey !== undefined && tx.writes.size > 0) {
-          tx.writes.set(idempotencyKey, {
-            v: { result, revision: revision + 1 } as unknown as Json,
-            ver: 1,
-            rev: revision + 1,
-            at: tx.now,
-            by: 'idempotency',
-            exp: tx.now + IDEMPOTENCY_TTL_MS,
-          });
+          const record = { v: { result } as Json, ver: 1, at: context.now, by: 'idempotency', exp: context.now + IDEMPOTENCY_TTL_MS };
+          tx.writes.set(idempotencyKey, { record, log: false });
         }
-        written = tx.writes;
-        return { result: { fresh: result }, writes: tx.writes };
+        return { result: { fresh: result, keys: [...tx.writes.keys()] }, writes: tx.writes };
       }, prefetch),
     );
-    if (written && written.size > 0) this.feed.publish(written.keys());
     if ('replay' in outcome.result) return outcome.result.replay;
+    if (outcome.result.keys.length > 0) this.feed.publish(outcome.result.keys);
     return { result: outcome.result.fresh, revision: outcome.revision };
   }
 
   /**
+   * The change log of a key range after a revision, in revision order. A page never ends inside a revision (its
+   * writes come together), so passing the last revision back continues without a gap. `compacted` is the highest
+   * revision whose entries may have been pruned: a caller whose `after` is below it may have missed changes.
+   */
+  async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number; more: boolean }> {
+    const page = await this.io('read the change log', () => this.backend.changes({ ...query, limit: query.limit + 1 }));
+    if (page.changes.length <= query.limit) return { ...page, more: false };
+    const last = page.changes[query.limit].revision;
+    let rows = page.changes.filter((c) => c.revision < last);
+    if (rows.length === 0) {
+      // One revision wrote more keys than the limit: return that revision whole rather than split it.
+      const whole = await this.io('read the change log', () =>
+        this.backend.changes({ ...query, after: last - 1, limit: 1_000_000 }),
+      );
+      rows = whole.changes.filter((c) => c.revision === last);
+    }
+    return { changes: rows, revision: rows[rows.length - 1].revision, compacted: page.compacted, more: true };
+  }
+
+  /** Calls `listener` after every commit (here or, for shared backends, anywhere) that may have changed `[lo, hi)`. */
+  subscribeRange(lo: string, hi: string, listener: () => void): () => void {
+    return this.feed.subscribeRange(lo, hi, listener);
+  }
+
+  /**
    * Resolves when `ready(entry)` holds for the key's live entry (`undefined` when absent), re-checking after every
-   * change to the key in this process, every commit by another process, and the entry's expiry. Gives up with
-   * `timedOut: true` after `timeoutMs`; rejects when `signal` aborts.
+   * change to the key (in this process or another), and at the entry's expiry. Gives up with `timedOut: true` after
+   * `timeoutMs`; rejects when `signal` aborts.
    */
   async waitUntil(
     key: string,
     ready: (entry: Entry | undefined) => boolean,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<WaitResult> {
+    const { value, timedOut } = await this.waitFor(
+      (wake) => this.feed.subscribeKey(key, wake),
+      async () => {
+        const entry = await this.get(key);
+        const retryInMs = entry?.expiresAt !== undefined ? Math.max(1, entry.expiresAt - this.now() + 1) : undefined;
+        return { ready: ready(entry), value: entry, retryInMs };
+      },
+      options,
+    );
+    return { entry: value, timedOut };
+  }
+
+  /**
+   * The loop of every blocking call: subscribe first (so no change between a check and the wait is missed), check,
+   * and wait for a wake-up, a retry time or the deadline.
+   */
+  async waitFor<R>(
+    subscribe: (wake: () => void) => () => void,
+    attempt: () => Promise<WaitAttempt<R>>,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<{ value: R; timedOut: boolean }> {
     const deadline = Date.now() + options.timeoutMs;
     let dirty = false;
     let wake: (() => void) | undefined;
-    const unsubscribe = this.feed.subscribe(key, () => {
+    const unsubscribe = subscribe(() => {
       dirty = true;
       wake?.();
     });
     try {
       for (;;) {
         dirty = false;
-        const entry = await this.get(key);
-        if (ready(entry)) return { entry, timedOut: false };
+        const { ready, value, retryInMs } = await attempt();
+        if (ready) return { value, timedOut: false };
         if (options.signal?.aborted) throw new Error('The request was cancelled.');
         const remaining = deadline - Date.now();
-        if (remaining <= 0) return { entry, timedOut: true };
+        if (remaining <= 0) return { value, timedOut: true };
         if (dirty) continue;
-        const untilExpiry = entry?.expiresAt !== undefined ? Math.max(1, entry.expiresAt - Date.now() + 1) : Infinity;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, Math.min(remaining, untilExpiry));
+          const timer = setTimeout(done, Math.min(remaining, retryInMs ?? Infinity));
           const onAbort = (): void => done();
           options.signal?.addEventListener('abort', onAbort, { once: true });
           function done(): void {
@@ -357,9 +209,35 @@ export class VersionedStore {
     }
   }
 
-  /** Removes expired records now (they are already invisible); returns how many. */
+  /**
+   * Housekeeping, in one transaction: expired records become tombstones (a logged delete, so followers see them go),
+   * tombstones older than the change retention are removed (raising the version floor, so versions still never
+   * repeat), and change log entries older than the retention are pruned. Returns how many records it touched.
+   */
   async sweep(limit = 1000): Promise<number> {
-    return this.io('sweep', () => this.backend.sweepExpired(Date.now(), limit));
+    const now = this.now();
+    const tombstonesBefore = now - this.changeRetentionMs;
+    const keys = await this.io('sweep', () => this.backend.due({ now, tombstonesBefore, limit }));
+    let touched = 0;
+    if (keys.length > 0) {
+      ({ result: touched } = await this.transact(async (tx) => {
+        let count = 0;
+        for (const key of keys) {
+          const raw = await tx.raw(key);
+          if (raw?.del !== undefined && raw.at <= tombstonesBefore) {
+            tx.remove(key);
+            await tx.raiseVersionFloor(raw.ver);
+            count++;
+          } else if (raw?.del === undefined && raw?.exp !== undefined && raw.exp <= tx.now) {
+            await tx.expire(key);
+            count++;
+          }
+        }
+        return count;
+      }));
+    }
+    await this.io('sweep', () => this.backend.pruneChanges(tombstonesBefore, limit));
+    return touched;
   }
 
   async close(): Promise<void> {

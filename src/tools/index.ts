@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { registerBudgetTools } from './budget.js';
+import { registerChangesTools } from './changes.js';
 import { registerCheckpointTools } from './checkpoint.js';
 import type { ToolHost } from './define.js';
 import { registerFinalizerTools } from './finalizer.js';
@@ -15,7 +16,10 @@ import { registerSignalTools } from './signal.js';
 /** Registers every enabled tool family (`--tools`); returns the registered tool names. */
 export function registerTools(host: ToolHost, config: Config, services: Services): string[] {
   const on = new Set(config.tools);
-  if (on.has('kv')) registerKvTools(host, services.kv);
+  if (on.has('kv')) {
+    registerKvTools(host, services.kv);
+    registerChangesTools(host, services.changes);
+  }
   if (on.has('plan')) registerPlanTools(host, services.plans);
   if (on.has('scratchpad')) registerScratchpadTools(host, services.scratchpad);
   if (on.has('finalizer')) registerFinalizerTools(host, services.finalizer);

@@ -24,12 +24,17 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('list' as const), prefix: fc.constantFrom('', 'a', 'a/', 'a_', '%', 'A') }),
 );
 
-type ModelEntry = { value: Json; version: number };
+/** A deleted key stays as a tombstone that keeps its version: a re-create continues above it. */
+type ModelEntry = { value: Json; version: number; deleted?: true };
+const liveOf = (model: Map<string, ModelEntry>, k: string): ModelEntry | undefined => {
+  const e = model.get(k);
+  return e && !e.deleted ? e : undefined;
+};
 
 /** The reference: what each operation should do, on a Map. Returns a result or an error code. */
 function applyModel(model: Map<string, ModelEntry>, o: Op): unknown {
   const check = (k: string, expected?: number): string | undefined => {
-    const current = model.get(k)?.version ?? 0;
+    const current = liveOf(model, k)?.version ?? 0;
     return expected !== undefined && expected !== current ? 'VERSION_CONFLICT' : undefined;
   };
   switch (o.kind) {
@@ -43,12 +48,14 @@ function applyModel(model: Map<string, ModelEntry>, o: Op): unknown {
     case 'delete': {
       const e = check(o.key, o.ifVersion);
       if (e) return { error: e };
-      return { deleted: model.delete(o.key) };
+      const current = liveOf(model, o.key);
+      if (current) model.set(o.key, { value: null, version: current.version, deleted: true });
+      return { deleted: current !== undefined };
     }
     case 'update': {
       let next: Json;
       try {
-        next = applyUpdate(o.op, model.get(o.key)?.value, o.value);
+        next = applyUpdate(o.op, liveOf(model, o.key)?.value, o.value);
       } catch (error) {
         return { error: (error as { code: string }).code };
       }
@@ -69,7 +76,7 @@ function applyModel(model: Map<string, ModelEntry>, o: Op): unknown {
       return { versions };
     }
     case 'list': {
-      const keys = [...model.keys()].filter((k) => k.startsWith(o.prefix));
+      const keys = [...model.keys()].filter((k) => k.startsWith(o.prefix) && liveOf(model, k));
       return { keys: keys.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)) };
     }
   }
@@ -119,7 +126,7 @@ describe.each(backends)('store contract: random operation sequences match a refe
             expect(actual, JSON.stringify(o)).toEqual(expected);
           }
           const { entries } = await store.list({ lo: '', hi: prefixEnd(''), limit: 100 });
-          expect(Object.fromEntries(entries.map(([k, e]) => [k, { value: e.value, version: e.version }]))).toEqual(Object.fromEntries(model));
+          expect(Object.fromEntries(entries.map(([k, e]) => [k, { value: e.value, version: e.version }]))).toEqual(Object.fromEntries([...model].filter(([, e]) => !e.deleted)));
         } finally {
           await store.close();
         }

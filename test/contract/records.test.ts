@@ -52,14 +52,18 @@ describe.each(backends)('store contract: records and versions ($name)', (backend
     expect(await store.revision()).toBe(r0 + 2);
   });
 
-  it('deletes, and reports whether there was something to delete', async () => {
+  it('deletes, and reports whether there was something to delete; a re-create continues above the deleted version', async () => {
     store = await backend.open();
     await store.transact((tx) => tx.set('k', 1, { by: 'a' }));
     expect((await store.transact((tx) => tx.delete('k'))).result).toBe(true);
     expect((await store.transact((tx) => tx.delete('k'))).result).toBe(false);
     expect(await store.get('k')).toBeUndefined();
-    const again = await store.transact((tx) => tx.set('k', 2, { by: 'a' }));
-    expect(again.result.version).toBe(1);
+    await expect(store.transact((tx) => tx.set('k', 2, { by: 'a', ifVersion: 1 }))).rejects.toMatchObject({
+      code: 'VERSION_CONFLICT',
+      details: { currentVersion: 0 },
+    });
+    const again = await store.transact((tx) => tx.set('k', 2, { by: 'a', ifVersion: 0 }));
+    expect(again.result.version).toBe(2);
   });
 
   it('refuses values over the size limit and too deep, and changes nothing', async () => {

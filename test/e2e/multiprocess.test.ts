@@ -1,26 +1,25 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../contract/backends.js';
 import { sleep, spawnAgent } from '../helpers.js';
+import { sharedStores } from '../stores.js';
 
-// Several server processes on one SQLite file: the promise is that they behave like one.
+// Several server processes on one store: the promise is that they behave like one.
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
 let running: Spawned[] = [];
 afterEach(async () => {
   await Promise.all(running.map((a) => a.close()));
   running = [];
 });
-async function processes(n: number, db: string): Promise<Spawned[]> {
-  const list = await Promise.all(Array.from({ length: n }, (_, i) => spawnAgent(['--store', `sqlite://${db}`, '--agent', `p${i}`])));
+async function processes(n: number, url: string): Promise<Spawned[]> {
+  const list = await Promise.all(Array.from({ length: n }, (_, i) => spawnAgent(['--store', url, '--agent', `p${i}`])));
   running.push(...list);
   return list;
 }
 
-describe('many processes on one SQLite file', () => {
+describe.each(sharedStores())('many processes on one store ($name)', (store) => {
   it('N processes x M concurrent increments end exactly at N x M', async () => {
     const N = 4;
     const M = 50;
-    const agents = await processes(N, join(tempDir(), 'shared.db'));
+    const agents = await processes(N, store.fresh());
     await Promise.all(
       agents.flatMap((a) => Array.from({ length: M }, () => a.ok('state_update', { key: 'counter', op: 'increment', value: 1 }))),
     );
@@ -28,7 +27,7 @@ describe('many processes on one SQLite file', () => {
   });
 
   it('racing ifVersion:0 creators in different processes produce exactly one winner', async () => {
-    const agents = await processes(4, join(tempDir(), 'race.db'));
+    const agents = await processes(4, store.fresh());
     for (let round = 0; round < 5; round++) {
       const results = await Promise.all(
         agents.flatMap((a, i) => [0, 1].map((j) => a.raw('state_set', { key: `leader-${round}`, value: `${i}.${j}`, ifVersion: 0 }))),
@@ -42,7 +41,7 @@ describe('many processes on one SQLite file', () => {
   });
 
   it('a watch in one process wakes on a write made by another', async () => {
-    const [watcher, writer] = await processes(2, join(tempDir(), 'watch.db'));
+    const [watcher, writer] = await processes(2, store.fresh());
     const started = Date.now();
     const waiting = watcher.ok('watch', { key: 'signal', timeoutMs: 20_000 });
     await sleep(300);

@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../contract/backends.js';
 import { sleep, spawnAgent } from '../helpers.js';
+import { sharedStores } from '../stores.js';
 
 // The toolbox keeps the store's guarantees across processes: where only one may win, exactly one does.
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
@@ -10,15 +9,15 @@ afterEach(async () => {
   await Promise.all(running.map((a) => a.close()));
   running = [];
 });
-async function start(db: string, ...flags: string[]): Promise<Spawned> {
-  const a = await spawnAgent(['--store', `sqlite://${db}`, ...flags]);
+async function start(url: string, ...flags: string[]): Promise<Spawned> {
+  const a = await spawnAgent(['--store', url, ...flags]);
   running.push(a);
   return a;
 }
 
-describe('toolbox across processes on one SQLite file', () => {
+describe.each(sharedStores())('toolbox across processes on one store ($name)', (store) => {
   it('two processes racing final_answer_set on one run: exactly one wins', async () => {
-    const db = join(tempDir(), 'final.db');
+    const db = store.fresh();
     // Two processes serving the same thread share its current run.
     const first = await start(db, '--thread', 'T');
     const second = await start(db, '--thread', 'T');
@@ -41,7 +40,7 @@ describe('toolbox across processes on one SQLite file', () => {
   });
 
   it('a parent process waits on a child process\'s final answer', async () => {
-    const db = join(tempDir(), 'wait.db');
+    const db = store.fresh();
     const parent = await start(db, '--thread', 'parent');
     const child = await start(db, '--thread', 'child', '--parent-thread', 'parent');
     const started = Date.now();
@@ -53,7 +52,7 @@ describe('toolbox across processes on one SQLite file', () => {
   });
 
   it('K processes stepping one budget never pass the max; successes equal the final count', async () => {
-    const db = join(tempDir(), 'budget.db');
+    const db = store.fresh();
     const MAX = 37;
     const agents = await Promise.all(Array.from({ length: 4 }, () => start(db, '--thread', 'shared', '--max-iterations', String(MAX))));
     const results = await Promise.all(agents.flatMap((a) => Array.from({ length: 15 }, () => a.raw('budget_step', {}))));
@@ -66,7 +65,7 @@ describe('toolbox across processes on one SQLite file', () => {
   });
 
   it('a child process\'s steps show in the parent\'s budget_status', async () => {
-    const db = join(tempDir(), 'tree.db');
+    const db = store.fresh();
     const parent = await start(db, '--thread', 'boss', '--max-iterations', '10');
     const child = await start(db, '--thread', 'worker', '--parent-thread', 'boss', '--max-iterations', '10');
     await Promise.all(Array.from({ length: 4 }, () => child.ok('budget_step', {})));

@@ -106,7 +106,7 @@ describe('checkpoint tools', () => {
     const blobs = entries.filter(([key]) => key.includes('~cp-blob:'));
     expect(blobs.length).toBeGreaterThan(0);
     await a.store.transact(async (tx) => {
-      for (const [key, entry] of blobs) tx.putEntry(key, { ...entry, value: 'tampered' });
+      for (const [key, entry] of blobs) await tx.putEntry(key, { ...entry, value: 'tampered' });
       return {};
     });
     const before = await a.store.revision();

@@ -1,0 +1,110 @@
+// Following the board: the namespace's changes after a revision, filtered by scope and prefix, optionally waiting.
+import { BlackboardError, invalid } from '../errors.js';
+import { checkPrefix, resolveScope } from '../context.js';
+import { dataRange, familyRange, namespaceRange, parseKey, type KeyRange } from '../keyspace.js';
+import type { VersionedStore } from '../store/versioned-store.js';
+import type { ChangeRow } from '../store/types.js';
+import { checkTimeout } from './kv.js';
+import type { Session } from './session.js';
+
+export const CHANGES_DEFAULT_LIMIT = 100;
+export const CHANGES_MAX_LIMIT = 1000;
+
+/** One change as a follower sees it: which key of which scope, at which version and revision, and whether deleted. */
+export interface Change {
+  scope: string;
+  key: string;
+  version: number;
+  revision: number;
+  deleted: boolean;
+}
+
+export interface ChangesArgs {
+  afterRevision?: number;
+  scope?: string;
+  prefix?: string;
+  limit?: number;
+  waitMs?: number;
+}
+
+/** Plans appear in the feed as scope `plan`, keyed by plan id; other families' records are internal and never do. */
+const PLAN_FAMILY = 'plan';
+const PLAN_OWNER = 'id';
+
+/**
+ * The change feed of a namespace for agents: "what changed since revision N", never missing or repeating a change,
+ * across processes and machines, because it reads the store's change log rather than the current state.
+ */
+export class ChangesService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+  ) {}
+
+  async changes(args: ChangesArgs, signal?: AbortSignal): Promise<{ changes: Change[]; revision: number }> {
+    const limit = args.limit ?? CHANGES_DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > CHANGES_MAX_LIMIT) {
+      throw invalid(`limit must be a whole number from 1 to ${CHANGES_MAX_LIMIT}.`, { limit });
+    }
+    const waitMs = checkTimeout(args.waitMs, 0, 'waitMs');
+    if (args.scope === 'run') await this.session.refresh();
+    const { range, accept } = this.filter(args.scope, checkPrefix(args.prefix));
+    if (args.afterRevision === undefined) return { changes: [], revision: await this.store.revision() };
+    const after = args.afterRevision;
+    if (!Number.isSafeInteger(after) || after < 0) {
+      throw invalid('afterRevision must be a whole number, 0 or more: a revision this server returned.', { afterRevision: after });
+    }
+    let cursor = after;
+    const scan = async (): Promise<{ ready: boolean; value: { changes: Change[]; revision: number } }> => {
+      for (;;) {
+        const page = await this.store.changes({ after: cursor, ...range, limit });
+        if (cursor < page.compacted) throw compacted(page.compacted);
+        if (cursor === after && after > page.revision) {
+          throw invalid(`afterRevision ${after} is ahead of this store's revision ${page.revision}: pass a revision this server returned.`, {
+            afterRevision: after,
+            revision: page.revision,
+          });
+        }
+        const changes = page.changes.flatMap((row) => accept(row) ?? []);
+        cursor = page.revision;
+        if (changes.length > 0 || !page.more) return { ready: changes.length > 0, value: { changes, revision: page.revision } };
+      }
+    };
+    if (waitMs === 0) return (await scan()).value;
+    const { value } = await this.store.waitFor((wake) => this.store.subscribeRange(range.lo, range.hi, wake), scan, {
+      timeoutMs: waitMs,
+      signal,
+    });
+    return value;
+  }
+
+  /** The key range to read and how a change log row becomes a {@link Change} (or is left out). */
+  private filter(scopeArg: string | undefined, prefix: string): { range: KeyRange; accept: (row: ChangeRow) => Change | undefined } {
+    const ns = this.session.identity.namespace;
+    const plan = scopeArg === 'plan';
+    const range = plan
+      ? familyRange(ns, PLAN_FAMILY, PLAN_OWNER)
+      : scopeArg === undefined
+        ? namespaceRange(ns)
+        : dataRange(ns, resolveScope(scopeArg, this.session.identity).id, prefix);
+    const accept = (row: ChangeRow): Change | undefined => {
+      const parsed = parseKey(ns, row.key);
+      if (!parsed) return undefined;
+      let scope: string;
+      if (parsed.kind === 'data') scope = parsed.scope;
+      else if (parsed.family === PLAN_FAMILY && parsed.owner === PLAN_OWNER) scope = 'plan';
+      else return undefined;
+      if (!parsed.key.startsWith(prefix)) return undefined;
+      return { scope, key: parsed.key, version: row.version, revision: row.revision, deleted: row.deleted };
+    };
+    return { range, accept };
+  }
+}
+
+function compacted(oldestRevision: number): BlackboardError {
+  return new BlackboardError(
+    'REVISION_COMPACTED',
+    `Changes up to revision ${oldestRevision} are no longer kept, so some after your afterRevision may be gone. Read the current state with state_snapshot, then follow from the revision it returns.`,
+    { oldestRevision },
+  );
+}
