@@ -1,7 +1,9 @@
-// Redis going away under the board: kill -9 and restart on the same AOF, a hung server, followers across restarts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Redis going away under the board: kill -9 and restart on the same AOF, a hung server, followers across restarts,
+// at the backend and through server processes.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/store/redis.js';
 import type { CommitEvent, RecordWrite } from '../../src/store/types.js';
+import { sleep, spawnAgent, type Spawned } from '../helpers.js';
 import { startRedis, type RedisHandle } from '../services/redis.js';
 
 let server: RedisHandle | undefined;
@@ -142,5 +144,99 @@ describe('Redis faults', () => {
     } finally {
       await server!.restart();
     }
+  });
+});
+
+describe('server processes while Redis restarts', () => {
+  let agents: Spawned[] = [];
+  afterEach(async () => {
+    await Promise.all(agents.map((a) => a.close().catch(() => {})));
+    agents = [];
+  });
+  async function spawn(prefix: string, n: number): Promise<Spawned[]> {
+    const list = await Promise.all(Array.from({ length: n }, (_, i) => spawnAgent(['--store', `${server!.url}?prefix=${prefix}`, '--agent', `p${i}`])));
+    agents.push(...list);
+    return list;
+  }
+  const code = (result: { content: unknown[] }): string => JSON.parse((result.content[0] as { text: string }).text).error.code;
+
+  it('calls fail with STORE_UNAVAILABLE within seconds while Redis is down, and work again once it is back', async () => {
+    if (skipped) return;
+    const [a] = await spawn(`mcpdown${prefixes++}`, 1);
+    await a.ok('state_set', { key: 'k', value: 1 });
+    await server!.kill9();
+    try {
+      for (const [name, args] of [
+        ['state_get', { key: 'k' }],
+        ['state_set', { key: 'k', value: 2 }],
+        ['state_update', { key: 'n', op: 'increment', value: 1 }],
+        ['state_list', {}],
+      ] as const) {
+        const started = Date.now();
+        const result = await a.raw(name, args);
+        expect(result.isError, name).toBe(true);
+        expect(code(result), name).toBe('STORE_UNAVAILABLE');
+        expect(Date.now() - started, name).toBeLessThan(5000);
+      }
+    } finally {
+      await server!.restart();
+    }
+    await untilUp(async () => {
+      const result = await a.raw('state_set', { key: 'k', value: 3 });
+      if (result.isError) throw new Error(code(result));
+    });
+    expect(await a.ok('state_get', { key: 'k' })).toMatchObject({ value: 3, version: 2 });
+  });
+
+  it('a waiting watch and a state_changes follower miss nothing across kill -9 and restart of Redis', async () => {
+    if (skipped) return;
+    const [writer, follower, watcher] = await spawn(`mcpfollow${prefixes++}`, 3);
+    const { revision: from } = await follower.ok('state_changes', {});
+    const seen: Array<{ key: string; version: number; revision: number }> = [];
+    let stop = false;
+    const following = (async () => {
+      let after = from;
+      for (;;) {
+        const page = await follower.raw('state_changes', { afterRevision: after, waitMs: 200, limit: 50 });
+        if (page.isError) {
+          expect(code(page)).toBe('STORE_UNAVAILABLE');
+          await sleep(50);
+          continue;
+        }
+        const body = page.structuredContent as { changes: typeof seen; revision: number };
+        seen.push(...body.changes);
+        after = body.revision;
+        if (stop && body.changes.length === 0) return;
+      }
+    })();
+    // A watch that starts before the restart and is answered by a write made after it.
+    const watching = watcher.ok('watch', { key: 'signal', timeoutMs: 30_000 });
+    const acked = new Map<string, number>();
+    const writing = (async () => {
+      for (let n = 0; n < 60; n++) {
+        for (;;) {
+          const result = await writer.raw('state_set', { key: `k${n}`, value: n });
+          if (!result.isError) {
+            acked.set(`k${n}`, (result.structuredContent as { version: number }).version);
+            break;
+          }
+          expect(code(result)).toBe('STORE_UNAVAILABLE');
+          await sleep(50);
+        }
+      }
+    })();
+    await sleep(300);
+    await server!.restart();
+    await writing;
+    const signalled = Date.now();
+    await writer.ok('state_set', { key: 'signal', value: 'go' });
+    expect(await watching).toMatchObject({ found: true, value: 'go', timedOut: false });
+    expect(Date.now() - signalled).toBeLessThan(3000);
+    stop = true;
+    await following;
+    expect(acked.size).toBe(60);
+    const ids = seen.map((c) => `${c.revision}/${c.key}`);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [key, version] of acked) expect(seen.some((c) => c.key === key && c.version === version), key).toBe(true);
   });
 });
