@@ -1,5 +1,6 @@
 // Redis going away under the board: kill -9 and restart on the same AOF, a hung server, followers across restarts,
 // at the backend and through server processes.
+import { createClient } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/store/redis.js';
 import type { CommitEvent, RecordWrite } from '../../src/store/types.js';
@@ -131,6 +132,42 @@ describe('Redis faults', () => {
     }
     await untilUp(() => writeKey(backend, 'y', 3));
     expect((await backend.get('y'))?.v).toBe(3);
+  });
+
+  it('authenticates with the URL password, and refuses a wrong one with one line', async () => {
+    if (skipped) return;
+    const raw = createClient({ url: server!.url });
+    await raw.connect();
+    await raw.configSet('requirepass', 'pa:ss@word');
+    try {
+      const wrong = (await RedisBackend.open(`redis://:nope@127.0.0.1:${server!.port}`).catch((e: Error) => e)) as Error;
+      expect(wrong.message).toMatch(/WRONGPASS|invalid password/i);
+      expect(wrong.message).not.toContain('\n');
+      const right = await RedisBackend.open(`redis://:${encodeURIComponent('pa:ss@word')}@127.0.0.1:${server!.port}?prefix=auth`);
+      opened.push(right);
+      expect(right.description).toBe(`redis://:***@127.0.0.1:${server!.port}?prefix=auth`);
+      await writeKey(right, 'k', 1);
+      expect((await right.get('k'))?.v).toBe(1);
+    } finally {
+      await raw.configSet('requirepass', '');
+      await raw.close();
+    }
+  });
+
+  it('a server process warns on stderr when Redis cannot make acknowledged writes durable', async () => {
+    if (skipped) return;
+    const raw = createClient({ url: server!.url });
+    await raw.connect();
+    await raw.configSet('appendfsync', 'everysec');
+    try {
+      const agent = await spawnAgent(['--store', `${server!.url}?prefix=warn`]);
+      await agent.ok('state_set', { key: 'k', value: 1 });
+      await agent.close();
+      expect(agent.stderr()).toMatch(/warning: .*appendfsync everysec.*appendonly yes and appendfsync always/);
+    } finally {
+      await raw.configSet('appendfsync', 'always');
+      await raw.close();
+    }
   });
 
   it('refuses to open against a stopped Redis with one line, quickly', async () => {

@@ -1,10 +1,12 @@
 // The Redis backend at the seam, against a real redis-server: layout, ordering, exactness, conflicts, change log.
 import { randomUUID } from 'node:crypto';
+import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
 import { RedisBackend, parseRedisUrl } from '../../src/store/redis.js';
 import { maskStoreUrl as maskUrl } from '../../src/store/url.js';
 import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
+import { VersionedStore } from '../../src/store/versioned-store.js';
 import { startRedis, type RedisHandle } from '../services/redis.js';
 
 let server: RedisHandle | undefined;
@@ -261,11 +263,40 @@ describe('RedisBackend', () => {
     stop();
   });
 
+  it('reports a corrupt record, skips it in listings, and lets it be overwritten', async () => {
+    if (skipped) return;
+    const prefix = `bad${randomUUID().slice(0, 8)}`;
+    const store = new VersionedStore(await open(prefix), { sweepIntervalMs: 0 });
+    await store.transact(async (tx) => tx.set('c\x1fgood', 1, { by: 't' }));
+    const raw = createClient({ url: baseUrl });
+    await raw.connect();
+    try {
+      await raw.hSet(`{${prefix}}:rec`, 'c\x1fbad', '{"rev":1,"v":');
+      await raw.zAdd(`{${prefix}}:idx`, { score: 0, value: 'c\x1fbad' });
+    } finally {
+      await raw.close();
+    }
+    await expect(store.get('c\x1fbad')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', details: { cause: 'CORRUPT_RECORD' } });
+    expect((await store.list({ lo: 'c\x1f', hi: 'c\x20', limit: 10 })).entries.map(([k]) => k)).toEqual(['c\x1fgood']);
+    await store.transact(async (tx) => tx.set('c\x1fbad', 'fixed', { by: 't' }));
+    expect((await store.get('c\x1fbad'))?.value).toBe('fixed');
+  });
+
+  it('keeps databases apart (redis://host:port/N)', async () => {
+    if (skipped || !server) return;
+    const prefix = `db${randomUUID().slice(0, 8)}`;
+    const one = await RedisBackend.open(`${baseUrl}/1?prefix=${prefix}`);
+    const zero = await RedisBackend.open(`${baseUrl}/0?prefix=${prefix}`);
+    opened.push(one, zero);
+    await write(one, [['k', rec('in db 1')]]);
+    expect((await one.get('k'))?.v).toBe('in db 1');
+    expect(await zero.get('k')).toBeUndefined();
+  });
+
   it('warns when the server cannot make acknowledged writes durable', async () => {
     if (skipped || !server) return;
     const backend = await open();
     expect(backend.warning).toBeUndefined();
-    const { createClient } = await import('@redis/client');
     const raw = createClient({ url: server.url });
     await raw.connect();
     try {
