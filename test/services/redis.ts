@@ -1,6 +1,6 @@
 // Starts a throwaway redis-server (installed from Debian packages) on 127.0.0.1 for tests: AOF on, fsync always.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -12,6 +12,9 @@ export interface RedisHandle {
   port: number;
   /** the data directory (AOF files) */
   dir: string;
+  /** with `tls: true`: `rediss://127.0.0.1:TLSPORT`, and the CA file that signed the server's certificate */
+  tlsUrl?: string;
+  caFile?: string;
   /** the server's PID while it runs */
   pid(): number | undefined;
   /** SIGTERM, wait for exit, remove the data directory */
@@ -76,15 +79,41 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/** A throwaway CA and a certificate for 127.0.0.1 signed by it, made with the openssl command. */
+function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+  const file = (name: string): string => join(dir, name);
+  const run = (...args: string[]): void => void execFileSync('openssl', args, { stdio: 'ignore' });
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=bb-test-ca');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=127.0.0.1');
+  writeFileSync(file('ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  run('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('server.crt'), '-days', '2', '-extfile', file('ext.cnf'));
+  return { ca: file('ca.crt'), cert: file('server.crt'), key: file('server.key') };
+}
+
 /**
  * Starts `redis-server` on a free port of 127.0.0.1 with a fresh temp data directory, AOF on and fsync on every
  * write (`--appendonly yes --appendfsync always --save ''`). Returns `{ skipped }` when no binary is installed.
  */
-export async function startRedis(): Promise<RedisHandle | { skipped: string }> {
+export async function startRedis(options: { tls?: boolean } = {}): Promise<RedisHandle | { skipped: string }> {
   const binary = findRedisServer();
   if (!binary) return { skipped: 'redis-server is not installed (apt-get install -y --no-install-recommends redis-server)' };
   const dir = mkdtempSync(join(tmpdir(), 'bb-redis-'));
   const port = await freePort();
+  const tlsArgs: string[] = [];
+  let tls: { port: number; ca: string } | undefined;
+  if (options.tls) {
+    // Also a plain port, on which readiness is checked.
+    let certs;
+    try {
+      certs = makeCertificates(dir);
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+      return { skipped: 'openssl could not make a test certificate' };
+    }
+    tls = { port: await freePort(), ca: certs.ca };
+    tlsArgs.push('--tls-port', String(tls.port), '--tls-cert-file', certs.cert, '--tls-key-file', certs.key);
+    tlsArgs.push('--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no');
+  }
   let child: ChildProcess | undefined;
   let paused = false;
 
@@ -100,6 +129,7 @@ export async function startRedis(): Promise<RedisHandle | { skipped: string }> {
         '--save', '',
         '--daemonize', 'no',
         '--logfile', join(dir, 'redis.log'),
+        ...tlsArgs,
       ],
       { stdio: 'ignore' },
     );
@@ -121,6 +151,7 @@ export async function startRedis(): Promise<RedisHandle | { skipped: string }> {
     url: `redis://127.0.0.1:${port}`,
     port,
     dir,
+    ...(tls ? { tlsUrl: `rediss://127.0.0.1:${tls.port}`, caFile: tls.ca } : {}),
     pid: () => child?.pid,
     stop: async () => {
       if (paused) child?.kill('SIGCONT');
