@@ -127,18 +127,35 @@ export class RedisBackend implements Backend {
     if (version && (Number(version[1]) < 6 || (Number(version[1]) === 6 && Number(version[2]) < 2))) {
       throw new Error(`Redis ${version[1]}.${version[2]} is too old: 6.2 or later is needed`);
     }
+    if (/redis_mode:cluster/.test(info)) {
+      throw new Error('Redis Cluster is not supported: point the store at a standalone primary');
+    }
     await this.redis.loadScripts();
     this.known = (await this.begin([])).revision;
-    let aof: string;
-    let fsync: string;
+    const setting = async (name: string): Promise<string> =>
+      str(((await this.redis.call(['CONFIG', 'GET', name])) as Reply[])[1] ?? null);
+    let aof: string, fsync: string, maxmemory: string, policy: string;
     try {
-      aof = str(((await this.redis.call(['CONFIG', 'GET', 'appendonly'])) as Reply[])[1] ?? null);
-      fsync = str(((await this.redis.call(['CONFIG', 'GET', 'appendfsync'])) as Reply[])[1] ?? null);
+      [aof, fsync, maxmemory, policy] = [
+        await setting('appendonly'),
+        await setting('appendfsync'),
+        await setting('maxmemory'),
+        await setting('maxmemory-policy'),
+      ];
     } catch {
       return `cannot read the persistence settings of ${this.description} (CONFIG GET is not allowed); acknowledged writes survive a crash of Redis only with appendonly yes and appendfsync always.`;
     }
-    if (aof === 'yes' && fsync === 'always') return undefined;
-    return `${this.description} runs with appendonly ${aof || '?'}, appendfsync ${fsync || '?'}: a crash of Redis can lose acknowledged writes. Set appendonly yes and appendfsync always for "acknowledged means durable".`;
+    const problems: string[] = [];
+    if (aof !== 'yes' || fsync !== 'always') {
+      problems.push(
+        `it runs with appendonly ${aof || '?'}, appendfsync ${fsync || '?'}: a crash of Redis can lose acknowledged writes (set appendonly yes and appendfsync always for "acknowledged means durable")`,
+      );
+    }
+    // The board's keys carry no expiry, so only the allkeys-* policies can evict them.
+    if (maxmemory !== '' && maxmemory !== '0' && policy.startsWith('allkeys')) {
+      problems.push(`its maxmemory-policy ${policy} can evict the board's records when memory runs out (use noeviction)`);
+    }
+    return problems.length > 0 ? `${this.description}: ${problems.join('; ')}.` : undefined;
   }
 
   now(): number {

@@ -303,8 +303,10 @@ describe('RedisBackend', () => {
       await raw.configSet('appendfsync', 'everysec');
       const lax = await open();
       expect(lax.warning).toMatch(/appendfsync everysec/);
+      await raw.configSet({ maxmemory: '1gb', 'maxmemory-policy': 'allkeys-lru' });
+      expect((await open()).warning).toMatch(/allkeys-lru can evict/);
     } finally {
-      await raw.configSet('appendfsync', 'always');
+      await raw.configSet({ appendfsync: 'always', maxmemory: '0', 'maxmemory-policy': 'noeviction' });
       await raw.close();
     }
   });
