@@ -5,9 +5,11 @@ import { defaultStorePath, openStore } from './store/open.js';
 import { maskStoreUrl } from './store/url.js';
 import { serveHttp } from './transports/http.js';
 import { serveStdio } from './transports/stdio.js';
+import { runUiCommand } from './ui/command.js';
 
 /** Entry point: flags and environment to config, then the transport. Only MCP frames ever go to stdout. */
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'ui') return runUiCommand(argv.slice(1));
   if (argv[0] === 'export' || argv[0] === 'import') {
     try {
       return await runBundleCommand(argv[0], argv.slice(1));

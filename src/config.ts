@@ -54,6 +54,8 @@ Usage:
                                       write a thread's state (or, without --thread, the namespace's) as JSON
   mcp-blackboard import FILE [--store URL] [--namespace NS]
                                       load such a bundle; a corrupt file is refused and changes nothing
+  mcp-blackboard ui [--store URL] [--namespace NS] [--port P]
+                                      a read-only, live view of the board in a browser (ui --help)
 
 Options (each also read from the environment variable shown):
   --store URL            sqlite:///abs/path.db, sqlite://relative.db or memory://      BLACKBOARD_STORE

@@ -82,3 +82,149 @@ export function parseKey(namespace: string | undefined, storage: string): Parsed
   if (colon < 0) return undefined;
   return { kind: 'family', family: scope.slice(1, colon), owner: scope.slice(colon + 1), key };
 }
+
+// For the board, which reads a whole namespace (or finds which namespaces exist) rather than one owner's records.
+
+/** Every data-kind record of every namespace: the range in which the namespaces present are found. */
+export const allNamespacesRange: KeyRange = rangeOf(`d${SEP}`);
+
+/** The namespace a data-kind key belongs to (`undefined` = the default namespace), or `null` for any other key. */
+export function namespaceOf(storage: string): string | undefined | null {
+  const parts = storage.split(SEP);
+  if (parts.length < 4 || parts[0] !== 'd') return null;
+  return parts[1] === DEFAULT_NAMESPACE_TOKEN ? undefined : parts[1];
+}
+
+/** Every user key of a namespace, all scopes (family scopes start with `~`, so they sort after every user scope). */
+export const userDataRange = (namespace: string | undefined): KeyRange => {
+  const { lo } = namespaceRange(namespace);
+  return { lo, hi: `${lo}~` };
+};
+
+/** Every record of a family, all owners (e.g. every thread's budgets). */
+export const familyOwnersRange = (namespace: string | undefined, family: string): KeyRange =>
+  rangeOf(storageKey('d', token(namespace), `~${family}:`));
+
+const SEQ_WIDTH = 16;
+
+/**
+ * Every family's storage keys for one namespace. Services hold one (`keysOf(namespace)`) and ask it; nothing else
+ * composes or splits storage keys.
+ */
+export class Keys {
+  constructor(readonly namespace: string | undefined) {}
+
+  /** A user key in a scope, and a scope's keys starting with `prefix`. */
+  data(scopeId: string, key: string): string {
+    return dataKey(this.namespace, scopeId, key);
+  }
+  dataRange(scopeId: string, prefix = ''): KeyRange {
+    return dataRange(this.namespace, scopeId, prefix);
+  }
+  /** The user key of a storage key of `scopeId` (as listed from {@link dataRange}). */
+  userKey(scopeId: string, storage: string): string {
+    return storage.slice(this.data(scopeId, '').length);
+  }
+
+  /** A plan, by id (so it is found, and watched, without its scope). */
+  plan(planId: string): string {
+    return familyKey(this.namespace, 'plan', 'id', planId);
+  }
+  /** The index entry that lists a plan in the scope it was made in, and a scope's index. */
+  planIndex(scopeId: string, planId: string): string {
+    return familyKey(this.namespace, 'plan-index', scopeId, planId);
+  }
+  planIndexRange(scopeId: string): KeyRange {
+    return familyRange(this.namespace, 'plan-index', scopeId);
+  }
+
+  /** A thread's budget by name, and all of a thread's budgets. */
+  budget(thread: string, name: string): string {
+    return familyKey(this.namespace, 'budget', thread, name);
+  }
+  budgetRange(thread: string): KeyRange {
+    return familyRange(this.namespace, 'budget', thread);
+  }
+
+  /** A thread's history event by sequence number (zero-padded so key order is number order), and all of them. */
+  historyEvent(thread: string, seq: number): string {
+    return familyKey(this.namespace, 'history', thread, `e:${String(seq).padStart(SEQ_WIDTH, '0')}`);
+  }
+  historyRange(thread: string): KeyRange {
+    return familyRange(this.namespace, 'history', thread);
+  }
+  /** The sequence number of a history event's key. */
+  historySeq(storage: string): number {
+    return Number(lastPart(storage).slice(2));
+  }
+  /** A thread's last history sequence number (kept apart from the events, so pruning never reuses numbers). */
+  historyCounter(thread: string): string {
+    return familyKey(this.namespace, 'history-seq', thread, 'seq');
+  }
+
+  /** A run's scratchpad, a thread's final answer, its lifecycle state, and what is known of the thread. */
+  scratchpad(thread: string, run: string): string {
+    return familyKey(this.namespace, 'scratchpad', thread, run);
+  }
+  finalAnswer(thread: string): string {
+    return familyKey(this.namespace, 'final', thread, 'answer');
+  }
+  lifecycle(thread: string): string {
+    return familyKey(this.namespace, 'lifecycle', thread, 'state');
+  }
+  threadInfo(thread: string): string {
+    return familyKey(this.namespace, 'thread', 'meta', thread);
+  }
+
+  /** Checkpoints: manifests by id, each thread's index of them, and the content-addressed values with their counts. */
+  checkpoint(id: string): string {
+    return familyKey(this.namespace, 'cp', 'all', id);
+  }
+  checkpointIndex(thread: string, id: string): string {
+    return familyKey(this.namespace, 'cp-index', thread, id);
+  }
+  checkpointIndexRange(thread: string): KeyRange {
+    return familyRange(this.namespace, 'cp-index', thread);
+  }
+  blob(hash: string): string {
+    return familyKey(this.namespace, 'cp-blob', 'v', hash);
+  }
+  blobRefs(hash: string): string {
+    return familyKey(this.namespace, 'cp-ref', 'v', hash);
+  }
+
+  /** Where the first result of an idempotent call is kept. */
+  idempotency(thread: string, tool: string, key: string): string {
+    return idempotencyKey(this.namespace, thread, tool, key);
+  }
+
+  /** The namespace's data-kind records, and keys relative to the namespace (what documents keep). */
+  all(): KeyRange {
+    return namespaceRange(this.namespace);
+  }
+  relative(storage: string): string {
+    return relativeKey(this.namespace, storage);
+  }
+  absolute(relative: string): string {
+    return absoluteKey(this.namespace, relative);
+  }
+  /** Checkpoints' own records: left out of namespace exports. */
+  isCheckpointRecord(relative: string): boolean {
+    return isFamilyRelative(relative, ['cp', 'cp-index', 'cp-blob', 'cp-ref']);
+  }
+
+  /**
+   * A thread's state as a checkpoint keeps it: the ranges to read whole (its thread and run scopes, budgets and
+   * history), the plan indexes of those scopes (each entry's plan comes along), and single records.
+   */
+  threadState(thread: string, threadScopeId: string, runScopeId: string, run: string): { ranges: KeyRange[]; planIndexes: KeyRange[]; keys: string[] } {
+    return {
+      ranges: [this.dataRange(threadScopeId), this.dataRange(runScopeId), this.budgetRange(thread), this.historyRange(thread)],
+      planIndexes: [this.planIndexRange(threadScopeId), this.planIndexRange(runScopeId)],
+      keys: [this.scratchpad(thread, run), this.finalAnswer(thread), this.lifecycle(thread), this.historyCounter(thread)],
+    };
+  }
+}
+
+/** The keys of a namespace (`undefined` = the unprefixed default namespace). */
+export const keysOf = (namespace: string | undefined): Keys => new Keys(namespace);

@@ -1,5 +1,6 @@
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey, internalKey, internalRange } from '../context.js';
+import { checkName, idempotencyStorageKey } from '../context.js';
+import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
@@ -36,17 +37,17 @@ export class BudgetService {
   ) {}
 
   key(thread: string, name: string): string {
-    return internalKey(this.session.identity, 'budget', thread, name);
+    return this.session.keys.budget(thread, name);
   }
   /** Every budget record of a thread. */
   range(thread: string): { lo: string; hi: string } {
-    return internalRange(this.session.identity, 'budget', thread);
+    return this.session.keys.budgetRange(thread);
   }
 
   async status(): Promise<{ budgets: BudgetView[] }> {
     const thread = this.session.identity.thread;
     const { entries } = await this.store.list({ ...this.range(thread), limit: 1000 });
-    const stored = new Map(entries.map(([key, entry]) => [key.slice(key.lastIndexOf('\x1f') + 1), entry.value as unknown as BudgetRecord]));
+    const stored = new Map(entries.map(([key, entry]) => [lastPart(key), entry.value as unknown as BudgetRecord]));
     const names = [...new Set([...Object.keys(this.limits), ...stored.keys()])].sort();
     const budgets: BudgetView[] = [];
     for (const name of names) {

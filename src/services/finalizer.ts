@@ -1,5 +1,5 @@
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey, internalKey } from '../context.js';
+import { checkName, idempotencyStorageKey } from '../context.js';
 import type { Json } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import { checkTimeout } from './kv.js';
@@ -33,7 +33,7 @@ export class FinalizerService {
   ) {}
 
   key(thread: string): string {
-    return internalKey(this.session.identity, 'final', thread, 'answer');
+    return this.session.keys.finalAnswer(thread);
   }
 
   async set(args: { content: string; metadata?: Json; idempotencyKey?: string }): Promise<{ answer: FinalAnswer }> {

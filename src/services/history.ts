@@ -1,5 +1,5 @@
 import { invalid } from '../errors.js';
-import { idempotencyStorageKey, internalKey, internalRange } from '../context.js';
+import { idempotencyStorageKey } from '../context.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Session } from './session.js';
@@ -14,7 +14,6 @@ export interface HistoryEntry {
 }
 
 const KIND_RE = /^[a-z][a-z0-9_.-]{0,63}$/;
-const SEQ_WIDTH = 16;
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
 const SCAN_BUDGET = 5000;
@@ -27,13 +26,13 @@ export class HistoryService {
   ) {}
 
   private entryKey(thread: string, seq: number): string {
-    return internalKey(this.session.identity, 'history', thread, `e:${String(seq).padStart(SEQ_WIDTH, '0')}`);
+    return this.session.keys.historyEvent(thread, seq);
   }
   seqKey(thread: string): string {
-    return internalKey(this.session.identity, 'history-seq', thread, 'seq');
+    return this.session.keys.historyCounter(thread);
   }
   range(thread: string): { lo: string; hi: string } {
-    return internalRange(this.session.identity, 'history', thread);
+    return this.session.keys.historyRange(thread);
   }
 
   async append(args: { kind: string; content: string; data?: Json; idempotencyKey?: string }, tool = 'history_append'): Promise<{ seq: number }> {
@@ -76,7 +75,7 @@ export class HistoryService {
     for (;;) {
       const page = await this.store.list({ ...range, after, limit: Math.min(500, limit + 1) });
       for (const [key, entry] of page.entries) {
-        const seq = Number(key.slice(key.lastIndexOf('e:') + 2));
+        const seq = this.session.keys.historySeq(key);
         scanned++;
         const v = entry.value as { kind: string; content: string; data?: Json };
         if (args.kind === undefined || v.kind === args.kind) {

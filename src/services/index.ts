@@ -10,11 +10,9 @@ import { LifecycleService } from './lifecycle.js';
 import { PlanService } from './plans.js';
 import { RunService } from './runs.js';
 import { ScratchpadService } from './scratchpad.js';
-import type { Session, ThreadInfo } from './session.js';
-import type { StoreTx } from '../store/versioned-store.js';
-import { BlackboardError } from '../errors.js';
-import { resolveScope } from '../context.js';
 import { SignalService } from './signals.js';
+import { runScopeGuard } from './run-guard.js';
+import type { Session } from './session.js';
 
 /** The services of one connection: plain TypeScript over the shared store and this connection's session. */
 export interface Services {
@@ -38,24 +36,15 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const scratchpad = new ScratchpadService(store, session, lifecycle);
   const limits: Record<string, number> = { ...config.budgets };
   if (config.maxIterations !== undefined) limits.iterations = config.maxIterations;
-  // Writes to a run scope must target the thread's current run, and are refused once that run has finished.
-  const runGuard = async (scope: { id: string }, tx: StoreTx): Promise<void> => {
-    if (scope.id !== resolveScope('run', session.identity).id) return;
-    const current = ((await tx.get(session.threadKey(session.identity.thread)))?.value as ThreadInfo | undefined)?.run;
-    if (current !== session.identity.run) {
-      throw new BlackboardError('RUN_FINISHED', 'That run was replaced by run_start on this thread. Retry the call: it will go to the current run.');
-    }
-    await lifecycle.assertActive(tx);
-  };
   const runs = new RunService(store, session, lifecycle, scratchpad, history);
   const finalizer = new FinalizerService(store, session, lifecycle);
   const budget = new BudgetService(store, session, lifecycle, limits);
-  const checkpoints = new CheckpointService(store, session, { plans, scratchpad, finalizer, budget, lifecycle, history }, config.keepCheckpoints);
+  const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
   if (config.tools.includes('checkpoint')) {
     runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
   }
   return {
-    kv: new KvService(store, session, runGuard, (planId) => plans.key(planId)),
+    kv: new KvService(store, session, runScopeGuard(session, lifecycle), (planId) => plans.key(planId)),
     changes: new ChangesService(store, session),
     plans,
     scratchpad,

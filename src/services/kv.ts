@@ -2,8 +2,6 @@ import { BlackboardError, invalid } from '../errors.js';
 import {
   checkKey,
   checkPrefix,
-  dataKey,
-  dataRange,
   idempotencyStorageKey,
   resolveScope,
   writable,
@@ -12,6 +10,7 @@ import {
 import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
+import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
@@ -52,8 +51,6 @@ export interface BatchItemResult {
 
 type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
 
-/** Called inside every write's transaction; lifecycle uses it to refuse run-scope writes after `finished`. */
-export type WriteGuard = (scope: ResolvedScope, tx: StoreTx) => Promise<void>;
 
 /** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
 export class KvService {
@@ -69,10 +66,14 @@ export class KvService {
     return this.session.identity;
   }
 
+  private get keys() {
+    return this.session.keys;
+  }
+
   async get(args: { key: string; scope?: string }): Promise<GetResult> {
     await this.follow(args.scope);
     const scope = resolveScope(args.scope, this.who);
-    const entry = await this.store.get(dataKey(this.who, scope, checkKey(args.key)));
+    const entry = await this.store.get(this.keys.data(scope.id, checkKey(args.key)));
     return describe(entry);
   }
 
@@ -158,14 +159,14 @@ export class KvService {
     if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
       throw invalid(`limit must be a whole number from 1 to ${LIST_MAX_LIMIT}.`, { limit });
     }
-    const range = dataRange(this.who, scope, prefix);
+    const range = this.keys.dataRange(scope.id, prefix);
     const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
     const { entries } = await this.store.list({
       ...range,
-      after: after === undefined ? undefined : dataKey(this.who, scope, after),
+      after: after === undefined ? undefined : this.keys.data(scope.id, after),
       limit: limit + 1,
     });
-    const strip = userKeyOf(this.who, scope);
+    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
     const page = entries.slice(0, limit).map(([storage, entry]) => ({
       key: strip(storage),
       version: entry.version,
@@ -190,8 +191,8 @@ export class KvService {
     // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
     // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
     const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);
-    const { entries: rows, revision } = await this.store.list({ ...dataRange(this.who, scope, prefix), limit: rowLimit + 1 });
-    const strip = userKeyOf(this.who, scope);
+    const { entries: rows, revision } = await this.store.list({ ...this.keys.dataRange(scope.id, prefix), limit: rowLimit + 1 });
+    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
     const entries: Record<string, Json> = {};
     let bytes = 2; // {}
     let truncated = false;
@@ -270,7 +271,7 @@ export class KvService {
     const storage =
       args.scope === 'plan' && this.planKey
         ? this.planKey(args.key)
-        : dataKey(this.who, resolveScope(args.scope, this.who), checkKey(args.key));
+        : this.keys.data(resolveScope(args.scope, this.who).id, checkKey(args.key));
     const timeoutMs = checkTimeout(args.timeoutMs, WATCH_DEFAULT_MS, 'timeoutMs');
     if (args.afterVersion !== undefined) checkIfVersion(args.afterVersion, 'afterVersion');
     const { entry, timedOut } = await this.store.waitUntil(storage, changedSince(args.afterVersion), {
@@ -288,7 +289,7 @@ export class KvService {
   /** A write's target. Callers `follow` the scope first. */
   private writeKey(key: string, scopeArg: string | undefined): { scope: ResolvedScope; storage: string } {
     const scope = writable(resolveScope(scopeArg, this.who));
-    return { scope, storage: dataKey(this.who, scope, checkKey(key)) };
+    return { scope, storage: this.keys.data(scope.id, checkKey(key)) };
   }
 
   private prepareBatchOp(op: BatchOp, index: number): PreparedOp {
@@ -351,10 +352,6 @@ function pick(entry: Entry | undefined): { found: boolean; value?: Json; version
   return entry ? { found: true, value: entry.value, version: entry.version } : { found: false };
 }
 
-function userKeyOf(who: Session['identity'], scope: ResolvedScope): (storage: string) => string {
-  const length = dataKey(who, scope, '').length;
-  return (storage) => storage.slice(length);
-}
 
 function ttl(ttlSeconds: number | undefined): number | undefined {
   if (ttlSeconds === undefined) return undefined;

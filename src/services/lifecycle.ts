@@ -1,5 +1,5 @@
 import { BlackboardError } from '../errors.js';
-import { checkName, idempotencyStorageKey, internalKey } from '../context.js';
+import { checkName, idempotencyStorageKey } from '../context.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Session } from './session.js';
 
@@ -43,7 +43,7 @@ export class LifecycleService {
   ) {}
 
   key(thread: string): string {
-    return internalKey(this.session.identity, 'lifecycle', thread, 'state');
+    return this.session.keys.lifecycle(thread);
   }
 
   async get(args: { thread?: string } = {}): Promise<LifecycleView> {

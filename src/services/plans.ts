@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { idempotencyStorageKey, internalKey, internalRange, resolveScope, writable, type ResolvedScope } from '../context.js';
+import { idempotencyStorageKey, resolveScope, writable, type ResolvedScope } from '../context.js';
+import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './kv.js';
@@ -77,14 +78,14 @@ export class PlanService {
 
   /** The storage key of a plan; `watch` with `scope: "plan"` reads this. */
   key(planId: string): string {
-    return internalKey(this.session.identity, 'plan', 'id', planId);
+    return this.session.keys.plan(planId);
   }
   private indexKey(scope: string, planId: string): string {
-    return internalKey(this.session.identity, 'plan-index', scope, planId);
+    return this.session.keys.planIndex(scope, planId);
   }
   /** The index entries (one per plan, keyed by id) of the plans of a scope. */
   indexRange(scopeId: string): { lo: string; hi: string } {
-    return internalRange(this.session.identity, 'plan-index', scopeId);
+    return this.session.keys.planIndexRange(scopeId);
   }
 
   async create(args: { title: string; steps: Array<string | StepInput>; scope?: string; idempotencyKey?: string }): Promise<{ planId: string; plan: Plan }> {
@@ -116,7 +117,7 @@ export class PlanService {
     const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: 1000 });
     const plans = [];
     for (const [key] of entries) {
-      const planId = key.slice(key.lastIndexOf('\x1f') + 1);
+      const planId = lastPart(key);
       const entry = await this.store.get(this.key(planId));
       if (!entry) continue;
       const plan = view(planId, entry);

@@ -1,4 +1,4 @@
-import { checkName, dataRange, idempotencyStorageKey, resolveScope } from '../context.js';
+import { checkName, idempotencyStorageKey, resolveScope } from '../context.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
 import type { HistoryService } from './history.js';
@@ -64,7 +64,7 @@ export class RunService {
       async (tx) => {
         const { before, next } = await this.session.enterThreadIn(tx, thread, args.parentThread, true);
         if (before.run !== undefined) {
-          const old = dataRange(who, resolveScope('run', { ...who, thread, run: before.run }), '');
+          const old = this.session.keys.dataRange(resolveScope('run', { ...who, thread, run: before.run }).id);
           await tx.deleteRange(old.lo, old.hi);
           await tx.delete(this.scratchpad.key(thread, before.run));
         }

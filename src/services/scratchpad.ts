@@ -1,5 +1,5 @@
 import { invalid } from '../errors.js';
-import { checkKey, idempotencyStorageKey, internalKey } from '../context.js';
+import { checkKey, idempotencyStorageKey } from '../context.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
@@ -26,7 +26,7 @@ export class ScratchpadService {
   ) {}
 
   key(thread = this.session.identity.thread, run = this.session.identity.run): string {
-    return internalKey(this.session.identity, 'scratchpad', thread, run);
+    return this.session.keys.scratchpad(thread, run);
   }
 
   private async change<T extends object>(tool: string, idempotencyKey: string | undefined, fn: (pad: Scratchpad) => T): Promise<T> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { checkName, internalKey, type Identity } from '../context.js';
+import { checkName, type Identity } from '../context.js';
+import { keysOf, type Keys } from '../keyspace.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 
 export interface SessionOptions {
@@ -29,10 +30,15 @@ export const newId = (): string => randomUUID();
  * that up before a run-scoped operation.
  */
 export class Session {
+  /** the storage keys of this connection's namespace */
+  readonly keys: Keys;
+
   constructor(
     readonly store: VersionedStore,
     public identity: Identity,
-  ) {}
+  ) {
+    this.keys = keysOf(identity.namespace);
+  }
 
   static async open(store: VersionedStore, options: SessionOptions): Promise<Session> {
     const session = new Session(store, {
@@ -49,7 +55,7 @@ export class Session {
   }
 
   threadKey(thread: string): string {
-    return internalKey(this.identity, 'thread', 'meta', thread);
+    return this.keys.threadInfo(thread);
   }
 
   /**

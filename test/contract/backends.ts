@@ -1,3 +1,4 @@
+// Backend initializers for the store contract suite, and the temp directories tests make.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,11 +8,14 @@ import { RedisBackend } from '../../src/store/redis.js';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
 
-/** A backend under test: each `open()` gives a fresh, isolated store. */
+/**
+ * A backend under test. `open()` gives a fresh, isolated, empty store; `openShared(first)` a second store on the
+ * same data (another process or machine), for backends that can be shared — its absence skips the cross-process
+ * cases, with that reason in their names.
+ */
 export interface BackendCase {
   name: string;
   open(options?: StoreOptions): Promise<VersionedStore>;
-  /** a second store on the same data (another "process"), where the backend can be shared */
   openShared?: (first: VersionedStore, options?: StoreOptions) => Promise<VersionedStore>;
 }
 
@@ -25,43 +29,36 @@ process.on('exit', () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const sqlitePaths = new WeakMap<VersionedStore, string>();
-const redisUrls = new WeakMap<VersionedStore, string>();
-const redisUrl = process.env.BLACKBOARD_TEST_REDIS_URL;
+/** Builds a case for a backend opened from a URL-like location: `fresh()` makes a new one, `open(at)` opens it. */
+export function sharedCase(name: string, fresh: () => string, open: (at: string) => Promise<ConstructorParameters<typeof VersionedStore>[0]>): BackendCase {
+  const where = new WeakMap<VersionedStore, string>();
+  const make = async (at: string, options?: StoreOptions): Promise<VersionedStore> => {
+    const store = new VersionedStore(await open(at), { sweepIntervalMs: 0, ...options });
+    where.set(store, at);
+    return store;
+  };
+  return {
+    name,
+    open: (options) => make(fresh(), options),
+    openShared: (first, options) => make(where.get(first)!, options),
+  };
+}
 
-/** Every backend the store contract is run against. */
-export const backends: BackendCase[] = [
-  {
-    name: 'memory',
-    open: async (options) => new VersionedStore(new MemoryBackend(), { sweepIntervalMs: 0, ...options }),
-  },
-  {
-    name: 'sqlite',
-    open: async (options) => {
-      const path = join(tempDir(), 'store.db');
-      const store = new VersionedStore(await SqliteBackend.open(path, { pollMs: 10 }), { sweepIntervalMs: 0, ...options });
-      sqlitePaths.set(store, path);
-      return store;
-    },
-    openShared: async (first, options) => {
-      const path = sqlitePaths.get(first)!;
-      return new VersionedStore(await SqliteBackend.open(path, { pollMs: 10 }), { sweepIntervalMs: 0, ...options });
-    },
-  },
-  // Redis, when a server is given: each store is a fresh key prefix on it.
-  ...(redisUrl
-    ? [
-        {
-          name: 'redis',
-          open: async (options?: StoreOptions) => {
-            const url = `${redisUrl}${redisUrl.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`;
-            const store = new VersionedStore(await RedisBackend.open(url), { sweepIntervalMs: 0, ...options });
-            redisUrls.set(store, url);
-            return store;
-          },
-          openShared: async (first: VersionedStore, options?: StoreOptions) =>
-            new VersionedStore(await RedisBackend.open(redisUrls.get(first)!), { sweepIntervalMs: 0, ...options }),
-        },
-      ]
-    : []),
-];
+export const memoryCase: BackendCase = {
+  name: 'memory',
+  open: async (options) => new VersionedStore(new MemoryBackend(), { sweepIntervalMs: 0, ...options }),
+};
+
+export const sqliteCase: BackendCase = sharedCase(
+  'sqlite',
+  () => join(tempDir(), 'store.db'),
+  (path) => SqliteBackend.open(path, { pollMs: 10 }),
+);
+
+/** Redis, when a server is given (`BLACKBOARD_TEST_REDIS_URL`): each store is a fresh key prefix on it. */
+export const redisUrl = process.env.BLACKBOARD_TEST_REDIS_URL;
+export const redisCase: BackendCase = sharedCase(
+  'redis',
+  () => `${redisUrl}${redisUrl?.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`,
+  (url) => RedisBackend.open(url),
+);

@@ -32,8 +32,8 @@ async function processes(n: number): Promise<Spawned[]> {
 }
 
 describe('8 server processes on one Redis', () => {
-  it('concurrent increments from every process end exactly at N x M', async () => {
-    if (skipped) return;
+  it('concurrent increments from every process end exactly at N x M', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const agents = await processes(8);
     const M = 25;
     await Promise.all(
@@ -42,8 +42,8 @@ describe('8 server processes on one Redis', () => {
     for (const a of agents) expect(await a.ok('state_get', { key: 'counter' })).toMatchObject({ value: 8 * M, version: 8 * M });
   });
 
-  it('racing ifVersion:0 creators produce exactly one winner', async () => {
-    if (skipped) return;
+  it('racing ifVersion:0 creators produce exactly one winner', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const agents = await processes(8);
     for (let round = 0; round < 3; round++) {
       const results = await Promise.all(
@@ -56,25 +56,30 @@ describe('8 server processes on one Redis', () => {
     }
   });
 
-  it('a watch in one process wakes soon after a write in another (median reported)', async () => {
-    if (skipped) return;
+  it('a watch in one process wakes soon after a write in another (median reported)', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const [watcher, writer] = await processes(2);
     const delays: number[] = [];
+    const fromSend: number[] = [];
     for (let round = 0; round < 12; round++) {
       const waiting = watcher
         .ok('watch', { key: 'tick', afterVersion: round, timeoutMs: 10_000 })
         .then((r) => ({ r, at: performance.now() }));
       await sleep(30 + Math.random() * 30);
+      const sent = performance.now();
       await writer.ok('state_set', { key: 'tick', value: round });
       const wrote = performance.now();
       const { r, at } = await waiting;
       expect(r).toMatchObject({ timedOut: false, version: round + 1, value: round });
+      // from the writer's acknowledgement (negative: the watcher answered first), and from the write's sending
       delays.push(at - wrote);
+      fromSend.push(at - sent);
     }
-    delays.sort((a, b) => a - b);
-    const median = delays[delays.length >> 1];
-    console.error(`[redis] watch wake-up after another process's write: median ${median.toFixed(1)} ms (${delays.map((d) => d.toFixed(1)).join(', ')})`);
+    const median = (list: number[]): number => [...list].sort((a, b) => a - b)[list.length >> 1];
+    console.error(
+      `[redis] watch wake-up after another process's write: median ${median(delays).toFixed(1)} ms after its acknowledgement, ${median(fromSend).toFixed(1)} ms after it was sent`,
+    );
     // generous for a loaded CI machine; the report gives the measured median
-    expect(median).toBeLessThan(250);
+    expect(median(delays)).toBeLessThan(250);
   });
 });

@@ -16,8 +16,8 @@ afterAll(async () => {
 });
 
 describe('rediss://', () => {
-  it('serves a board over TLS when the certificate is trusted', async () => {
-    if (skipped) return;
+  it('serves a board over TLS when the certificate is trusted', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const agent = await spawnAgent(['--store', `${server!.tlsUrl}?prefix=tls`], { NODE_EXTRA_CA_CERTS: server!.caFile! });
     try {
       await agent.ok('state_set', { key: 'k', value: { over: 'tls' } });
@@ -28,8 +28,8 @@ describe('rediss://', () => {
     expect(agent.stderr()).toContain(`store=${server!.tlsUrl}?prefix=tls`);
   });
 
-  it('refuses an untrusted certificate at start-up with one line', async () => {
-    if (skipped) return;
+  it('refuses an untrusted certificate at start-up with one line', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const result = await runCli(['--store', `${server!.tlsUrl}?prefix=tls`]);
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);

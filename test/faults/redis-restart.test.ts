@@ -48,8 +48,8 @@ async function untilUp(fn: () => Promise<unknown>, limitMs = 10_000): Promise<nu
 }
 
 describe('Redis faults', () => {
-  it('keeps every acknowledged write across kill -9 of redis-server (AOF, fsync always)', async () => {
-    if (skipped) return;
+  it('keeps every acknowledged write across kill -9 of redis-server (AOF, fsync always)', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open(`kill${prefixes++}`);
     const acked: number[] = [];
     let stop = false;
@@ -78,8 +78,8 @@ describe('Redis faults', () => {
     expect(log.changes.length).toBeGreaterThanOrEqual(acked.length);
   });
 
-  it('a follower misses nothing across a kill -9 and restart of redis-server', async () => {
-    if (skipped) return;
+  it('a follower misses nothing across a kill -9 and restart of redis-server', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `follow${prefixes++}`;
     const follower = await open(prefix);
     const writer = await open(prefix);
@@ -101,8 +101,8 @@ describe('Redis faults', () => {
     unsubscribe();
   });
 
-  it('fails calls within seconds while Redis is down, and recovers by itself when it is back', async () => {
-    if (skipped) return;
+  it('fails calls within seconds while Redis is down, and recovers by itself when it is back', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open(`down${prefixes++}`);
     await writeKey(backend, 'x', 1);
     await server!.kill9();
@@ -117,8 +117,8 @@ describe('Redis faults', () => {
     expect((await backend.get('x'))?.v).toBe(3);
   });
 
-  it('fails calls within the call timeout when Redis hangs, and recovers when it resumes', async () => {
-    if (skipped) return;
+  it('fails calls within the call timeout when Redis hangs, and recovers when it resumes', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open(`hang${prefixes++}`, '&timeout=800');
     await writeKey(backend, 'y', 1);
     server!.pause();
@@ -134,8 +134,8 @@ describe('Redis faults', () => {
     expect((await backend.get('y'))?.v).toBe(3);
   });
 
-  it('authenticates with the URL password, and refuses a wrong one with one line', async () => {
-    if (skipped) return;
+  it('authenticates with the URL password, and refuses a wrong one with one line', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const raw = createClient({ url: server!.url });
     await raw.connect();
     await raw.configSet('requirepass', 'pa:ss@word');
@@ -154,8 +154,8 @@ describe('Redis faults', () => {
     }
   });
 
-  it('a server process warns on stderr when Redis cannot make acknowledged writes durable', async () => {
-    if (skipped) return;
+  it('a server process warns on stderr when Redis cannot make acknowledged writes durable', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const raw = createClient({ url: server!.url });
     await raw.connect();
     await raw.configSet('appendfsync', 'everysec');
@@ -170,8 +170,8 @@ describe('Redis faults', () => {
     }
   });
 
-  it('refuses to open against a stopped Redis with one line, quickly', async () => {
-    if (skipped) return;
+  it('refuses to open against a stopped Redis with one line, quickly', async ({ skip }) => {
+    if (skipped) skip(skipped);
     await server!.kill9();
     try {
       const started = Date.now();
@@ -197,8 +197,8 @@ describe('server processes while Redis restarts', () => {
   }
   const code = (result: { content: unknown[] }): string => JSON.parse((result.content[0] as { text: string }).text).error.code;
 
-  it('calls fail with STORE_UNAVAILABLE within seconds while Redis is down, and work again once it is back', async () => {
-    if (skipped) return;
+  it('calls fail with STORE_UNAVAILABLE within seconds while Redis is down, and work again once it is back', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const [a] = await spawn(`mcpdown${prefixes++}`, 1);
     await a.ok('state_set', { key: 'k', value: 1 });
     await server!.kill9();
@@ -225,8 +225,8 @@ describe('server processes while Redis restarts', () => {
     expect(await a.ok('state_get', { key: 'k' })).toMatchObject({ value: 3, version: 2 });
   });
 
-  it('a waiting watch and a state_changes follower miss nothing across kill -9 and restart of Redis', async () => {
-    if (skipped) return;
+  it('a waiting watch and a state_changes follower miss nothing across kill -9 and restart of Redis', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const [writer, follower, watcher] = await spawn(`mcpfollow${prefixes++}`, 3);
     const { revision: from } = await follower.ok('state_changes', {});
     const seen: Array<{ key: string; version: number; revision: number }> = [];

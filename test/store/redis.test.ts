@@ -67,8 +67,8 @@ describe('Redis URLs', () => {
 });
 
 describe('RedisBackend', () => {
-  it('keeps a record exactly as written, stamps the revision, and bumps it only when writing', async () => {
-    if (skipped) return;
+  it('keeps a record exactly as written, stamps the revision, and bumps it only when writing', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open();
     expect(backend.shared).toBe(true);
     expect(await backend.revision()).toBe(0);
@@ -85,8 +85,8 @@ describe('RedisBackend', () => {
     expect(await backend.get('missing')).toBeUndefined();
   });
 
-  it('lists in code point order, skipping tombstones and expired records, with after and limit', async () => {
-    if (skipped) return;
+  it('lists in code point order, skipping tombstones and expired records, with after and limit', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open();
     const keys = ['a', 'a%', 'a_', 'a*', 'a[', 'a:', 'a\x1fb', 'A', 'é', 'z', '\uffff', '😀', '\u{10000}x', 'ab'];
     const now = Date.now();
@@ -108,8 +108,8 @@ describe('RedisBackend', () => {
     expect(later.rows.map(([k]) => k)).toEqual(['p\x1fexpired']);
   });
 
-  it('finds due records: expired ones and old tombstones', async () => {
-    if (skipped) return;
+  it('finds due records: expired ones and old tombstones', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open();
     const now = Date.now();
     await write(backend, [
@@ -124,8 +124,8 @@ describe('RedisBackend', () => {
     expect(await backend.get('t1')).toBeUndefined();
   });
 
-  it('keeps a change log by revision then key, filtered by range, and prunes it', async () => {
-    if (skipped) return;
+  it('keeps a change log by revision then key, filtered by range, and prunes it', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open();
     const r1 = await write(backend, [['c\x1fb', rec(1)], ['c\x1fa', rec(1)], ['d\x1fx', rec(1)], ['c\x1fquiet', rec(1), false]]);
     const r2 = await write(backend, [['c\x1fa', rec(null, 2, { del: 1 })], ['c\x1fgone', null, true]]);
@@ -148,8 +148,8 @@ describe('RedisBackend', () => {
     expect(pruned.changes).toEqual([{ revision: r2, key: 'c\x1fa', version: 2, deleted: true }]);
   });
 
-  it('logs and lists a commit larger than one stream entry', async () => {
-    if (skipped) return;
+  it('logs and lists a commit larger than one stream entry', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const backend = await open();
     const entries: Array<[string, RecordWrite]> = [];
     for (let i = 2500; i > 0; i--) entries.push([`big\x1f${String(i).padStart(5, '0')}`, rec(i)]);
@@ -162,8 +162,8 @@ describe('RedisBackend', () => {
     expect(listed.rows).toHaveLength(2500);
   });
 
-  it('keeps boards with different prefixes apart', async () => {
-    if (skipped) return;
+  it('keeps boards with different prefixes apart', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const a = await open();
     const b = await open();
     await write(a, [['k', rec('a')]]);
@@ -171,8 +171,8 @@ describe('RedisBackend', () => {
     expect(await b.revision()).toBe(0);
   });
 
-  it('re-runs a transaction whose read changed before it committed (two stores racing)', async () => {
-    if (skipped) return;
+  it('re-runs a transaction whose read changed before it committed (two stores racing)', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -190,8 +190,8 @@ describe('RedisBackend', () => {
     expect((await b.get('n'))?.v).toBe(101);
   });
 
-  it('re-runs a transaction that listed a range when anything committed meanwhile', async () => {
-    if (skipped) return;
+  it('re-runs a transaction that listed a range when anything committed meanwhile', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -206,8 +206,8 @@ describe('RedisBackend', () => {
     expect(result).toBe(1);
   });
 
-  it('counts exactly under concurrent increments from two stores', async () => {
-    if (skipped) return;
+  it('counts exactly under concurrent increments from two stores', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `inc${randomUUID().slice(0, 8)}`;
     const stores = [await open(prefix), await open(prefix)];
     const increment = (backend: RedisBackend) =>
@@ -221,8 +221,8 @@ describe('RedisBackend', () => {
     expect((await stores[0].changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 1000 })).changes).toHaveLength(60);
   });
 
-  it('tells a listener about another store\'s commits, with their keys, soon', async () => {
-    if (skipped) return;
+  it('tells a listener about another store\'s commits, with their keys, soon', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `watch${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -251,8 +251,8 @@ describe('RedisBackend', () => {
     expect(events.length).toBe(count);
   });
 
-  it('delivers commits made between subscribing and the follower starting', async () => {
-    if (skipped) return;
+  it('delivers commits made between subscribing and the follower starting', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `watch${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -263,8 +263,8 @@ describe('RedisBackend', () => {
     stop();
   });
 
-  it('reports a corrupt record, skips it in listings, and lets it be overwritten', async () => {
-    if (skipped) return;
+  it('reports a corrupt record, skips it in listings, and lets it be overwritten', async ({ skip }) => {
+    if (skipped) skip(skipped);
     const prefix = `bad${randomUUID().slice(0, 8)}`;
     const store = new VersionedStore(await open(prefix), { sweepIntervalMs: 0 });
     await store.transact(async (tx) => tx.set('c\x1fgood', 1, { by: 't' }));
@@ -282,8 +282,9 @@ describe('RedisBackend', () => {
     expect((await store.get('c\x1fbad'))?.value).toBe('fixed');
   });
 
-  it('keeps databases apart (redis://host:port/N)', async () => {
-    if (skipped || !server) return;
+  it('keeps databases apart (redis://host:port/N)', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    if (!server) skip('needs a private server (BLACKBOARD_TEST_REDIS_URL is shared)');
     const prefix = `db${randomUUID().slice(0, 8)}`;
     const one = await RedisBackend.open(`${baseUrl}/1?prefix=${prefix}`);
     const zero = await RedisBackend.open(`${baseUrl}/0?prefix=${prefix}`);
@@ -293,11 +294,12 @@ describe('RedisBackend', () => {
     expect(await zero.get('k')).toBeUndefined();
   });
 
-  it('warns when the server cannot make acknowledged writes durable', async () => {
-    if (skipped || !server) return;
+  it('warns when the server cannot make acknowledged writes durable', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    if (!server) skip('needs a private server (BLACKBOARD_TEST_REDIS_URL is shared)');
     const backend = await open();
     expect(backend.warning).toBeUndefined();
-    const raw = createClient({ url: server.url });
+    const raw = createClient({ url: server!.url });
     await raw.connect();
     try {
       await raw.configSet('appendfsync', 'everysec');

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { dataKey, resolveScope } from '../../src/context.js';
 import { agentsClosedAfterEach, memoryStore, sleep, type Connected } from '../helpers.js';
 
-const KV_TOOLS = ['state_get', 'state_set', 'state_delete', 'state_list', 'state_snapshot', 'state_update', 'state_batch', 'watch'];
+const KV_TOOLS = ['state_get', 'state_set', 'state_delete', 'state_list', 'state_snapshot', 'state_update', 'state_batch', 'watch', 'state_changes'];
 
 const agent = agentsClosedAfterEach();
 
 describe('kv tools: listing', () => {
-  it('lists the eight kv tools with output schemas and truthful annotations', async () => {
+  it('lists the nine kv tools with output schemas and truthful annotations', async () => {
     const a = await agent({ config: { tools: ['kv'] } });
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...KV_TOOLS].sort());
@@ -17,7 +17,7 @@ describe('kv tools: listing', () => {
       expect(tool.annotations?.openWorldHint).toBe(false);
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
-    for (const name of ['state_get', 'state_list', 'state_snapshot', 'watch']) expect(byName[name]?.readOnlyHint, name).toBe(true);
+    for (const name of ['state_get', 'state_list', 'state_snapshot', 'watch', 'state_changes']) expect(byName[name]?.readOnlyHint, name).toBe(true);
     for (const name of ['state_set', 'state_delete', 'state_update', 'state_batch']) {
       expect(byName[name]?.readOnlyHint, name).toBe(false);
       expect(byName[name]?.destructiveHint, name).toBe(true);

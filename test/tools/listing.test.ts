@@ -4,7 +4,7 @@ import { agentsClosedAfterEach } from '../helpers.js';
 const agent = agentsClosedAfterEach();
 
 const READ_ONLY = [
-  'state_get', 'state_list', 'state_snapshot', 'watch', 'plan_get', 'plan_list', 'scratchpad_read', 'final_answer_get',
+  'state_get', 'state_list', 'state_snapshot', 'watch', 'state_changes', 'plan_get', 'plan_list', 'scratchpad_read', 'final_answer_get',
   'budget_status', 'agent_state_get', 'whoami', 'history_list', 'checkpoint_list',
 ];
 const MUTATING = [

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backends } from './backends.js';
-import { applyUpdate, type UpdateOp } from '../../src/store/ops.js';
-import { prefixEnd } from '../../src/store/keys.js';
-import type { Json } from '../../src/store/types.js';
+import type { BackendCase } from '../backends.js';
+import { applyUpdate, type UpdateOp } from '../../../src/store/ops.js';
+import { prefixEnd } from '../../../src/store/keys.js';
+import type { Json } from '../../../src/store/types.js';
 
 // Model-based check: random sequences of operations give the same results on every backend as on a plain Map.
 type Op =
@@ -82,56 +82,59 @@ function applyModel(model: Map<string, ModelEntry>, o: Op): unknown {
   }
 }
 
-describe.each(backends)('store contract: random operation sequences match a reference model ($name)', (backend) => {
-  it('every result, error and final state agrees', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), async (ops) => {
-        const store = await backend.open();
-        const model = new Map<string, ModelEntry>();
-        try {
-          for (const o of ops) {
-            const expected = applyModel(model, o);
-            let actual: unknown;
-            try {
-              switch (o.kind) {
-                case 'set':
-                  actual = { version: (await store.transact((tx) => tx.set(o.key, o.value, { by: 'm', ifVersion: o.ifVersion }))).result.version };
-                  break;
-                case 'delete':
-                  actual = { deleted: (await store.transact((tx) => tx.delete(o.key, { ifVersion: o.ifVersion }))).result };
-                  break;
-                case 'update': {
-                  const { result } = await store.transact((tx) => tx.update(o.key, o.op, o.value, { by: 'm' }));
-                  actual = { version: result.version, value: result.value };
-                  break;
+/** This file's cases, run for one backend. */
+export function modelCases(backend: BackendCase): void {
+  describe(`store contract: random operation sequences match a reference model (${backend.name})`, () => {
+    it('every result, error and final state agrees', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), async (ops) => {
+          const store = await backend.open();
+          const model = new Map<string, ModelEntry>();
+          try {
+            for (const o of ops) {
+              const expected = applyModel(model, o);
+              let actual: unknown;
+              try {
+                switch (o.kind) {
+                  case 'set':
+                    actual = { version: (await store.transact((tx) => tx.set(o.key, o.value, { by: 'm', ifVersion: o.ifVersion }))).result.version };
+                    break;
+                  case 'delete':
+                    actual = { deleted: (await store.transact((tx) => tx.delete(o.key, { ifVersion: o.ifVersion }))).result };
+                    break;
+                  case 'update': {
+                    const { result } = await store.transact((tx) => tx.update(o.key, o.op, o.value, { by: 'm' }));
+                    actual = { version: result.version, value: result.value };
+                    break;
+                  }
+                  case 'batch': {
+                    const { result } = await store.transact(async (tx) => {
+                      const versions: number[] = [];
+                      for (const b of o.ops) versions.push((await tx.set(b.key, b.value, { by: 'm', ifVersion: b.ifVersion })).version);
+                      return { versions };
+                    });
+                    actual = result;
+                    break;
+                  }
+                  case 'list': {
+                    const { entries } = await store.list({ lo: o.prefix, hi: prefixEnd(o.prefix), limit: 100 });
+                    actual = { keys: entries.map(([k]) => k) };
+                    break;
+                  }
                 }
-                case 'batch': {
-                  const { result } = await store.transact(async (tx) => {
-                    const versions: number[] = [];
-                    for (const b of o.ops) versions.push((await tx.set(b.key, b.value, { by: 'm', ifVersion: b.ifVersion })).version);
-                    return { versions };
-                  });
-                  actual = result;
-                  break;
-                }
-                case 'list': {
-                  const { entries } = await store.list({ lo: o.prefix, hi: prefixEnd(o.prefix), limit: 100 });
-                  actual = { keys: entries.map(([k]) => k) };
-                  break;
-                }
+              } catch (error) {
+                actual = { error: (error as { code?: string }).code ?? String(error) };
               }
-            } catch (error) {
-              actual = { error: (error as { code?: string }).code ?? String(error) };
+              expect(actual, JSON.stringify(o)).toEqual(expected);
             }
-            expect(actual, JSON.stringify(o)).toEqual(expected);
+            const { entries } = await store.list({ lo: '', hi: prefixEnd(''), limit: 100 });
+            expect(Object.fromEntries(entries.map(([k, e]) => [k, { value: e.value, version: e.version }]))).toEqual(Object.fromEntries([...model].filter(([, e]) => !e.deleted)));
+          } finally {
+            await store.close();
           }
-          const { entries } = await store.list({ lo: '', hi: prefixEnd(''), limit: 100 });
-          expect(Object.fromEntries(entries.map(([k, e]) => [k, { value: e.value, version: e.version }]))).toEqual(Object.fromEntries([...model].filter(([, e]) => !e.deleted)));
-        } finally {
-          await store.close();
-        }
-      }),
-      { numRuns: backend.name === 'memory' ? 200 : 60 },
-    );
+        }),
+        { numRuns: backend.name === 'memory' ? 200 : 60 },
+      );
+    });
   });
-});
+}

@@ -1,0 +1,126 @@
+// The portable, versioned JSON of a thread's (or a namespace's) state: what checkpoints, export and import share.
+import { BlackboardError } from '../errors.js';
+import { checkName } from '../context.js';
+import { isRelativeKey, showRelative } from '../keyspace.js';
+import type { Json } from '../store/types.js';
+import type { Entry } from '../store/versioned-store.js';
+
+/** The current checkpoint/bundle format. Older formats are migrated on load (see {@link loadDocument}). */
+export const FORMAT = 2;
+
+/** One saved record, as stored: value, version, time (epoch ms), author, expiry. */
+export interface SavedRecord {
+  v: Json;
+  ver: number;
+  at: number;
+  by: string;
+  exp?: number;
+}
+
+/**
+ * A thread's whole state as portable, versioned JSON: what `checkpoint_save` keeps, what `export --thread` writes
+ * and what `import` reads. Keys are relative to the namespace (`<scope>\u001f<key>`), so a document restores into
+ * the namespace it is loaded in.
+ */
+export interface ThreadDocument {
+  format: typeof FORMAT;
+  kind: 'thread';
+  thread: string;
+  run: string;
+  records: Record<string, SavedRecord>;
+}
+
+/** Every record of a namespace (`export` without `--thread`). */
+export interface NamespaceDocument {
+  format: typeof FORMAT;
+  kind: 'namespace';
+  records: Record<string, SavedRecord>;
+}
+
+/** CHECKPOINT_CORRUPT: a document or checkpoint that cannot be used; nothing was changed. */
+export const corrupt = (why: string, details?: Record<string, unknown>): BlackboardError =>
+  new BlackboardError(
+    'CHECKPOINT_CORRUPT',
+    `The checkpoint cannot be used: ${why}. Nothing was changed. Restore another checkpoint (checkpoint_list) or delete this one.`,
+    details,
+  );
+
+export const saved = (e: Entry): SavedRecord => ({
+  v: e.value,
+  ver: e.version,
+  at: e.updatedAt,
+  by: e.updatedBy,
+  ...(e.expiresAt !== undefined ? { exp: e.expiresAt } : {}),
+});
+
+export const fromSaved = (r: SavedRecord): Omit<Entry, 'revision'> => ({
+  value: r.v,
+  version: r.ver,
+  updatedAt: r.at,
+  updatedBy: r.by,
+  ...(r.exp !== undefined ? { expiresAt: r.exp } : {}),
+});
+
+/** The same records with their keys in order, so documents compare and diff well. */
+export function sortKeys<T>(records: Record<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const key of Object.keys(records).sort()) {
+    Object.defineProperty(out, key, { value: records[key], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/**
+ * Parses and validates a document, migrating older formats. Format 1 (mcp-blackboard 0.0.x) spelled records out
+ * as `{value, version, updatedAt: ISO string, updatedBy}` and had no `kind` (it was always one thread).
+ * Throws CHECKPOINT_CORRUPT, never a half-read document.
+ */
+export function loadDocument(text: string): ThreadDocument | NamespaceDocument {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw corrupt('it is not JSON (truncated or damaged)');
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt('it is not a JSON object');
+  const doc = raw as Record<string, unknown>;
+  if (doc.format === 1) return migrateV1(doc);
+  if (doc.format !== FORMAT) throw corrupt(`its format ${JSON.stringify(doc.format)} is not one this version reads (1 or ${FORMAT})`);
+  if (typeof doc.records !== 'object' || doc.records === null || Array.isArray(doc.records)) throw corrupt('it has no records');
+  const records = doc.records as Record<string, unknown>;
+  for (const [rel, r] of Object.entries(records)) checkSaved(rel, r);
+  if (doc.kind === 'namespace') return { format: FORMAT, kind: 'namespace', records: records as Record<string, SavedRecord> };
+  if (doc.kind !== 'thread' || typeof doc.thread !== 'string' || typeof doc.run !== 'string') throw corrupt('it names no thread and run');
+  try {
+    checkName('thread', doc.thread);
+  } catch {
+    throw corrupt('its thread id is not valid');
+  }
+  return { format: FORMAT, kind: 'thread', thread: doc.thread, run: doc.run, records: records as Record<string, SavedRecord> };
+}
+
+function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
+  const x = r as Partial<SavedRecord> | null;
+  const ok =
+    typeof x === 'object' && x !== null && 'v' in x && Number.isSafeInteger(x.ver) && (x.ver as number) > 0 &&
+    typeof x.at === 'number' && typeof x.by === 'string' && (x.exp === undefined || typeof x.exp === 'number') &&
+    isRelativeKey(rel);
+  if (!ok) throw corrupt(`record ${JSON.stringify(showRelative(rel))} is malformed`);
+}
+
+function migrateV1(doc: Record<string, unknown>): ThreadDocument {
+  if (typeof doc.thread !== 'string' || typeof doc.run !== 'string' || typeof doc.records !== 'object' || doc.records === null) {
+    throw corrupt('it is a format-1 document without thread, run or records');
+  }
+  const records: Record<string, SavedRecord> = {};
+  for (const [rel, r] of Object.entries(doc.records as Record<string, unknown>)) {
+    const x = r as { value?: Json; version?: unknown; updatedAt?: unknown; updatedBy?: unknown } | null;
+    const at = typeof x?.updatedAt === 'string' ? Date.parse(x.updatedAt) : NaN;
+    if (!x || !('value' in x) || !Number.isSafeInteger(x.version) || Number.isNaN(at) || typeof x.updatedBy !== 'string') {
+      throw corrupt(`format-1 record ${JSON.stringify(rel)} is malformed`);
+    }
+    records[rel] = { v: x.value as Json, ver: x.version as number, at, by: x.updatedBy };
+    checkSaved(rel, records[rel]);
+  }
+  return { format: FORMAT, kind: 'thread', thread: doc.thread, run: doc.run, records };
+}

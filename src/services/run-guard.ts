@@ -1,0 +1,24 @@
+// The run-scope write rule: writes to scope "run" go to the thread's current run, and stop once it has finished.
+import { resolveScope } from '../context.js';
+import { BlackboardError } from '../errors.js';
+import type { StoreTx } from '../store/versioned-store.js';
+import type { LifecycleService } from './lifecycle.js';
+import type { Session, ThreadInfo } from './session.js';
+
+/** Checked inside every kv write's transaction, before the write. */
+export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
+
+/**
+ * A write to this connection's run scope is refused with RUN_FINISHED when another connection has moved the thread to
+ * a new run since (the caller retries and lands in the current run), or when the run is `finished`.
+ */
+export function runScopeGuard(session: Session, lifecycle: LifecycleService): WriteGuard {
+  return async (scope, tx) => {
+    if (scope.id !== resolveScope('run', session.identity).id) return;
+    const current = ((await tx.get(session.threadKey(session.identity.thread)))?.value as ThreadInfo | undefined)?.run;
+    if (current !== session.identity.run) {
+      throw new BlackboardError('RUN_FINISHED', 'That run was replaced by run_start on this thread. Retry the call: it will go to the current run.');
+    }
+    await lifecycle.assertActive(tx);
+  };
+}

@@ -1,0 +1,388 @@
+// Reads one namespace's board — scopes and keys, plans, threads — through a read-only view of the store.
+import { z } from 'zod';
+import type { Json } from '../store/types.js';
+import type { Entry, VersionedStore } from '../store/versioned-store.js';
+import {
+  FAMILY,
+  PLAN_OWNER,
+  THREAD_OWNER,
+  allNamespaces,
+  allOwners,
+  boardNamespaceOf,
+  historyKey,
+  historySeq,
+  ofOwner,
+  parseKey,
+  recordsOf,
+  userKeys,
+  type KeyRange,
+  type ParsedKey,
+  type Section,
+} from './layout.js';
+
+/**
+ * What the board may do with the store: read records and ranges, and read the revision. The board is given only
+ * this (see {@link readOnlyView}), so no code path of the UI can write.
+ */
+export interface BoardSource {
+  list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
+  revision(): Promise<number>;
+  /** Calls `listener` after every commit (by any process) that may have changed `[lo, hi)`; returns the unsubscribe. */
+  subscribeRange(lo: string, hi: string, listener: () => void): () => void;
+}
+
+/** The store methods the board reads through. */
+export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange'>;
+
+/** A frozen object holding only the read methods of `store`: the store itself stays out of the UI's reach. */
+export function readOnlyView(store: ReadableStore): BoardSource {
+  return Object.freeze({
+    list: (query: { lo: string; hi: string; after?: string; limit: number }) => store.list(query),
+    revision: () => store.revision(),
+    subscribeRange: (lo: string, hi: string, listener: () => void) => store.subscribeRange(lo, hi, listener),
+  });
+}
+
+/** A key as the board shows it. The value is JSON text, cut at {@link MAX_VALUE_CHARS} characters. */
+export interface KeyView {
+  key: string;
+  value: string;
+  /** the value's JSON size in characters, and whether `value` was cut */
+  size: number;
+  cut: boolean;
+  version: number;
+  updatedBy: string;
+  updatedAt: number;
+  expiresAt?: number;
+}
+
+export interface ScopeView {
+  scope: string;
+  keys: KeyView[];
+}
+
+export interface StepView {
+  id: string;
+  content: string;
+  status: string;
+  owner?: string;
+  blockedBy?: string[];
+  note?: string;
+}
+
+export interface PlanView {
+  planId: string;
+  title: string;
+  status: string;
+  scope: string;
+  steps: StepView[];
+  version: number;
+  createdAt?: number;
+  updatedAt: number;
+  updatedBy: string;
+  expiresAt?: number;
+}
+
+export interface HistoryView {
+  seq: number;
+  kind: string;
+  content: string;
+  data?: Json;
+  at: number;
+  by: string;
+}
+
+export interface ThreadView {
+  thread: string;
+  parent?: string;
+  root?: string;
+  level?: number;
+  runs?: number;
+  /** the thread's current run */
+  run?: string;
+  /** the current run's lifecycle state (`loading` until it reports) */
+  state: string;
+  reason?: string;
+  stateAt?: number;
+  /** who last wrote the thread's records */
+  agent?: string;
+  budgets: Array<{ name: string; current: number; max?: number }>;
+  finalAnswer?: { content: string; metadata?: Json; run: string; setAt: number; setBy: string };
+  /** the most recent events, oldest first */
+  history: HistoryView[];
+  lastSeq: number;
+  lastActivity: number;
+}
+
+/** A namespace's board, or the sections asked for. */
+export interface BoardView {
+  namespace: string;
+  /** the store revision read before the sections: the board shows at least this */
+  revision: number;
+  scopes?: ScopeView[];
+  plans?: PlanView[];
+  threads?: ThreadView[];
+  /** sections that hold only the first part of what the store has */
+  truncated: Section[];
+}
+
+export const MAX_VALUE_CHARS = 4000;
+const MAX_KEYS = 2000;
+const MAX_PLANS = 200;
+const MAX_THREAD_RECORDS = 5000;
+const MAX_THREADS = 60;
+const HISTORY_SHOWN = 15;
+const MAX_NAMESPACES = 200;
+const PAGE = 500;
+
+const threadInfo = z.object({
+  parent: z.string().optional(),
+  root: z.string().optional(),
+  level: z.number().optional(),
+  runs: z.number().optional(),
+  run: z.string().optional(),
+});
+const lifecycleRecord = z.object({ state: z.string(), run: z.string(), reason: z.string().optional() });
+const budgetRecord = z.object({ current: z.number(), max: z.number().optional() });
+const answerRecord = z.object({ content: z.string(), run: z.string(), metadata: z.json().optional() });
+const historyRecord = z.object({ kind: z.string(), content: z.string(), data: z.json().optional() });
+const planRecord = z.object({
+  title: z.string(),
+  status: z.string(),
+  scope: z.string(),
+  createdAt: z.number().optional(),
+  steps: z.array(
+    z.object({
+      id: z.string(),
+      content: z.string(),
+      status: z.string(),
+      owner: z.string().optional(),
+      blockedBy: z.array(z.string()).optional(),
+      note: z.string().optional(),
+    }),
+  ),
+});
+
+/** Decodes a stored value; a record of an unexpected shape is left out rather than crashing the board. */
+function decode<T>(schema: z.ZodType<T>, entry: Entry | undefined): T | undefined {
+  if (!entry) return undefined;
+  const parsed = schema.safeParse(entry.value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Reads boards from a {@link BoardSource}. Stateless: every call reads the store afresh. */
+export class BoardReader {
+  constructor(private readonly source: BoardSource) {}
+
+  /** The namespaces that hold any record, in key order (found by skipping from one namespace to the next). */
+  async namespaces(): Promise<string[]> {
+    const found: string[] = [];
+    let lo = allNamespaces.lo;
+    while (found.length < MAX_NAMESPACES) {
+      const { entries } = await this.source.list({ lo, hi: allNamespaces.hi, limit: 1 });
+      if (entries.length === 0) break;
+      const namespace = boardNamespaceOf(entries[0][0]);
+      if (namespace === undefined) break;
+      found.push(namespace);
+      lo = recordsOf(namespace).hi;
+    }
+    return found;
+  }
+
+  async board(namespace: string, sections: readonly Section[]): Promise<BoardView> {
+    const view: BoardView = { namespace, revision: await this.source.revision(), truncated: [] };
+    const [scopes, plans, threads] = await Promise.all([
+      sections.includes('scopes') ? this.scopes(namespace) : undefined,
+      sections.includes('plans') ? this.plans(namespace) : undefined,
+      sections.includes('threads') ? this.threads(namespace) : undefined,
+    ]);
+    if (scopes) {
+      view.scopes = scopes.scopes;
+      if (scopes.truncated) view.truncated.push('scopes');
+    }
+    if (plans) {
+      view.plans = plans.plans;
+      if (plans.truncated) view.truncated.push('plans');
+    }
+    if (threads) {
+      view.threads = threads.threads;
+      if (threads.truncated) view.truncated.push('threads');
+    }
+    return view;
+  }
+
+  /** Every user key of the namespace, grouped by scope: `global` first, then by name. */
+  async scopes(namespace: string): Promise<{ scopes: ScopeView[]; truncated: boolean }> {
+    const { entries, truncated } = await this.listAll(userKeys(namespace), MAX_KEYS);
+    const byScope = new Map<string, KeyView[]>();
+    for (const [storageKey, entry] of entries) {
+      const parsed = parseKey(namespace, storageKey);
+      if (parsed?.kind !== 'data') continue;
+      let keys = byScope.get(parsed.scope);
+      if (!keys) byScope.set(parsed.scope, (keys = []));
+      keys.push(keyView(parsed.key, entry));
+    }
+    const scopes = [...byScope].map(([scope, keys]) => ({ scope, keys }));
+    scopes.sort((a, b) => (a.scope === 'global' ? -1 : b.scope === 'global' ? 1 : a.scope < b.scope ? -1 : 1));
+    return { scopes, truncated };
+  }
+
+  /** The namespace's plans: active ones first, then the most recently changed. */
+  async plans(namespace: string): Promise<{ plans: PlanView[]; truncated: boolean }> {
+    const { entries, truncated } = await this.listAll(ofOwner(namespace, FAMILY.plan, PLAN_OWNER), MAX_PLANS);
+    const plans: PlanView[] = [];
+    for (const [storageKey, entry] of entries) {
+      const record = decode(planRecord, entry);
+      if (!record) continue;
+      plans.push({
+        planId: parseKey(namespace, storageKey)!.key,
+        title: record.title,
+        status: record.status,
+        scope: record.scope,
+        steps: record.steps,
+        version: entry.version,
+        ...(record.createdAt !== undefined ? { createdAt: record.createdAt } : {}),
+        updatedAt: entry.updatedAt,
+        updatedBy: entry.updatedBy,
+        ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}),
+      });
+    }
+    plans.sort((a, b) => Number(b.status === 'active') - Number(a.status === 'active') || b.updatedAt - a.updatedAt);
+    return { plans, truncated };
+  }
+
+  /**
+   * The namespace's threads, most recently active first: each family is read with one range over all threads,
+   * then the recent history of the threads shown.
+   */
+  async threads(namespace: string): Promise<{ threads: ThreadView[]; truncated: boolean }> {
+    const [metas, lifecycles, budgets, finals, seqs] = await Promise.all([
+      this.listAll(ofOwner(namespace, FAMILY.thread, THREAD_OWNER), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.lifecycle), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.budget), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.final), MAX_THREAD_RECORDS),
+      this.listAll(allOwners(namespace, FAMILY.historySeq), MAX_THREAD_RECORDS),
+    ]);
+    // Family records name their thread as the owner; thread records name it as the key.
+    const owner = (storageKey: string): string => {
+      const parsed = parseKey(namespace, storageKey) as Extract<ParsedKey, { kind: 'family' }>;
+      return parsed.owner;
+    };
+    const threads = new Map<string, ThreadView>();
+    const thread = (id: string): ThreadView => {
+      let t = threads.get(id);
+      if (!t) threads.set(id, (t = { thread: id, state: 'loading', budgets: [], history: [], lastSeq: 0, lastActivity: 0 }));
+      return t;
+    };
+    // The agent of a thread is who last wrote its own records (a child's budget step also writes its ancestors' budgets).
+    const touch = (t: ThreadView, entry: Entry, own = true): void => {
+      if (entry.updatedAt < t.lastActivity) return;
+      t.lastActivity = entry.updatedAt;
+      if (own) t.agent = entry.updatedBy;
+    };
+    for (const [storageKey, entry] of metas.entries) {
+      const info = decode(threadInfo, entry);
+      if (!info) continue;
+      const t = thread(parseKey(namespace, storageKey)!.key);
+      Object.assign(t, info);
+      touch(t, entry);
+    }
+    for (const [storageKey, entry] of lifecycles.entries) {
+      const record = decode(lifecycleRecord, entry);
+      if (!record) continue;
+      const t = thread(owner(storageKey));
+      touch(t, entry);
+      // A run that has not reported yet is loading; an earlier run's state is not this run's.
+      if (t.run === undefined || record.run === t.run) {
+        t.state = record.state;
+        t.stateAt = entry.updatedAt;
+        if (record.reason !== undefined) t.reason = record.reason;
+        t.run ??= record.run;
+      }
+    }
+    for (const [storageKey, entry] of budgets.entries) {
+      const record = decode(budgetRecord, entry);
+      if (!record) continue;
+      const t = thread(owner(storageKey));
+      touch(t, entry, false);
+      t.budgets.push({ name: parseKey(namespace, storageKey)!.key, current: record.current, ...(record.max !== undefined ? { max: record.max } : {}) });
+    }
+    for (const [storageKey, entry] of finals.entries) {
+      const record = decode(answerRecord, entry);
+      if (!record) continue;
+      const t = thread(owner(storageKey));
+      touch(t, entry);
+      t.finalAnswer = {
+        content: record.content,
+        ...(record.metadata !== undefined ? { metadata: record.metadata } : {}),
+        run: record.run,
+        setAt: entry.updatedAt,
+        setBy: entry.updatedBy,
+      };
+    }
+    for (const [storageKey, entry] of seqs.entries) {
+      if (typeof entry.value !== 'number') continue;
+      const t = thread(owner(storageKey));
+      touch(t, entry);
+      t.lastSeq = entry.value;
+    }
+    const all = [...threads.values()].sort((a, b) => b.lastActivity - a.lastActivity || (a.thread < b.thread ? -1 : 1));
+    const shown = all.slice(0, MAX_THREADS);
+    await Promise.all(shown.map(async (t) => (t.history = await this.history(namespace, t.thread, t.lastSeq))));
+    const truncated = all.length > MAX_THREADS || [metas, lifecycles, budgets, finals, seqs].some((r) => r.truncated);
+    return { threads: shown, truncated };
+  }
+
+  /** The last {@link HISTORY_SHOWN} events of a thread, oldest first. */
+  private async history(namespace: string, thread: string, lastSeq: number): Promise<HistoryView[]> {
+    if (lastSeq === 0) return [];
+    const from = lastSeq - HISTORY_SHOWN;
+    const { entries } = await this.source.list({
+      ...ofOwner(namespace, FAMILY.history, thread),
+      ...(from > 0 ? { after: historyKey(namespace, thread, from) } : {}),
+      limit: HISTORY_SHOWN,
+    });
+    const out: HistoryView[] = [];
+    for (const [storageKey, entry] of entries) {
+      const record = decode(historyRecord, entry);
+      if (!record) continue;
+      out.push({
+        seq: historySeq(storageKey),
+        kind: record.kind,
+        content: record.content,
+        ...(record.data !== undefined ? { data: record.data } : {}),
+        at: entry.updatedAt,
+        by: entry.updatedBy,
+      });
+    }
+    return out;
+  }
+
+  private async listAll(range: KeyRange, cap: number): Promise<{ entries: Array<[string, Entry]>; truncated: boolean }> {
+    const entries: Array<[string, Entry]> = [];
+    let after: string | undefined;
+    for (;;) {
+      const limit = Math.min(PAGE, cap + 1 - entries.length);
+      const page = await this.source.list({ ...range, ...(after !== undefined ? { after } : {}), limit });
+      entries.push(...page.entries);
+      if (entries.length > cap) return { entries: entries.slice(0, cap), truncated: true };
+      if (page.entries.length < limit) return { entries, truncated: false };
+      after = page.entries[page.entries.length - 1][0];
+    }
+  }
+}
+
+function keyView(key: string, entry: Entry): KeyView {
+  const text = JSON.stringify(entry.value, null, 2) ?? 'null';
+  const cut = text.length > MAX_VALUE_CHARS;
+  return {
+    key,
+    value: cut ? text.slice(0, MAX_VALUE_CHARS) : text,
+    size: text.length,
+    cut,
+    version: entry.version,
+    updatedBy: entry.updatedBy,
+    updatedAt: entry.updatedAt,
+    ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}),
+  };
+}

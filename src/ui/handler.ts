@@ -1,0 +1,243 @@
+// The board's HTTP routes — page, assets, JSON reads and the live event stream — as one mountable request handler.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { NAMESPACE_RE } from '../context.js';
+import { BlackboardError } from '../errors.js';
+import type { BoardAuth, Viewer } from './auth.js';
+import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
+import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
+import { LiveBoard } from './live.js';
+
+/** What a board handler is built from. */
+export interface BoardHandlerOptions {
+  /** The store; the handler keeps only a read-only view of it. */
+  store: ReadableStore;
+  /** The namespace shown first (`--namespace`); without it, the default namespace if it has records, else the first. */
+  namespace?: string;
+  /** How the store is named to people (shown in the page's footer). */
+  description?: string;
+  /** Token checks; without it every request may look (a loopback bind with no token). */
+  auth?: BoardAuth;
+  /** The product version shown in the footer. */
+  version?: string;
+}
+
+/**
+ * Handles a request when it is the board's (`/` and `/board/…`), and returns true; returns false for any other path,
+ * so a server can mount the board beside other routes. Only GET and HEAD are served: anything else gets 405 and
+ * changes nothing. Host and Origin checks are the mounting server's; token checks are the board's, because a
+ * browser proves its token once with `?token=` and then carries an HttpOnly, SameSite=Strict cookie.
+ */
+export interface BoardHandler {
+  (req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** Ends the open event streams and stops reading the store. */
+  close(): void;
+}
+
+const COOKIE = 'bb_board';
+const ASSETS: Record<string, string> = {
+  '/board/board.css': 'text/css; charset=utf-8',
+  '/board/board.js': 'text/javascript; charset=utf-8',
+  '/board/icon.svg': 'image/svg+xml',
+};
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-resource-policy': 'same-origin',
+};
+// Everything comes from this server; nothing inline, nothing from elsewhere.
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+interface Asset {
+  body: Buffer;
+  etag: string;
+}
+
+/** The page's files, read once: from `assets/` beside this module, or from the package's `src/ui/assets/` after a build. */
+function loadAssets(): Map<string, Asset> {
+  const dirs = [new URL('./assets/', import.meta.url), new URL('../../src/ui/assets/', import.meta.url)];
+  const dir = dirs.find((d) => existsSync(fileURLToPath(new URL('index.html', d))));
+  if (!dir) throw new Error('The board\'s page files (src/ui/assets) are missing from this installation.');
+  const assets = new Map<string, Asset>();
+  for (const [route, file] of [['/', 'index.html'], ...Object.keys(ASSETS).map((r) => [r, r.slice('/board/'.length)])]) {
+    const body = readFileSync(fileURLToPath(new URL(file, dir)));
+    assets.set(route, { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
+  }
+  return assets;
+}
+
+export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
+  const source: BoardSource = readOnlyView(options.store);
+  const reader = new BoardReader(source);
+  const live = new LiveBoard(source);
+  const assets = loadAssets();
+  const { auth } = options;
+
+  const viewerOf = (req: IncomingMessage): Viewer | undefined => {
+    if (!auth) return { namespaces: '*' };
+    const header = req.headers.authorization;
+    if (header?.startsWith('Bearer ')) return auth.byToken(header.slice('Bearer '.length));
+    const cookie = cookies(req)[COOKIE];
+    return cookie ? auth.byCookie(cookie) : undefined;
+  };
+
+  const allowed = (viewer: Viewer, namespace: string): boolean =>
+    viewer.namespaces === '*' || (namespace !== DEFAULT_NAMESPACE && viewer.namespaces.includes(namespace));
+
+  const namespaceParam = (url: URL, viewer: Viewer): string => {
+    const ns = url.searchParams.get('ns') ?? options.namespace ?? DEFAULT_NAMESPACE;
+    if (ns !== DEFAULT_NAMESPACE && !NAMESPACE_RE.test(ns)) {
+      throw new HttpError(400, 'INVALID_ARGUMENT', `ns must be a namespace (^[a-z][a-z0-9_]{0,31}$) or "${DEFAULT_NAMESPACE}" for the default one.`);
+    }
+    if (!allowed(viewer, ns)) throw new HttpError(403, 'FORBIDDEN', `Your token does not give access to namespace "${ns}".`);
+    return ns;
+  };
+
+  const handler = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    const url = new URL(req.url ?? '/', 'http://board.invalid');
+    const path = url.pathname;
+    if (path !== '/' && path !== '/board' && !path.startsWith('/board/')) return false;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { ...SECURITY_HEADERS, allow: 'GET, HEAD', 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'FORBIDDEN', message: 'The board is read-only: only GET and HEAD are served.' } }));
+      return true;
+    }
+    try {
+      if (ASSETS[path]) return sendAsset(req, res, assets.get(path)!, ASSETS[path]);
+      if (path === '/') {
+        const token = url.searchParams.get('token');
+        if (auth && token !== null) {
+          if (!auth.byToken(token)) return sendUnauthorized(res, 'page', 'That token is not valid.');
+          url.searchParams.delete('token');
+          res.writeHead(303, {
+            ...SECURITY_HEADERS,
+            location: `/${url.search}`,
+            'set-cookie': `${COOKIE}=${auth.cookieFor(token)}; HttpOnly; SameSite=Strict; Path=/`,
+            'cache-control': 'no-store',
+          });
+          res.end();
+          return true;
+        }
+        if (!viewerOf(req)) return sendUnauthorized(res, 'page');
+        return sendAsset(req, res, assets.get('/')!, 'text/html; charset=utf-8', { 'content-security-policy': CSP });
+      }
+      const viewer = viewerOf(req);
+      if (!viewer) return sendUnauthorized(res, 'api');
+      switch (path) {
+        case '/board/api/namespaces': {
+          const present = await reader.namespaces();
+          const namespaces = present.filter((ns) => allowed(viewer, ns));
+          if (options.namespace !== undefined && allowed(viewer, options.namespace) && !namespaces.includes(options.namespace)) {
+            namespaces.unshift(options.namespace);
+          }
+          const initial =
+            options.namespace ?? (namespaces.includes(DEFAULT_NAMESPACE) ? DEFAULT_NAMESPACE : (namespaces[0] ?? DEFAULT_NAMESPACE));
+          return sendJson(res, 200, {
+            namespaces,
+            initial: allowed(viewer, initial) ? initial : namespaces[0],
+            defaultNamespace: DEFAULT_NAMESPACE,
+            store: options.description,
+            version: options.version,
+          });
+        }
+        case '/board/api/board': {
+          const ns = namespaceParam(url, viewer);
+          const asked = url.searchParams.get('sections')?.split(',') ?? SECTIONS;
+          const sections = SECTIONS.filter((s) => asked.includes(s));
+          return sendJson(res, 200, await reader.board(ns, sections));
+        }
+        case '/board/api/events': {
+          const ns = namespaceParam(url, viewer);
+          res.writeHead(200, {
+            ...SECURITY_HEADERS,
+            'content-type': 'text/event-stream; charset=utf-8',
+            'cache-control': 'no-store',
+            'x-accel-buffering': 'no',
+          });
+          if (req.method === 'HEAD') res.end();
+          else live.add(res, ns);
+          return true;
+        }
+        default:
+          throw new HttpError(404, 'NOT_FOUND', `Nothing at ${path}.`);
+      }
+    } catch (error) {
+      if (res.headersSent) {
+        res.destroy();
+        return true;
+      }
+      if (error instanceof HttpError) return sendJson(res, error.status, { error: { code: error.code, message: error.message } });
+      const message = error instanceof BlackboardError ? error.message : 'The store could not be read.';
+      return sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message } });
+    }
+  };
+  return Object.assign(handler, { close: () => live.close() });
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function cookies(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+function sendAsset(req: IncomingMessage, res: ServerResponse, asset: Asset, type: string, extra: Record<string, string> = {}): true {
+  const headers = { ...SECURITY_HEADERS, ...extra, 'content-type': type, 'cache-control': 'no-cache', etag: asset.etag };
+  if (req.headers['if-none-match'] === asset.etag) {
+    res.writeHead(304, headers).end();
+    return true;
+  }
+  res.writeHead(200, { ...headers, 'content-length': asset.body.length });
+  res.end(asset.body);
+  return true;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): true {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+  return true;
+}
+
+function sendUnauthorized(res: ServerResponse, kind: 'page' | 'api', why = 'This board needs a token.'): true {
+  const hint = 'Open it once as /?token=YOUR_TOKEN; the browser then keeps an HttpOnly cookie for this board.';
+  if (kind === 'api') {
+    res.setHeader('www-authenticate', 'Bearer');
+    return sendJson(res, 401, { error: { code: 'FORBIDDEN', message: `${why} ${hint}` } });
+  }
+  const html =
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+    '<title>mcp-blackboard — token needed</title><link rel="icon" href="/board/icon.svg"><link rel="stylesheet" href="/board/board.css"></head>' +
+    `<body class="gate"><main><h1>mcp-blackboard</h1><p>${why}</p><p>${hint.replace('/?token=YOUR_TOKEN', '<code>/?token=YOUR_TOKEN</code>')}</p></main></body></html>`;
+  res.writeHead(401, {
+    ...SECURITY_HEADERS,
+    'content-security-policy': CSP,
+    'www-authenticate': 'Bearer',
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+  });
+  res.end(html);
+  return true;
+}

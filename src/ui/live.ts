@@ -1,0 +1,103 @@
+// Server-sent events for the board: tells each connected browser which sections moved, so it re-reads only those.
+import type { ServerResponse } from 'node:http';
+import type { BoardSource } from './board-reader.js';
+import { sectionRanges, type Section } from './layout.js';
+
+/** The browsers looking at one namespace, and the store subscriptions that serve them. */
+interface Room {
+  viewers: Set<ServerResponse>;
+  unsubscribe: Array<() => void>;
+  dirty: Set<Section>;
+  timer?: NodeJS.Timeout;
+}
+
+const KEEPALIVE_MS = 15_000;
+/** Commits that land together (a burst of writes) are told in one event. */
+const COALESCE_MS = 30;
+
+/**
+ * Follows the store's change feed for each namespace a browser is looking at (nothing at all while none is) and
+ * sends its streams these events:
+ * - `hello` `{revision, ok}` on connect and reconnect: read the whole board;
+ * - `change` `{revision, sections}` after commits (by any process) that touched those sections.
+ */
+export class LiveBoard {
+  private readonly rooms = new Map<string, Room>();
+  private keepalive?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly source: BoardSource) {}
+
+  add(res: ServerResponse, namespace: string): void {
+    if (this.closed) {
+      res.end();
+      return;
+    }
+    const room = this.rooms.get(namespace) ?? this.open(namespace);
+    room.viewers.add(res);
+    res.on('close', () => {
+      room.viewers.delete(res);
+      if (room.viewers.size === 0) this.shut(namespace, room);
+    });
+    // A dropped connection is retried by the browser after a second.
+    res.write('retry: 1000\n\n');
+    void this.source.revision().then(
+      (revision) => send(res, 'hello', { revision, ok: true }),
+      (error: unknown) => send(res, 'hello', { revision: null, ok: false, message: (error as Error).message }),
+    );
+    this.keepalive ??= setInterval(() => {
+      for (const r of this.rooms.values()) for (const viewer of r.viewers) viewer.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const [namespace, room] of this.rooms) {
+      for (const viewer of room.viewers) viewer.end();
+      this.shut(namespace, room);
+    }
+  }
+
+  private open(namespace: string): Room {
+    const room: Room = { viewers: new Set(), unsubscribe: [], dirty: new Set() };
+    this.rooms.set(namespace, room);
+    // Subscribed before any browser reads the board, so no commit between its read and the first event is missed.
+    for (const { section, range } of sectionRanges(namespace)) {
+      room.unsubscribe.push(
+        this.source.subscribeRange(range.lo, range.hi, () => {
+          room.dirty.add(section);
+          room.timer ??= setTimeout(() => void this.flush(room), COALESCE_MS);
+        }),
+      );
+    }
+    return room;
+  }
+
+  private async flush(room: Room): Promise<void> {
+    const sections = [...room.dirty];
+    room.dirty.clear();
+    room.timer = undefined;
+    let revision: number | null = null;
+    try {
+      revision = await this.source.revision();
+    } catch {
+      // The browser re-reads and reports the store as unavailable if it still is.
+    }
+    for (const viewer of room.viewers) send(viewer, 'change', { revision, sections });
+  }
+
+  private shut(namespace: string, room: Room): void {
+    clearTimeout(room.timer);
+    for (const unsubscribe of room.unsubscribe) unsubscribe();
+    room.unsubscribe = [];
+    if (this.rooms.get(namespace) === room) this.rooms.delete(namespace);
+    if (this.rooms.size === 0) {
+      clearInterval(this.keepalive);
+      this.keepalive = undefined;
+    }
+  }
+}
+
+function send(res: ServerResponse, event: string, data: unknown): void {
+  if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}

@@ -1,0 +1,189 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createBoardHandler } from '../../src/ui/handler.js';
+import { tempDir } from '../contract/backends.js';
+import { CLI, agentsClosedAfterEach, memoryStore, runCli } from '../helpers.js';
+
+// The board over real HTTP, without a browser: the token cookie, Host and Origin checks, the subcommand's flags, and
+// the handler mounted in another server (as the HTTP transport mounts it at GET /).
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill();
+});
+
+async function startUi(args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [CLI, 'ui', '--store', `sqlite://${join(tempDir(), 'ui.db')}`, '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return new Promise<string>((resolve, reject) => {
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      const m = /board at (http:\/\/\S+\/)/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
+  });
+}
+
+/** A raw GET with exactly the headers given (fetch would not let a test set Host). */
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('ui subcommand flags', () => {
+  it('ui --help lists every flag; bad flags are one line and exit 2', async () => {
+    const help = await runCli(['ui', '--help']);
+    expect(help.code).toBe(0);
+    for (const flag of ['--store', '--namespace', '--port', '--host', '--token', '--auth']) expect(help.stdout).toContain(flag);
+    expect((await runCli(['--help'])).stdout).toContain('mcp-blackboard ui');
+
+    for (const [args, message] of [
+      [['ui', '--port', 'x'], '--port must be a whole number'],
+      [['ui', '--namespace', 'Bad'], '--namespace "Bad" must match'],
+      [['ui', '--bogus'], "Unknown option '--bogus'"],
+      [['ui', '--token', 'a', '--auth', 'f.json'], 'not both'],
+      [['ui', '--host', '0.0.0.0'], 'Refusing to serve the board on 0.0.0.0 without --token or --auth'],
+    ] as const) {
+      const run = await runCli([...args], undefined, { BLACKBOARD_TOKEN: '' });
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain(message);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('a malformed auth file stops start-up with one line naming the problem', async () => {
+    const file = join(tempDir(), 'auth.json');
+    writeFileSync(file, JSON.stringify({ clients: [{ agent: 'a', namespaces: ['team'] }] }));
+    const run = await runCli(['ui', '--auth', file, '--port', '0']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('needs exactly one of token and tokenSha256');
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a port in use is one line and exit 1', async () => {
+    const url = await startUi([]);
+    const run = await runCli(['ui', '--port', new URL(url).port, '--store', 'memory://']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/port \d+ is in use/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('ui token, Host and Origin checks', () => {
+  it('with --token: 401 without it, ?token= once sets an HttpOnly SameSite=Strict cookie that is not the token', async () => {
+    const token = 'board-secret-1';
+    const url = await startUi(['--token', token]);
+    const gate = await get(url);
+    expect(gate.status).toBe(401);
+    expect(gate.headers['www-authenticate']).toBe('Bearer');
+    expect(gate.body).toContain('?token=');
+    expect((await get(`${url}board/api/board?ns=-`)).status).toBe(401);
+    expect((await get(`${url}?token=wrong`)).status).toBe(401);
+
+    const login = await get(`${url}?token=${token}&ns=-`);
+    expect(login.status).toBe(303);
+    expect(login.headers.location).toBe('/?ns=-');
+    const cookie = (login.headers['set-cookie'] as string[])[0];
+    expect(cookie).toMatch(/^bb_board=[A-Za-z0-9_-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+    const value = cookie.split(';')[0];
+    expect(value).not.toContain(token);
+
+    const page = await get(url, { cookie: value });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+    expect((await get(`${url}board/api/board?ns=-`, { cookie: value })).status).toBe(200);
+    expect((await get(`${url}board/api/board?ns=-`, { cookie: 'bb_board=AAAA' })).status).toBe(401);
+    expect((await get(`${url}board/api/board?ns=-`, { authorization: `Bearer ${token}` })).status).toBe(200);
+  });
+
+  it('with --auth: each client sees only its namespaces', async () => {
+    const file = join(tempDir(), 'auth.json');
+    const hashed = createHash('sha256').update('ops-token').digest('hex');
+    writeFileSync(file, JSON.stringify({ clients: [{ tokenSha256: hashed, agent: 'auditor', namespaces: ['ops'], access: 'read' }] }));
+    const url = await startUi(['--auth', file]);
+    const auth = { authorization: 'Bearer ops-token' };
+    expect((await get(`${url}board/api/board?ns=ops`, auth)).status).toBe(200);
+    expect((await get(`${url}board/api/board?ns=team`, auth)).status).toBe(403);
+    expect((await get(`${url}board/api/board?ns=-`, auth)).status).toBe(403);
+    expect((await get(`${url}board/api/board?ns=Bad!`, auth)).status).toBe(400);
+  });
+
+  it('refuses a non-loopback Host and a foreign Origin on a loopback bind', async () => {
+    const url = await startUi([]);
+    const { port } = new URL(url);
+    expect((await get(url)).status).toBe(200);
+    expect((await get(url, { host: `localhost:${port}` })).status).toBe(200);
+    expect((await get(url, { host: `evil.example:${port}` })).status).toBe(403);
+    expect((await get(`${url}board/api/namespaces`, { origin: 'http://evil.example' })).status).toBe(403);
+    expect((await get(`${url}board/api/namespaces`, { origin: `http://127.0.0.1:${port}` })).status).toBe(200);
+    expect((await get(`${url}nothing-here`)).status).toBe(404);
+  });
+});
+
+describe('createBoardHandler mounted in another server', () => {
+  const connect = agentsClosedAfterEach();
+  let server: Server | undefined;
+  let close: (() => void) | undefined;
+  afterEach(async () => {
+    close?.();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+  });
+
+  it('serves / and /board/…, leaves other paths to the server, and tells a stream about in-process writes', async () => {
+    const store = memoryStore();
+    const agent = await connect({ store, config: { namespace: 'team', agent: 'planner' } });
+    const board = createBoardHandler({ store, namespace: 'team' });
+    close = board.close;
+    server = createServer((req, res) => {
+      void board(req, res).then((handled) => {
+        if (!handled) res.writeHead(418).end('mine');
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    expect((await fetch(`${base}/mcp`)).status).toBe(418);
+    expect((await fetch(`${base}/`)).headers.get('content-type')).toContain('text/html');
+    const meta = (await (await fetch(`${base}/board/api/namespaces`)).json()) as { namespaces: string[]; initial: string };
+    expect(meta).toMatchObject({ namespaces: ['team'], initial: 'team' });
+
+    const events = await fetch(`${base}/board/api/events?ns=team`);
+    expect(events.headers.get('content-type')).toContain('text/event-stream');
+    const reader = events.body!.getReader();
+    let text = '';
+    const until = async (pattern: RegExp): Promise<void> => {
+      while (!pattern.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    };
+    await until(/event: hello/);
+    await agent.ok('state_set', { key: 'k', value: 1 });
+    await until(/event: change\ndata: \{"revision":\d+,"sections":\["scopes"\]\}/);
+    await agent.ok('plan_create', { title: 'p', steps: ['a'] });
+    await until(/"sections":\["plans"(,"threads")?\]/);
+    await reader.cancel();
+
+    const view = (await (await fetch(`${base}/board/api/board?ns=team&sections=scopes,plans`)).json()) as {
+      scopes: Array<{ scope: string; keys: Array<{ key: string; value: string }> }>;
+      plans: Array<{ title: string }>;
+      threads?: unknown;
+    };
+    expect(view.scopes).toEqual([{ scope: 'global', keys: [expect.objectContaining({ key: 'k', value: '1', version: 1, updatedBy: 'planner' })] }]);
+    expect(view.plans.map((p) => p.title)).toEqual(['p']);
+    expect(view.threads).toBeUndefined();
+  });
+});
