@@ -42,14 +42,26 @@ const str = (reply: Reply): string => (reply === null ? '' : String(reply));
 /**
  * Per-key locks inside this process. Transactions of one process that read the same keys would only make each
  * other re-run, so they take turns here and compete only with other processes. Keys are taken all at once in one
- * order, so two transactions never wait on each other.
+ * order, so two transactions never wait on each other. The locks only spare work (commits are checked by Redis
+ * either way), so a transaction that waited too long — Redis hangs under the holder — goes ahead without them.
  */
 class KeyLocks {
   private readonly tails = new Map<string, Promise<void>>();
 
-  async acquire(keys: Iterable<string>): Promise<() => void> {
+  async acquire(keys: Iterable<string>, waitMs: number): Promise<() => void> {
+    const taking = this.take([...new Set(keys)].sort());
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
+    const release = await Promise.race([taking, gaveUp]);
+    clearTimeout(timer);
+    if (release) return release;
+    void taking.then((late) => late());
+    return () => {};
+  }
+
+  private async take(keys: string[]): Promise<() => void> {
     const releases: Array<() => void> = [];
-    for (const key of [...new Set(keys)].sort()) {
+    for (const key of keys) {
       const previous = this.tails.get(key) ?? Promise.resolve();
       let release!: () => void;
       const mine = new Promise<void>((resolve) => (release = resolve));
@@ -188,7 +200,7 @@ export class RedisBackend implements Backend {
   ): Promise<{ result: T; revision: number }> {
     const deadline = Date.now() + this.options.conflictTimeoutMs;
     const lockKeys = new Set(prefetch);
-    let release = lockKeys.size > 0 ? await this.locks.acquire(lockKeys) : undefined;
+    let release = lockKeys.size > 0 ? await this.locks.acquire(lockKeys, this.options.callTimeoutMs) : undefined;
     try {
       for (let attempt = 0; ; attempt++) {
         const outcome = await this.attempt(fn, prefetch, attempt === 0 || Date.now() < deadline);
@@ -202,7 +214,7 @@ export class RedisBackend implements Backend {
           for (const key of grown) lockKeys.add(key);
           release?.();
           release = undefined;
-          release = await this.locks.acquire(lockKeys);
+          release = await this.locks.acquire(lockKeys, this.options.callTimeoutMs);
         }
       }
     } finally {

@@ -123,10 +123,14 @@ describe('Redis faults', () => {
     await writeKey(backend, 'y', 1);
     server!.pause();
     try {
-      const started = Date.now();
+      let started = Date.now();
       await expect(backend.get('y')).rejects.toThrow();
-      await expect(writeKey(backend, 'y', 2)).rejects.toThrow();
-      expect(Date.now() - started).toBeLessThan(4000);
+      expect(Date.now() - started).toBeLessThan(2000);
+      // Concurrent writes of one key take turns in this process, but none waits behind the others' timeouts.
+      started = Date.now();
+      const writes = await Promise.allSettled(Array.from({ length: 6 }, () => writeKey(backend, 'y', 2)));
+      expect(writes.map((w) => w.status)).toEqual(Array(6).fill('rejected'));
+      expect(Date.now() - started).toBeLessThan(3500);
     } finally {
       server!.resume();
     }
