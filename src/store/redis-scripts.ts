@@ -33,60 +33,83 @@ for i = 1, #ARGV do out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) end
 return out`;
 
 /**
+ * Lua shared by the listing and the commit scripts: `scan` visits the live records (in the index, not expired at
+ * `now`) of a ZRANGEBYLEX range in order, up to `limit`, and stops early when `visit` returns false (then -1);
+ * `revOf` reads the revision at the head of a record's text (0 absent, -1 unreadable), as the backend does.
+ */
+const SCAN = `
+local function revOf(raw)
+  if not raw then return 0 end
+  return tonumber(string.match(raw, '^{"rev":(%d+),')) or -1
+end
+local function scan(start, stop, limit, now, visit)
+  local n = 0
+  while n < limit do
+    local want = limit - n
+    if want < 64 then want = 64 end
+    local keys = redis.call('ZRANGEBYLEX', KEYS[3], start, stop, 'LIMIT', 0, want)
+    for k = 1, #keys do
+      local key = keys[k]
+      local exp = redis.call('ZSCORE', KEYS[4], key)
+      if (not exp) or tonumber(exp) > now then
+        local raw = redis.call('HGET', KEYS[2], key)
+        if raw then
+          n = n + 1
+          if not visit(n, key, raw) then return -1 end
+          if n >= limit then return n end
+        end
+      end
+    end
+    if #keys < want then return n end
+    start = '(' .. keys[#keys]
+  end
+  return n
+end`;
+
+/**
  * A consistent listing: live records (not tombstones, not expired) of a lexicographic range, and the revision.
  * ARGV: start (`-`, `[lo` or `(after`), stop (`(hi`), limit, now. Returns `{revision, key, record, key, record…}`.
  */
-export const LIST = `
+export const LIST = `${SCAN}
 local out = {redis.call('GET', KEYS[1]) or '0'}
-local start, stop, limit, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local n = 0
-while n < limit do
-  local want = limit - n
-  if want < 64 then want = 64 end
-  local keys = redis.call('ZRANGEBYLEX', KEYS[3], start, stop, 'LIMIT', 0, want)
-  for i = 1, #keys do
-    local key = keys[i]
-    local exp = redis.call('ZSCORE', KEYS[4], key)
-    if (not exp) or tonumber(exp) > now then
-      local raw = redis.call('HGET', KEYS[2], key)
-      if raw then
-        out[#out + 1] = key
-        out[#out + 1] = raw
-        n = n + 1
-        if n >= limit then break end
-      end
-    end
-  end
-  if #keys < want or n >= limit then break end
-  start = '(' .. keys[#keys]
-end
+scan(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), function(_, key, raw)
+  out[#out + 1] = key
+  out[#out + 1] = raw
+  return true
+end)
 return out`;
 
 /**
- * A commit. Checks the read set — the store revision a listing saw (ARGV[1], -1 for none) and the revision of
- * each record read (0 = absent) — and, when nothing changed, bumps the revision, appends the logged writes to the
- * stream, applies the writes and trims the stream to its bound. Returns `{1, revision}` or `{0, revision}` on a
- * conflict (nothing written).
+ * A commit. Checks the read set — the revision of each record read (0 = absent), and each listing, run again with
+ * the same bounds, limit and time, still giving the same keys at the same revisions — and, when nothing changed,
+ * bumps the revision, appends the logged writes to the stream, applies the writes and trims the stream to its
+ * bound. Returns `{1, revision}`, or `{0, revision}` on a conflict (nothing written).
  *
- * ARGV: listRevision, now, maxLogEntries, readCount, (key, rev)×readCount, then per write:
+ * ARGV: now, maxLogEntries, readCount, listCount, (key, rev)×readCount,
+ * (start, stop, limit, now, rowCount, (key, rev)×rowCount)×listCount, then per write:
  * key, body (the record's JSON text without its leading `{`; empty = remove), exp (empty = none),
  * tombstone time (empty = not a tombstone), log value (empty = not logged).
  */
-export const COMMIT = `
+export const COMMIT = `${SCAN}
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
-local listRev = tonumber(ARGV[1])
-if listRev >= 0 and listRev ~= rev then return {0, rev} end
 local i = 5
-for _ = 1, tonumber(ARGV[4]) do
-  local raw = redis.call('HGET', KEYS[2], ARGV[i])
-  local seen = 0
-  if raw then seen = tonumber(string.match(raw, '^{"rev":(%d+),')) or -1 end
-  if seen ~= tonumber(ARGV[i + 1]) then return {0, rev} end
+for _ = 1, tonumber(ARGV[3]) do
+  if revOf(redis.call('HGET', KEYS[2], ARGV[i])) ~= tonumber(ARGV[i + 1]) then return {0, rev} end
   i = i + 2
+end
+for _ = 1, tonumber(ARGV[4]) do
+  local count = tonumber(ARGV[i + 4])
+  local base = i + 5
+  local n = scan(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), function(n, key, raw)
+    local j = base + 2 * (n - 1)
+    return n <= count and ARGV[j] == key and tonumber(ARGV[j + 1]) == revOf(raw)
+  end)
+  if n ~= count then return {0, rev} end
+  i = base + 2 * count
 end
 if i > #ARGV then return {1, rev} end
 rev = redis.call('INCR', KEYS[1])
-local at = ARGV[2]
+local at = ARGV[1]
 local seq = 0
 local batch = {}
 local function flush()
@@ -128,7 +151,7 @@ for j = i, #ARGV, 5 do
     if exp == '' then redis.call('ZREM', KEYS[4], key) else redis.call('ZADD', KEYS[4], exp, key) end
   end
 end
-local maxLog = tonumber(ARGV[3])
+local maxLog = tonumber(ARGV[2])
 if seq > 0 and maxLog > 0 then
   local len = redis.call('XLEN', KEYS[6])
   if len > maxLog + 100 then

@@ -77,14 +77,24 @@ class KeyLocks {
   }
 }
 
+/** A listing made by a transaction, as the commit script checks it again. */
+interface Listed {
+  rows: Array<[string, StoredRecord]>;
+  revision: number;
+  /** the LIST script's arguments (none: an empty range, nothing to check) */
+  args: string[];
+  /** every row the script returned, corrupt ones included: key and revision */
+  seen: Array<[string, number]>;
+}
+
 type Attempt<T> = { done: true; result: T; revision: number } | { done: false; read: string[] };
 
 /**
  * A board in Redis. Records are JSON text in one hash; sorted sets index them for code-point-ordered listing, expiry
  * and tombstones; the revision is a counter; the change log is a stream whose ids are revisions. Reads that must
- * agree are one read-only script; a commit is one script that checks what the transaction read (record revisions,
- * or the store revision after a listing) and applies everything or nothing, so transactions are optimistic and
- * re-run on conflict. Other processes' commits are followed with `XREAD BLOCK` on a second connection.
+ * agree are one read-only script; a commit is one script that checks what the transaction read (the revision of
+ * each record read; each listing, run again) and applies everything or nothing, so transactions are optimistic and
+ * re-run only when something they read changed. Other processes' commits are followed with `XREAD BLOCK` on a second connection.
  *
  * Failure behaviour: the offline queue is disabled and every call has a timeout, so a Redis that is down or hangs
  * fails calls within seconds; the client reconnects by itself and calls succeed again when Redis is back.
@@ -180,7 +190,8 @@ export class RedisBackend implements Backend {
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
-    return this.listRaw(query);
+    const { rows, revision } = await this.listRaw(query);
+    return { rows, revision };
   }
 
   async revision(): Promise<number> {
@@ -203,7 +214,7 @@ export class RedisBackend implements Backend {
     let release = lockKeys.size > 0 ? await this.locks.acquire(lockKeys, this.options.callTimeoutMs) : undefined;
     try {
       for (let attempt = 0; ; attempt++) {
-        const outcome = await this.attempt(fn, prefetch, attempt === 0 || Date.now() < deadline);
+        const outcome = await this.attempt(fn, prefetch, Date.now() < deadline);
         if (outcome.done) return { result: outcome.result, revision: outcome.revision };
         if (Date.now() > deadline) {
           throw new Error(`a transaction met conflicting writes ${attempt + 1} times in a row for ${this.options.conflictTimeoutMs} ms and gave up`);
@@ -213,7 +224,6 @@ export class RedisBackend implements Backend {
         if (grown.length > 0) {
           for (const key of grown) lockKeys.add(key);
           release?.();
-          release = undefined;
           release = await this.locks.acquire(lockKeys, this.options.callTimeoutMs);
         }
       }
@@ -231,10 +241,10 @@ export class RedisBackend implements Backend {
     const begun = await this.begin(prefetch);
     const cache = new Map<string, string | null>(begun.fetched);
     const reads = new Map<string, number>();
-    let listRevision = -1;
-    let consistent = true;
+    const lists: Listed[] = [];
+    let revision = begun.revision;
     // Reads after the first round trip happen at different moments: unless there is only one read in all, they are
-    // checked against each other (by the commit script) before the result counts.
+    // checked (by the commit script, against the current state) before the result counts.
     let laterReads = 0;
     let prefetchedReads = 0;
     const tx: BackendTx = {
@@ -251,31 +261,29 @@ export class RedisBackend implements Backend {
       },
       list: async (query) => {
         laterReads++;
-        const { rows, revision } = await this.listRaw(query);
-        if (listRevision >= 0 && listRevision !== revision) consistent = false;
-        listRevision = Math.max(listRevision, revision);
-        return rows;
+        const listed = await this.listRaw(query);
+        lists.push(listed);
+        revision = Math.max(revision, listed.revision);
+        return listed.rows;
       },
     };
     const needsCheck = (): boolean => laterReads > 1 || (laterReads === 1 && prefetchedReads > 0);
+    const conflict = (): Attempt<T> => ({ done: false, read: [...reads.keys()] });
     let outcome: { result: T; writes: Writes };
     try {
       outcome = await fn(tx, { revision: begun.revision, now: begun.now });
     } catch (error) {
       // An error decided from reads that no longer agree with each other is decided again; otherwise it stands.
       if (mayRetry && needsCheck()) {
-        const agree = consistent && (await this.commit(reads, listRevision, begun.now, new Map()).then((r) => r.ok, () => true));
-        if (!agree) return { done: false, read: [...reads.keys()] };
+        const agree = await this.commit(reads, lists, begun.now, new Map()).then((r) => r.ok, () => true);
+        if (!agree) return conflict();
       }
       throw error;
     }
-    if (!consistent) return { done: false, read: [...reads.keys()] };
-    if (outcome.writes.size === 0 && !needsCheck()) {
-      return { done: true, result: outcome.result, revision: Math.max(begun.revision, listRevision) };
-    }
-    const committed = await this.commit(reads, listRevision, begun.now, outcome.writes);
+    if (outcome.writes.size === 0 && !needsCheck()) return { done: true, result: outcome.result, revision };
+    const committed = await this.commit(reads, lists, begun.now, outcome.writes);
     if (committed.ok) return { done: true, result: outcome.result, revision: committed.revision };
-    return { done: false, read: [...reads.keys()] };
+    return conflict();
   }
 
   async due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]> {
@@ -386,33 +394,44 @@ export class RedisBackend implements Backend {
     return { revision, now: server, fetched };
   }
 
-  private async listRaw(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
-    if (query.limit <= 0 || compareKeys(query.lo, query.hi) >= 0) return { rows: [], revision: await this.revision() };
+  /** A listing, with what a commit needs to check it again: its script arguments, and each row's key and revision. */
+  private async listRaw(query: RangeQuery): Promise<Listed> {
+    if (query.limit <= 0 || compareKeys(query.lo, query.hi) >= 0) {
+      return { rows: [], revision: await this.revision(), args: [], seen: [] };
+    }
     const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
     const start = useAfter ? `(${query.after}` : query.lo === '' ? '-' : `[${query.lo}`;
-    const reply = (await this.redis.script('LIST', [start, `(${query.hi}`, String(query.limit), String(query.now)])) as string[];
+    const args = [start, `(${query.hi}`, String(query.limit), String(query.now)];
+    const reply = (await this.redis.script('LIST', args)) as string[];
     const revision = Number(reply[0]);
     this.see(revision);
     const rows: Array<[string, StoredRecord]> = [];
+    const seen: Array<[string, number]> = [];
     for (let i = 1; i < reply.length; i += 2) {
+      seen.push([reply[i], revOf(reply[i + 1])]);
       try {
         rows.push([reply[i], decode(reply[i], reply[i + 1])]);
       } catch {
         // A corrupt record is skipped in listings; reading that key directly reports it.
       }
     }
-    return { rows, revision };
+    return { rows, revision, args, seen };
   }
 
   /** Runs the commit script: checks the read set, then applies `writes` (none: only checks). */
   private async commit(
     reads: Map<string, number>,
-    listRevision: number,
+    lists: Listed[],
     now: number,
     writes: Writes,
   ): Promise<{ ok: boolean; revision: number }> {
-    const args = [String(listRevision), String(now), String(this.options.maxLogEntries), String(reads.size)];
+    const checked = lists.filter((list) => list.args.length > 0);
+    const args = [String(now), String(this.options.maxLogEntries), String(reads.size), String(checked.length)];
     for (const [key, rev] of reads) args.push(key, String(rev));
+    for (const list of checked) {
+      args.push(...list.args, String(list.seen.length));
+      for (const [key, rev] of list.seen) args.push(key, String(rev));
+    }
     for (const [key, write] of writes) {
       const record = write.record;
       if (record === null) {

@@ -190,20 +190,59 @@ describe('RedisBackend', () => {
     expect((await b.get('n'))?.v).toBe(101);
   });
 
-  it('re-runs a transaction that listed a range when anything committed meanwhile', async ({ skip }) => {
+  it('re-runs a transaction that listed a range only when that range changed meanwhile', async ({ skip }) => {
     if (skipped) skip(skipped);
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
+    await write(b, [['r\x1fold', rec(1)], ['r\x1fttl', rec(1, 1, { exp: Date.now() + 60_000 })]]);
+    const countRange = async (meanwhile: Array<[string, RecordWrite | null]>): Promise<{ runs: number; result: number }> => {
+      let runs = 0;
+      const { result } = await a.transaction(async (tx) => {
+        runs++;
+        const rows = await tx.list({ lo: 'r\x1f', hi: 'r\x20', limit: 100, now: Date.now() });
+        if (runs === 1) await write(b, meanwhile);
+        return { result: rows.length, writes: put([['count', rec(rows.length, runs + 10)]]) };
+      });
+      return { runs, result };
+    };
+    // writes elsewhere, even next to the range's ends, do not disturb it
+    expect(await countRange([['q\x1fz', rec(1)], ['r\x20', rec(1)], ['r', rec(1)]])).toEqual({ runs: 1, result: 2 });
+    // a key added, a record rewritten, a record removed: each makes it run again
+    expect(await countRange([['r\x1fnew', rec(1)]])).toEqual({ runs: 2, result: 3 });
+    expect(await countRange([['r\x1fold', rec(2, 2)]])).toEqual({ runs: 2, result: 3 });
+    expect(await countRange([['r\x1fnew', rec(null, 2, { del: 1 })]])).toEqual({ runs: 2, result: 2 });
+  });
+
+  it('decides again when a transaction failed on reads that no longer agree with each other', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `race${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    // b keeps x and y equal, changing both in one commit
+    await write(b, [['x', rec(1)], ['y', rec(1)]]);
     let runs = 0;
     const { result } = await a.transaction(async (tx) => {
       runs++;
-      const rows = await tx.list({ lo: 'r\x1f', hi: 'r\x20', limit: 100, now: Date.now() });
-      if (runs === 1) await write(b, [['r\x1fnew', rec(1)]]);
-      return { result: rows.length, writes: put([['count', rec(rows.length)]]) };
-    });
+      const x = await tx.get('x');
+      if (runs === 1) await write(b, [['x', rec(2, 2)], ['y', rec(2, 2)]]);
+      const y = await tx.get('y');
+      if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
+      return { result: x!.v, writes: new Map() };
+    }, ['x']);
     expect(runs).toBe(2);
-    expect(result).toBe(1);
+    expect(result).toBe(2);
+    // an error from reads that agree stands, at once
+    runs = 0;
+    await expect(
+      a.transaction(async (tx) => {
+        runs++;
+        await tx.get('x');
+        await tx.get('y');
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(runs).toBe(1);
   });
 
   it('counts exactly under concurrent increments from two stores', async ({ skip }) => {
