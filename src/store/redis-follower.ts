@@ -37,14 +37,15 @@ export class RedisFollower {
   private async run(): Promise<void> {
     let cursor = afterRevision(this.from);
     for (let failures = 0; !this.stopped; ) {
+      let connection = this.connection;
       try {
-        if (!this.connection) {
+        if (!connection) {
           // A fresh connection after every failure: one to a server that hung or vanished without closing the
           // socket would otherwise block for good.
-          const connection = await this.main.duplicate();
+          connection = await this.main.duplicate();
           if (this.stopped) {
             connection.destroy();
-            break;
+            return;
           }
           this.connection = connection;
           const [revision, compacted] = ((await connection.script('POSITION', [])) as string[]).map(Number);
@@ -54,7 +55,7 @@ export class RedisFollower {
             this.emit({ gap: true });
           }
         }
-        const reply = (await this.connection.call(
+        const reply = (await connection.call(
           ['XREAD', 'COUNT', '1000', 'BLOCK', String(BLOCK_MS), 'STREAMS', this.main.keys[5], cursor],
           BLOCK_MS + this.main.timeoutMs,
         )) as Array<[string, Array<[string, string[]]>]> | null;
@@ -67,8 +68,8 @@ export class RedisFollower {
           this.emit({ revision: Number(id.slice(0, id.indexOf('-'))), keys });
         }
       } catch {
-        this.connection?.destroy();
-        this.connection = undefined;
+        connection?.destroy();
+        if (this.connection === connection) this.connection = undefined;
         if (this.stopped) return;
         await sleep(Math.min(50 * 2 ** failures++, 1000));
       }

@@ -282,7 +282,7 @@ describe('RedisBackend', () => {
       expect(events.at(-1)).toEqual({ revision, keys: [`w${i}`] });
     }
     stop();
-    expect(delays.sort((x, y) => x - y)[2]).toBeLessThan(50);
+    expect(delays.sort((x, y) => x - y)[2]).toBeLessThan(500);
     // With no listener left, nothing is followed: a later commit reaches nobody.
     const count = events.length;
     await write(b, [['after', rec(1)]]);
