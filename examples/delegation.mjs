@@ -1,7 +1,7 @@
 // A parent agent delegates to a child thread in another process and waits for its answer. The child plans its work,
 // spends a budget shared with the parent, records a failed approach, answers once, and ends its run (which saves a
 // checkpoint). Run after `npm install`: node examples/delegation.mjs
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const store = `sqlite://${join(mkdtempSync(join(tmpdir(), 'bb-example-')), 'board.db')}`;
+const dir = mkdtempSync(join(tmpdir(), 'bb-example-'));
+const store = `sqlite://${join(dir, 'board.db')}`;
+// The example's temporary store goes away however the script ends.
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 async function agent(...flags) {
   const client = new Client({ name: 'example', version: '1.0.0' });

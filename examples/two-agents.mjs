@@ -1,7 +1,7 @@
 // Two agent processes share one SQLite blackboard: a planner posts a task, a worker waits for it with `watch`,
 // claims it with compare-and-set, and posts the result, which the planner is waiting for.
 // Run after `npm install`: node examples/two-agents.mjs
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const store = `sqlite://${join(mkdtempSync(join(tmpdir(), 'bb-example-')), 'board.db')}`;
+const dir = mkdtempSync(join(tmpdir(), 'bb-example-'));
+const store = `sqlite://${join(dir, 'board.db')}`;
+// The example's temporary store goes away however the script ends.
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 async function agent(name) {
   const client = new Client({ name, version: '1.0.0' });

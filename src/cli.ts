@@ -1,35 +1,46 @@
 #!/usr/bin/env node
-import { runBundleCommand } from './bundles.js';
-import { ConfigError, HELP, VERSION, parseConfig } from './config.js';
-import { defaultStorePath, openStore } from './store/open.js';
-import { maskStoreUrl } from './store/url.js';
-import { serveHttp } from './transports/http.js';
-import { serveStdio } from './transports/stdio.js';
-import { runUiCommand } from './ui/command.js';
+// The `mcp-blackboard` command: a subcommand from the table below, or (the default) the MCP server over stdio or HTTP.
+import { exportCommand, importCommand } from './bundles.js';
+import { ConfigError, VERSION, flagArgs, parseConfig, serveHelp, type Subcommand } from './config.js';
+import { defaultStorePath, maskStoreUrl, openStore } from './store/open.js';
+import type { VersionedStore } from './store/versioned-store.js';
+import { runHttp } from './transports/http-command.js';
+import { firstRunHint, serveStdio } from './transports/stdio.js';
+import { plainNames, renderMentions } from './tool-mentions.js';
+import { UI_HELP, runUiCommand } from './ui/command.js';
+
+/** Subcommands by name; each brings its own flags and `--help`. Without one, the server runs. */
+const COMMANDS: Record<string, Subcommand> = {
+  export: exportCommand,
+  import: importCommand,
+  ui: {
+    usage: 'ui [--store URL] [--namespace NS] [--port P]',
+    summary: 'a read-only, live view of the board in a browser',
+    help: UI_HELP,
+    run: (argv) => runUiCommand(flagArgs(argv)),
+  },
+};
+
+/** The first line of an error's message: what the user is shown, never a stack trace. */
+function oneLine(error: unknown): string {
+  const message = renderMentions(error instanceof Error ? error.message : String(error), plainNames);
+  return message.split('\n')[0].trim() || (error instanceof Error ? error.name : 'unknown error');
+}
+
 
 /** Entry point: flags and environment to config, then the transport. Only MCP frames ever go to stdout. */
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'ui') return runUiCommand(argv.slice(1));
-  if (argv[0] === 'export' || argv[0] === 'import') {
-    try {
-      return await runBundleCommand(argv[0], argv.slice(1));
-    } catch (error) {
-      console.error(`mcp-blackboard ${argv[0]}: ${(error as Error).message.split('\n')[0]}`);
-      return 1;
+  const first = argv[0];
+  if (first !== undefined && !first.startsWith('-')) {
+    const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
+    if (!command) {
+      throw new ConfigError(`unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(', ')}; with none, it serves MCP. Run mcp-blackboard --help.`);
     }
+    return command.run(argv.slice(1));
   }
-  let parsed;
-  try {
-    parsed = parseConfig(argv);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`mcp-blackboard: ${error.message}`);
-      return 2;
-    }
-    throw error;
-  }
+  const parsed = parseConfig(argv);
   if (parsed.kind === 'help') {
-    process.stdout.write(HELP);
+    process.stdout.write(serveHelp(COMMANDS));
     return 0;
   }
   if (parsed.kind === 'version') {
@@ -37,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = parsed.config;
-  let store;
+  let store: VersionedStore;
   try {
     store = await openStore(config.store, {
       maxValueBytes: config.maxValueBytes,
@@ -45,9 +56,7 @@ async function main(argv: string[]): Promise<number> {
       changeRetentionMs: config.changeRetentionSeconds * 1000,
     });
   } catch (error) {
-    console.error(
-      `mcp-blackboard: cannot open the store ${maskStoreUrl(config.store ?? `sqlite://${defaultStorePath()}`)}: ${(error as Error).message.split('\n')[0]}`,
-    );
+    console.error(`mcp-blackboard: cannot open the store ${config.store ? maskStoreUrl(config.store) : `sqlite://${defaultStorePath()}`}: ${oneLine(error)}`);
     return 1;
   }
   const shutdown = async (code: number): Promise<never> => {
@@ -62,13 +71,11 @@ async function main(argv: string[]): Promise<number> {
   const warning = (store.backend as { warning?: string }).warning;
   if (warning) console.error(`mcp-blackboard: warning: ${warning}`);
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
-  if (config.http) {
-    const { url } = await serveHttp(config, store);
-    console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${url} store=${where}${ns}${config.http.token ? ' (token required)' : ''}`);
-    return new Promise<number>(() => {});
-  }
+  if (config.http) return runHttp(config, store);
   const { tools, closed } = await serveStdio(config, store);
   console.error(`mcp-blackboard ${VERSION} on stdio: ${tools} tools, store=${where}${ns}`);
+  const hint = firstRunHint(process.stdin.isTTY === true, process.argv[1], argv);
+  if (hint) console.error(hint);
   await closed;
   await store.close().catch(() => {});
   return 0;
@@ -77,7 +84,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error('mcp-blackboard: fatal:', error);
-    process.exit(1);
+    const command = Object.hasOwn(COMMANDS, process.argv[2] ?? '') ? ` ${process.argv[2]}` : '';
+    console.error(`mcp-blackboard${command}: ${oneLine(error)}`);
+    process.exit(error instanceof ConfigError ? 2 : 1);
   },
 );

@@ -1,6 +1,9 @@
+// Flags and environment to configuration: the server's own flags, and the parsing every subcommand shares.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { NAMESPACE_RE } from './context.js';
+import { loadAuthFile, type AuthClient } from './transports/auth.js';
+import { isLoopbackAddress } from './transports/requests.js';
 
 export const FAMILIES = [
   'kv',
@@ -18,7 +21,19 @@ export type Family = (typeof FAMILIES)[number];
 
 /** Everything the server is told at start-up, from flags and environment. */
 export interface Config {
-  http?: { port: number; host: string; token?: string; sessionIdleSeconds: number };
+  http?: {
+    port: number;
+    host: string;
+    token?: string;
+    sessionIdleSeconds: number;
+    /** `--auth FILE`: one token per client, as loaded at start-up (the file is re-read on SIGHUP) */
+    auth?: { file: string; clients: AuthClient[] };
+    /** Host names accepted besides loopback ones (`--allowed-hosts`) */
+    allowedHosts: string[];
+    /** web origins accepted besides loopback ones (`--allowed-origins`) */
+    allowedOrigins: string[];
+    maxSessions: number;
+  };
   /** store URL; undefined = SQLite in the user's data directory */
   store?: string;
   namespace?: string;
@@ -45,17 +60,37 @@ export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
-export const HELP = `mcp-blackboard ${VERSION} - shared, durable, concurrency-safe state for LLM agents over MCP
+/**
+ * A subcommand (`mcp-blackboard export …`): its own flags, help and code. The CLI dispatches on the first argument
+ * through a table of these, and the main `--help` lists each by its `usage` and `summary`.
+ */
+export interface Subcommand {
+  /** what follows the program name in the main help, e.g. `export [--store URL] [--thread ID] > bundle.json` */
+  usage: string;
+  /** one line saying what it does */
+  summary: string;
+  /** the text `mcp-blackboard <name> --help` prints */
+  help: string;
+  /**
+   * Runs the command with the arguments after its name and resolves to the exit code. Throw ConfigError for a bad
+   * flag or value (exit 2, one line); any other error is printed as one line with exit code 1.
+   */
+  run(argv: string[]): Promise<number>;
+}
+
+/** The main `--help`: serving flags, with one entry per subcommand. */
+export function serveHelp(commands: Record<string, Pick<Subcommand, 'usage' | 'summary'>>): string {
+  const lines = Object.values(commands).map((c) => `  mcp-blackboard ${c.usage}\n${' '.repeat(38)}${c.summary}\n`);
+  return HELP.replace('{commands}\n', lines.join(''));
+}
+
+const HELP = `mcp-blackboard ${VERSION} - shared, durable, concurrency-safe state for LLM agents over MCP
 
 Usage:
   mcp-blackboard [options]            serve over stdio (the default)
-  mcp-blackboard --http PORT [opts]   serve Streamable HTTP on 127.0.0.1:PORT/mcp
-  mcp-blackboard export [--store URL] [--namespace NS] [--thread ID] > bundle.json
-                                      write a thread's state (or, without --thread, the namespace's) as JSON
-  mcp-blackboard import FILE [--store URL] [--namespace NS]
-                                      load such a bundle; a corrupt file is refused and changes nothing
-  mcp-blackboard ui [--store URL] [--namespace NS] [--port P]
-                                      a read-only, live view of the board in a browser (ui --help)
+  mcp-blackboard --http PORT [opts]   serve Streamable HTTP on 127.0.0.1:PORT/mcp (and /mcp/NS: namespace NS)
+{commands}
+  mcp-blackboard COMMAND --help       that command's flags
 
 Options (each also read from the environment variable shown):
   --store URL            sqlite:///abs/path.db, sqlite://relative.db or memory://      BLACKBOARD_STORE
@@ -81,20 +116,88 @@ Options (each also read from the environment variable shown):
                          notifications when asked to (default 10000)
   --host HOST            HTTP bind address (default 127.0.0.1)
   --token T              HTTP: require Authorization: Bearer T                         BLACKBOARD_TOKEN
+  --auth FILE            HTTP: one token per client, each with its agent, namespaces and
+                         read or readwrite access (JSON; re-read on SIGHUP)
+  --allowed-hosts LIST   HTTP: Host names accepted besides localhost, comma-separated
+  --allowed-origins LIST HTTP: web origins accepted besides loopback ones, comma-separated
+  --max-sessions N       HTTP: most open sessions (default 1000)
   --http-session-idle S  HTTP: close a session unused for S seconds (default 1800)
   --help                 print this and exit
   --version              print the version and exit
 
-Logs and the start-up banner go to stderr; stdout carries only MCP messages.
+Logs and the start-up banner go to stderr; stdout carries only MCP messages. Over stdio the server waits for an
+MCP client; to try it by hand: npx @modelcontextprotocol/inspector -- mcp-blackboard [options]
+(from a clone: npx @modelcontextprotocol/inspector -- node dist/cli.js [options]; the Inspector needs Node 22+).
+Exit codes: 0 done, 1 could not run (store, port, file), 2 bad flag or value.
 `;
 
+/** A bad flag or value: the CLI prints its one-line message and exits with code 2. */
 export class ConfigError extends Error {}
 
-function int(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+/** A whole number within bounds, or undefined when not given. `name` is the flag or variable it came from. */
+export function int(name: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
+  const n = /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
+  }
   return n;
+}
+
+/** One of an allowed set of words (case-insensitive), returned lower-cased; a refusal echoes the value as given. */
+export function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  const word = raw.trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(word)) {
+    throw new ConfigError(`${name} must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}, got "${raw}".`);
+  }
+  return word as T;
+}
+
+type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
+
+/**
+ * Arguments ready for `parseArgs`: a negative number after a flag (`--max-iterations -1`) becomes its value
+ * (`--max-iterations=-1`), so the value's own check can say what is wrong with it instead of parseArgs calling it
+ * ambiguous. (`--flag=value` needs nothing.)
+ */
+export function flagArgs(argv: string[]): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (/^--[^=]+$/.test(argv[i]) && next !== undefined && /^-\.?\d/.test(next)) {
+      args.push(`${argv[i]}=${next}`);
+      i++;
+    } else {
+      args.push(argv[i]);
+    }
+  }
+  return args;
+}
+
+/** A `parseArgs` error as one line that says what to do; `command` names the subcommand in the `--help` hint. */
+export function flagError(error: unknown, command?: string): ConfigError {
+  const { code, message } = error as { code?: string; message: string };
+  const hint = `Run mcp-blackboard ${command ? `${command} ` : ''}--help for the flags.`;
+  const flag = /'(-[^' ]+)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new ConfigError(`unknown flag ${flag}. ${hint}`);
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    return new ConfigError(`unexpected argument "${/'([^']*)'/.exec(message)?.[1] ?? ''}". ${hint}`);
+  }
+  if (/ambiguous/.test(message)) {
+    return new ConfigError(`${flag} needs a value; to give one that starts with "-", write ${flag}=VALUE. ${hint}`);
+  }
+  if (/argument missing/.test(message)) return new ConfigError(`${flag} needs a value. ${hint}`);
+  return new ConfigError(`${message.replace(/\s*\n\s*/g, ' ').replace(/\.?$/, '.')} ${hint}`);
+}
+
+/** Strict parsing for a subcommand's flags, `--help`/`-h` included, with the errors of flagError. */
+export function readFlags<const O extends FlagSpec>(command: string, argv: string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args: flagArgs(argv), options: { ...options, ...HELP_FLAG }, strict: true, allowPositionals });
+  } catch (error) {
+    throw flagError(error, command);
+  }
 }
 
 export type ParsedArgs = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config };
@@ -104,7 +207,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: flagArgs(argv),
       strict: true,
       allowPositionals: false,
       options: {
@@ -130,23 +233,31 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         'change-retention': { type: 'string' },
         'progress-interval-ms': { type: 'string' },
         'http-session-idle': { type: 'string' },
+        auth: { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        'allowed-origins': { type: 'string' },
+        'max-sessions': { type: 'string' },
       },
     }));
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message}. Run mcp-blackboard --help for the flags.`);
+    throw flagError(error);
   }
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
 
   const pick = (flag: string | undefined, name: string): string | undefined => flag ?? (env[name] === '' ? undefined : env[name]);
+  // Errors name where a value came from: the flag, or the environment variable when no flag was given.
+  const from = (flag: string, name: string): string => (values[flag as keyof typeof values] !== undefined || !env[name] ? `--${flag}` : name);
   const namespace = pick(values.namespace, 'BLACKBOARD_NAMESPACE');
   if (namespace !== undefined && !NAMESPACE_RE.test(namespace)) {
-    throw new ConfigError(`--namespace "${namespace}" must match ^[a-z][a-z0-9_]{0,31}$.`);
+    throw new ConfigError(`${from('namespace', 'BLACKBOARD_NAMESPACE')} "${namespace}" must match ^[a-z][a-z0-9_]{0,31}$.`);
   }
   const toolsRaw = pick(values.tools, 'BLACKBOARD_TOOLS');
   const tools = toolsRaw === undefined ? [...FAMILIES] : toolsRaw.split(',').map((t) => t.trim()).filter(Boolean);
   for (const t of tools) {
-    if (!(FAMILIES as readonly string[]).includes(t)) throw new ConfigError(`--tools: unknown family "${t}". Families: ${FAMILIES.join(', ')}.`);
+    if (!(FAMILIES as readonly string[]).includes(t)) {
+      throw new ConfigError(`${from('tools', 'BLACKBOARD_TOOLS')}: unknown family "${t}". Families: ${FAMILIES.join(', ')}.`);
+    }
   }
   const budgets: Record<string, number> = {};
   for (const spec of values.budget ?? []) {
@@ -154,21 +265,13 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     if (!m) throw new ConfigError(`--budget "${spec}" must look like NAME=MAX, e.g. tool_calls=50.`);
     budgets[m[1]] = int('--budget', m[2], 0, Number.MAX_SAFE_INTEGER)!;
   }
-  const sync = (pick(values.sync, 'BLACKBOARD_SYNC') ?? 'full').toUpperCase();
-  if (sync !== 'FULL' && sync !== 'NORMAL') throw new ConfigError(`--sync must be full or normal, got "${sync}".`);
+  const sync = oneOf(from('sync', 'BLACKBOARD_SYNC'), pick(values.sync, 'BLACKBOARD_SYNC') ?? 'full', ['full', 'normal']).toUpperCase() as Config['sync'];
   const httpPort = int('--http', values.http, 0, 65535);
+  const http = httpPort === undefined ? undefined : httpOptions(httpPort, values, pick(values.token, 'BLACKBOARD_TOKEN'));
   return {
     kind: 'serve',
     config: {
-      http:
-        httpPort === undefined
-          ? undefined
-          : {
-              port: httpPort,
-              host: values.host ?? '127.0.0.1',
-              token: pick(values.token, 'BLACKBOARD_TOKEN'),
-              sessionIdleSeconds: int('--http-session-idle', values['http-session-idle'], 1, 7 * 24 * 3600) ?? 1800,
-            },
+      http,
       store: pick(values.store, 'BLACKBOARD_STORE'),
       namespace,
       agent: pick(values.agent, 'BLACKBOARD_AGENT'),
@@ -176,9 +279,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       thread: pick(values.thread, 'BLACKBOARD_THREAD'),
       parentThread: pick(values['parent-thread'], 'BLACKBOARD_PARENT_THREAD'),
       tools: tools as Family[],
-      maxIterations: int('--max-iterations', pick(values['max-iterations'], 'BLACKBOARD_MAX_ITERATIONS'), 0, Number.MAX_SAFE_INTEGER),
+      maxIterations: int(from('max-iterations', 'BLACKBOARD_MAX_ITERATIONS'), pick(values['max-iterations'], 'BLACKBOARD_MAX_ITERATIONS'), 0, Number.MAX_SAFE_INTEGER),
       budgets,
-      maxValueBytes: int('--max-value-bytes', pick(values['max-value-bytes'], 'BLACKBOARD_MAX_VALUE_BYTES'), 16, 64 * 1024 * 1024) ?? 1024 * 1024,
+      maxValueBytes: int(from('max-value-bytes', 'BLACKBOARD_MAX_VALUE_BYTES'), pick(values['max-value-bytes'], 'BLACKBOARD_MAX_VALUE_BYTES'), 16, 64 * 1024 * 1024) ?? 1024 * 1024,
       sync,
       planTtlSeconds: int('--plan-ttl', values['plan-ttl'], 1, 10 * 365 * 24 * 3600) ?? 7 * 24 * 3600,
       keepCheckpoints: int('--keep-checkpoints', values['keep-checkpoints'], 1, 10_000) ?? 20,
@@ -186,6 +289,36 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       allowBudgetAdmin: values['allow-budget-admin'] ?? false,
       progressIntervalMs: int('--progress-interval-ms', values['progress-interval-ms'], 50, 15_000) ?? 10_000,
     },
+  };
+}
+
+/** The HTTP flags; refuses an exposed server without auth. */
+function httpOptions(port: number, values: Record<string, unknown>, token: string | undefined): NonNullable<Config['http']> {
+  const flag = (name: string): string | undefined => values[name] as string | undefined;
+  const host = flag('host') ?? '127.0.0.1';
+  const authFile = flag('auth');
+  if (authFile !== undefined && token !== undefined) throw new ConfigError('give either --token (one shared token) or --auth (one token per client), not both.');
+  if (!isLoopbackAddress(host) && token === undefined && authFile === undefined) {
+    throw new ConfigError(`--host ${host} reaches beyond this machine: give --token or --auth so that only your clients can use the server.`);
+  }
+  let auth: NonNullable<Config['http']>['auth'];
+  if (authFile !== undefined) {
+    try {
+      auth = { file: authFile, clients: loadAuthFile(authFile) };
+    } catch (error) {
+      throw new ConfigError(`--auth: ${(error as Error).message}`);
+    }
+  }
+  const list = (name: string): string[] => (flag(name) ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  return {
+    port,
+    host,
+    token,
+    auth,
+    sessionIdleSeconds: int('--http-session-idle', flag('http-session-idle'), 1, 7 * 24 * 3600) ?? 1800,
+    allowedHosts: list('allowed-hosts'),
+    allowedOrigins: list('allowed-origins'),
+    maxSessions: int('--max-sessions', flag('max-sessions'), 1, 1_000_000) ?? 1000,
   };
 }
 

@@ -83,7 +83,7 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
       return at(`parent:${who.rootThread}`);
     case 'agent_type':
       if (!who.agentType) {
-        throw invalid('This connection has no agent type, so scope "agent_type" has no meaning. Start the server with --agent-type TYPE, call run_start with agentType, or use agent_type:NAME.');
+        throw invalid('This connection has no agent type, so scope "agent_type" has no meaning. Use agent_type:NAME, or start the server with --agent-type TYPE. {tool:run_start} can also set agentType.');
       }
       return at(`agent_type:${who.agentType}`);
     case 'profile':

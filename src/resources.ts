@@ -6,6 +6,7 @@ import type { Services } from './services/index.js';
 import { checkPlanId } from './services/plans.js';
 import type { Session } from './services/session.js';
 import type { Entry, VersionedStore } from './store/versioned-store.js';
+import type { ToolHost } from './tools/define.js';
 
 /** How the unnamespaced store is named in URIs (a namespace cannot start with "_"). */
 export const DEFAULT_NAMESPACE_URI = '_default';
@@ -16,22 +17,35 @@ const LIST_LIMIT = 200;
  * read as JSON. `resources/subscribe` watches a URI on the store's change feed (changes by any process) and sends
  * `notifications/resources/updated`. Returns a function that stops every subscription.
  */
-export function registerResources(server: McpServer, store: VersionedStore, session: Session, services: Services): () => void {
+export function registerResources(
+  server: McpServer,
+  store: VersionedStore,
+  session: Session,
+  services: Services,
+  /** renders the tool names in error messages */
+  tools: Pick<ToolHost, 'render'>,
+): () => void {
   const ns = (): string => session.identity.namespace ?? DEFAULT_NAMESPACE_URI;
   const uriOf = (scope: string, key: string): string => `blackboard://${ns()}/${encodeURIComponent(scope)}/${encodeURIComponent(key)}`;
   const notFound = (uri: string, why: string): McpError => new McpError(-32002, `Resource not found: ${uri} (${why})`);
 
-  /** The storage key behind a URI of this server's namespace. */
+  /** The storage key behind a URI of this server's namespace; a malformed URI is an invalid-params error. */
   const storageKeyOf = (uri: string): string => {
     const m = /^blackboard:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(uri);
     if (!m) throw new McpError(ErrorCode.InvalidParams, `Not a blackboard resource URI: ${uri}`);
-    if (decodeURIComponent(m[1]) !== ns()) throw notFound(uri, `this server serves namespace ${ns()}`);
-    const [scope, key] = [decodeURIComponent(m[2]), decodeURIComponent(m[3])];
+    let parts: string[];
+    try {
+      parts = m.slice(1).map((part) => decodeURIComponent(part));
+    } catch {
+      throw new McpError(ErrorCode.InvalidParams, `Malformed percent-encoding in resource URI: ${uri}`);
+    }
+    const [namespace, scope, key] = parts;
+    if (namespace !== ns()) throw notFound(uri, `this server serves namespace ${ns()}`);
     try {
       if (scope === 'plans') return services.plans.key(checkPlanId(key));
       return dataKey(session.identity, resolveScope(scope, session.identity), checkKey(key));
     } catch (error) {
-      throw new McpError(ErrorCode.InvalidParams, error instanceof BlackboardError ? error.message : String(error));
+      throw new McpError(ErrorCode.InvalidParams, error instanceof BlackboardError ? tools.render(error.message) : String(error));
     }
   };
 

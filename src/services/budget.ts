@@ -1,9 +1,12 @@
+// Budgets per thread: spending counted against the thread and its ancestors, judged by maxes stored with each thread.
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotencyStorageKey } from '../context.js';
 import { lastPart } from '../keyspace.js';
+import * as z from 'zod';
 import type { Json } from '../store/types.js';
-import type { VersionedStore } from '../store/versioned-store.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
+import { decode, encode } from './records.js';
 import type { Session } from './session.js';
 
 export interface BudgetView {
@@ -14,25 +17,32 @@ export interface BudgetView {
   reached: boolean;
 }
 
-interface BudgetRecord {
-  current: number;
-  /** a per-thread max set by budget_configure/budget_increase; else the server's configured max */
-  max?: number;
-}
+/** A thread's budget: how much is spent, and its max — stored with the thread, fixed by the first server that serves it, changed only by an admin. */
+const BudgetRecord = z.object({ current: z.number(), max: z.number().optional() });
+type BudgetRecord = z.infer<typeof BudgetRecord>;
+/** The budget in a stored value, or a fresh one (nothing spent, no max) when there is none. */
+const budgetOf = (value: Json | undefined): BudgetRecord => (value === undefined ? { current: 0 } : decode(BudgetRecord, value, 'budget'));
 
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_AMOUNT = 1e12;
+/** A record beside the budgets of a thread saying its maxes are fixed (no budget name can look like this). */
+const FIXED = '~fixed';
 
 /**
- * Per-thread budgets. A step is atomic and all-or-nothing across the whole delegation chain: it is counted
- * against this thread and every ancestor, and refused (consuming nothing anywhere) when any of them would pass its max.
+ * Per-thread budgets. A thread's maxes are stored with it: the first server that serves the thread with budgets
+ * configured (`--max-iterations`, `--budget`) writes its maxes there, and from then on every process judges the
+ * thread by the stored maxes, whatever its own flags — so a child started with larger flags cannot spend past its
+ * parent's limit. Only `budget_configure`/`budget_increase` (operator tools) change a stored max.
+ *
+ * A step is atomic and all-or-nothing across the whole delegation chain: it is counted against this thread and
+ * every ancestor, and refused (consuming nothing anywhere) when any of them would pass its stored max.
  */
 export class BudgetService {
   constructor(
     private readonly store: VersionedStore,
     private readonly session: Session,
     private readonly lifecycle: LifecycleService,
-    /** configured maxes: `--max-iterations` as "iterations", and every `--budget NAME=MAX` */
+    /** this server's maxes: `--max-iterations` as "iterations", and every `--budget NAME=MAX` */
     private readonly limits: Record<string, number>,
   ) {}
 
@@ -44,15 +54,39 @@ export class BudgetService {
     return this.session.keys.budgetRange(thread);
   }
 
+  /**
+   * Stores this server's maxes with the thread it serves, unless the thread's maxes are already fixed (by this or
+   * another server). Call when a connection starts serving a thread.
+   */
+  async adopt(thread = this.session.identity.thread): Promise<void> {
+    if (Object.keys(this.limits).length === 0) return;
+    if (await this.store.get(this.key(thread, FIXED))) return;
+    await this.store.transact(async (tx) => {
+      await this.adoptIn(tx, thread);
+      return null;
+    });
+  }
+
+  private async adoptIn(tx: StoreTx, thread: string): Promise<void> {
+    if (Object.keys(this.limits).length === 0 || (await tx.get(this.key(thread, FIXED)))) return;
+    for (const [name, max] of Object.entries(this.limits)) {
+      const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
+      if (record.max === undefined) await tx.set(this.key(thread, name), encode({ current: record.current, max }), { by: this.session.by });
+    }
+    await tx.set(this.key(thread, FIXED), encode({ maxes: this.limits }), { by: this.session.by });
+  }
+
   async status(): Promise<{ budgets: BudgetView[] }> {
     const thread = this.session.identity.thread;
     const { entries } = await this.store.list({ ...this.range(thread), limit: 1000 });
-    const stored = new Map(entries.map(([key, entry]) => [lastPart(key), entry.value as unknown as BudgetRecord]));
-    const names = [...new Set([...Object.keys(this.limits), ...stored.keys()])].sort();
+    // Not fixed yet: this server's maxes are the ones the thread's first step will store.
+    const fixed = entries.some(([key]) => lastPart(key) === FIXED);
+    const stored = new Map(entries.filter(([key]) => lastPart(key) !== FIXED).map(([key, entry]) => [lastPart(key), budgetOf(entry.value)]));
+    const names = [...new Set([...(fixed ? [] : Object.keys(this.limits)), ...stored.keys()])].sort();
     const budgets: BudgetView[] = [];
     for (const name of names) {
       const record = stored.get(name);
-      const max = record?.max ?? this.limits[name];
+      const max = record?.max ?? (fixed ? undefined : this.limits[name]);
       if (max === undefined) continue;
       budgets.push(describe(name, record?.current ?? 0, max));
     }
@@ -71,48 +105,51 @@ export class BudgetService {
     const chain = [who.thread, ...(await this.session.ancestors())];
     const { result } = await this.store.transact(async (tx) => {
       await this.lifecycle.assertActive(tx);
-      const records: Array<{ thread: string; record: BudgetRecord; max: number | undefined }> = [];
+      await this.adoptIn(tx, who.thread);
+      const records: Array<{ thread: string; record: BudgetRecord }> = [];
       for (const thread of chain) {
-        const record = ((await tx.get(this.key(thread, name)))?.value as unknown as BudgetRecord | undefined) ?? { current: 0 };
-        records.push({ thread, record, max: record.max ?? this.limits[name] });
+        const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
+        records.push({ thread, record });
       }
-      if (records[0].max === undefined) {
-        const known = Object.keys(this.limits);
+      if (records[0].record.max === undefined) {
+        const known = (await tx.list({ ...this.range(who.thread), limit: 1000 }))
+          .filter(([key, entry]) => lastPart(key) !== FIXED && budgetOf(entry.value).max !== undefined)
+          .map(([key]) => lastPart(key));
         throw new BlackboardError(
           'NOT_FOUND',
-          `There is no budget named "${name}". ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This server has no budgets configured (--max-iterations, --budget NAME=MAX).'}`,
+          `There is no budget named "${name}" on this thread. ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This thread has no budgets (a server sets them with --max-iterations or --budget NAME=MAX).'}`,
           { name },
         );
       }
-      for (const { thread, record, max } of records) {
-        if (max !== undefined && record.current + amount > max) {
+      for (const { thread, record } of records) {
+        if (record.max !== undefined && record.current + amount > record.max) {
           throw new BlackboardError(
             'LIMIT_REACHED',
             thread === who.thread
-              ? `The "${name}" budget is used up (${record.current} of ${max}); nothing was consumed. Stop, summarise what you have, and finish.`
-              : `The "${name}" budget of the parent thread ${thread} is used up (${record.current} of ${max}); nothing was consumed. Stop, summarise what you have, and finish.`,
-            { name, thread, current: record.current, max, requested: amount },
+              ? `The "${name}" budget is used up (${record.current} of ${record.max}); nothing was consumed. Stop, summarise what you have, and finish.`
+              : `The "${name}" budget of the parent thread ${thread} is used up (${record.current} of ${record.max}); nothing was consumed. Stop, summarise what you have, and finish.`,
+            { name, thread, current: record.current, max: record.max, requested: amount },
           );
         }
       }
       for (const { thread, record } of records) {
-        await tx.set(this.key(thread, name), { ...record, current: record.current + amount } as unknown as Json, { by: this.session.by });
+        await tx.set(this.key(thread, name), encode({ ...record, current: record.current + amount }), { by: this.session.by });
       }
-      return describe(name, records[0].record.current + amount, records[0].max!);
+      return describe(name, records[0].record.current + amount, records[0].record.max);
     }, { idempotencyKey: idempotencyStorageKey(who, 'budget_step', args.idempotencyKey) });
     return result;
   }
 
-  /** Admin: set a thread's max for a budget (`--allow-budget-admin` only). */
+  /** Admin: set a thread's stored max for a budget (`--allow-budget-admin` only). */
   async configure(args: { name: string; max: number; thread?: string; idempotencyKey?: string }): Promise<BudgetView> {
     return this.adjust('budget_configure', args, () => checkMax(args.max));
   }
 
-  /** Admin: raise a thread's max by `amount` (`--allow-budget-admin` only). */
+  /** Admin: raise a thread's stored max by `amount` (`--allow-budget-admin` only). */
   async increase(args: { name: string; amount: number; thread?: string; idempotencyKey?: string }): Promise<BudgetView> {
     if (!Number.isSafeInteger(args.amount) || args.amount < 1) throw invalid('amount must be a whole number, 1 or more.');
     return this.adjust('budget_increase', args, (current) => {
-      if (current === undefined) throw new BlackboardError('NOT_FOUND', `There is no budget named "${args.name}" to increase; use budget_configure.`);
+      if (current === undefined) throw new BlackboardError('NOT_FOUND', `There is no budget named "${args.name}" on that thread to increase. Set one with {tool:budget_configure}.`, { name: args.name });
       return checkMax(current + args.amount);
     });
   }
@@ -126,9 +163,11 @@ export class BudgetService {
     checkBudgetName(name);
     const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread);
     const { result } = await this.store.transact(async (tx) => {
-      const record = ((await tx.get(this.key(thread, name)))?.value as unknown as BudgetRecord | undefined) ?? { current: 0 };
-      const max = nextMax(record.max ?? this.limits[name]);
-      await tx.set(this.key(thread, name), { ...record, max } as unknown as Json, { by: this.session.by });
+      // An admin change fixes the thread's maxes first, so this server's flags cannot overwrite it later.
+      if (thread === this.session.identity.thread) await this.adoptIn(tx, thread);
+      const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
+      const max = nextMax(record.max);
+      await tx.set(this.key(thread, name), encode({ ...record, max }), { by: this.session.by });
       return describe(name, record.current, max);
     }, { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, args.idempotencyKey) });
     return result;

@@ -104,7 +104,7 @@ export class ChangesService {
 function compacted(oldestRevision: number): BlackboardError {
   return new BlackboardError(
     'REVISION_COMPACTED',
-    `Changes up to revision ${oldestRevision} are no longer kept, so some after your afterRevision may be gone. Read the current state with state_snapshot, then follow from the revision it returns.`,
+    `Changes up to revision ${oldestRevision} are no longer kept, so some after your afterRevision may be gone. Read the current state with {tool:state_snapshot}, then follow from the revision it returns.`,
     { oldestRevision },
   );
 }

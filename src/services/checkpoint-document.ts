@@ -41,7 +41,7 @@ export interface NamespaceDocument {
 export const corrupt = (why: string, details?: Record<string, unknown>): BlackboardError =>
   new BlackboardError(
     'CHECKPOINT_CORRUPT',
-    `The checkpoint cannot be used: ${why}. Nothing was changed. Restore another checkpoint (checkpoint_list) or delete this one.`,
+    `The checkpoint cannot be used: ${why}. Nothing was changed. Restore another checkpoint or delete this one. {tool:checkpoint_list} shows the others.`,
     details,
   );
 

@@ -284,12 +284,12 @@ function info(id: string, m: Manifest): CheckpointInfo {
 }
 
 function notFound(id: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `There is no checkpoint "${id}". Use checkpoint_list to see the checkpoints of a thread.`, { checkpointId: id });
+  return new BlackboardError('NOT_FOUND', `There is no checkpoint "${id}". Use {tool:checkpoint_list} to see the checkpoints of a thread.`, { checkpointId: id });
 }
 
 function checkId(id: string): string {
   if (typeof id !== 'string' || !CP_ID_RE.test(id)) {
-    throw invalid('checkpointId is not a checkpoint id: use one returned by checkpoint_save or checkpoint_list.', { checkpointId: String(id).slice(0, 80) });
+    throw invalid('checkpointId is not a checkpoint id. Use one returned by {tool:checkpoint_save} or {tool:checkpoint_list}.', { checkpointId: String(id).slice(0, 80) });
   }
   return id;
 }

@@ -1,9 +1,11 @@
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotencyStorageKey } from '../context.js';
+import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import { checkTimeout } from './kv.js';
 import type { LifecycleService } from './lifecycle.js';
+import { anyJson, decode, encode } from './records.js';
 import type { Session } from './session.js';
 
 export interface FinalAnswer {
@@ -15,11 +17,10 @@ export interface FinalAnswer {
   setBy: string;
 }
 
-interface AnswerRecord {
-  content: string;
-  metadata?: Json;
-  run: string;
-}
+/** The stored answer: the run it belongs to, so a new run takes a new answer. */
+const AnswerRecord = z.object({ content: z.string(), metadata: anyJson.optional(), run: z.string() });
+type AnswerRecord = z.infer<typeof AnswerRecord>;
+const answerOf = (entry: Entry): AnswerRecord => decode(AnswerRecord, entry.value, 'final answer');
 
 /**
  * Single assignment per run: the first `final_answer_set` wins atomically (across processes); any later one fails
@@ -43,15 +44,15 @@ export class FinalizerService {
     const { result } = await this.store.transact(async (tx) => {
       await this.lifecycle.assertActive(tx);
       const existing = await tx.get(this.key(who.thread));
-      if (existing && (existing.value as unknown as AnswerRecord).run === who.run) {
+      if (existing && answerOf(existing).run === who.run) {
         throw new BlackboardError(
           'MULTIPLE_FINAL_ANSWERS',
-          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer, or call run_start to begin a new run.',
+          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. To answer again, begin a new run with {tool:run_start}.',
           { answer: view(who.thread, existing) },
         );
       }
       const record: AnswerRecord = { content: args.content, run: who.run, ...(args.metadata !== undefined ? { metadata: args.metadata } : {}) };
-      return view(who.thread, await tx.set(this.key(who.thread), record as unknown as Json, { by: this.session.by }));
+      return view(who.thread, await tx.set(this.key(who.thread), encode(record), { by: this.session.by }));
     }, { idempotencyKey: idempotencyStorageKey(who, 'final_answer_set', args.idempotencyKey) });
     return { answer: result };
   }
@@ -65,7 +66,7 @@ export class FinalizerService {
     const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
     const run = who.run;
     const counts = (entry: Entry | undefined): boolean =>
-      entry !== undefined && (thread !== who.thread || (entry.value as unknown as AnswerRecord).run === run);
+      entry !== undefined && (thread !== who.thread || answerOf(entry).run === run);
     if (args.waitMs === undefined) {
       const entry = await this.store.get(this.key(thread));
       return counts(entry) ? { isSet: true, answer: view(thread, entry!) } : { isSet: false };
@@ -77,7 +78,7 @@ export class FinalizerService {
 }
 
 function view(thread: string, entry: Entry): FinalAnswer {
-  const record = entry.value as unknown as AnswerRecord;
+  const record = answerOf(entry);
   return {
     content: record.content,
     ...(record.metadata !== undefined ? { metadata: record.metadata } : {}),

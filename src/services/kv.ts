@@ -15,8 +15,8 @@ import type { Session } from './session.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
-export const SNAPSHOT_DEFAULT_BYTES = 256 * 1024;
-export const SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
+export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
+export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
 export const SNAPSHOT_MAX_ROWS = 20_000;
 export const WATCH_DEFAULT_MS = 30_000;
 export const WATCH_MAX_MS = 600_000;
@@ -218,12 +218,23 @@ export class KvService {
       throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
     }
     if (args.ops.some((op) => op?.scope === 'run')) await this.follow('run');
-    const prepared = args.ops.map((op, index) => this.prepareBatchOp(op, index));
+    const atomic = args.atomic ?? true;
+    // An operation that cannot even be prepared (a bad key, a scope this caller may not write) fails the whole
+    // atomic batch; in a non-atomic one it is reported in its own slot like any other failure.
+    const prepared = args.ops.map((op, index): PreparedOp | { op: BatchOp; error: BlackboardError } => {
+      try {
+        return this.prepareBatchOp(op);
+      } catch (error) {
+        if (!(error instanceof BlackboardError)) throw error;
+        if (!atomic) return { op, error };
+        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, { index, ...error.details });
+      }
+    });
     const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
-    if (args.atomic ?? true) {
+    if (atomic) {
       const { result, revision } = await this.store.transact(async (tx) => {
         const results: BatchItemResult[] = [];
-        for (const [index, op] of prepared.entries()) {
+        for (const [index, op] of (prepared as PreparedOp[]).entries()) {
           try {
             await this.guard(op.resolved, tx);
             results.push(await this.applyBatchOp(tx, op));
@@ -246,6 +257,10 @@ export class KvService {
       // Non-atomic: each operation stands alone; a failed one is reported in its slot and changes nothing.
       const results: BatchItemResult[] = [];
       for (const op of prepared) {
+        if ('error' in op) {
+          results.push({ key: op.op.key, ok: false, error: op.error.toJSON().error });
+          continue;
+        }
         try {
           results.push(
             await outer.savepoint(async () => {
@@ -292,22 +307,12 @@ export class KvService {
     return { scope, storage: this.keys.data(scope.id, checkKey(key)) };
   }
 
-  private prepareBatchOp(op: BatchOp, index: number): PreparedOp {
-    try {
-      if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
-      if ((op.op !== 'delete') && op.value === undefined) throw invalid(`${op.op} needs a value.`);
-      checkIfVersion(op.ifVersion);
-      const { scope, storage } = this.writeKey(op.key, op.scope);
-      return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
-    } catch (error) {
-      if (error instanceof BlackboardError) {
-        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, {
-          index,
-          ...error.details,
-        });
-      }
-      throw error;
-    }
+  private prepareBatchOp(op: BatchOp): PreparedOp {
+    if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
+    if ((op.op !== 'delete') && op.value === undefined) throw invalid(`${op.op} needs a value.`);
+    checkIfVersion(op.ifVersion);
+    const { scope, storage } = this.writeKey(op.key, op.scope);
+    return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
   }
 
   private async applyBatchOp(

@@ -80,7 +80,7 @@ export class LifecycleService {
           'INVALID_TRANSITION',
           allowed.length > 0
             ? `Cannot go from ${previous} to ${args.state}. From ${previous} you can go to: ${allowed.join(', ')}.`
-            : `Cannot go from ${previous} to ${args.state}: ${previous} is final for this run. Call run_start to begin a new run.`,
+            : `Cannot go from ${previous} to ${args.state}: ${previous} is final for this run. Begin a new run with {tool:run_start}.`,
           { from: previous, to: args.state, allowed: [...allowed] },
         );
       }
@@ -111,7 +111,7 @@ export class LifecycleService {
     if ((await this.stateIn(tx)) === 'finished') {
       throw new BlackboardError(
         'RUN_FINISHED',
-        'This run has finished, so its state can no longer change. Call run_start to begin a new run on this thread.',
+        'This run has finished, so its state can no longer change. Begin a new run on this thread with {tool:run_start}.',
         { run: this.session.identity.run },
       );
     }
@@ -128,7 +128,7 @@ export class LifecycleService {
     if (from !== state && !TRANSITIONS[from].includes(state)) {
       throw new BlackboardError(
         'INVALID_TRANSITION',
-        `Cannot end the run as ${state} from ${current}. From ${current} you can go to: ${TRANSITIONS[current].join(', ') || 'nothing (call run_start)'}.`,
+        `Cannot end the run as ${state} from ${current}. From ${current} you can go to: ${TRANSITIONS[current].join(', ') || 'nothing. Begin a new run with {tool:run_start}'}.`,
         { from: current, to: state, allowed: [...TRANSITIONS[current]] },
       );
     }

@@ -1,3 +1,4 @@
+// The plan service: create, read, list, claim, update and delete plans that agents share work through.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
 import { idempotencyStorageKey, resolveScope, writable, type ResolvedScope } from '../context.js';
@@ -5,48 +6,36 @@ import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './kv.js';
+import {
+  MAX_STEPS,
+  PLAN_STATUSES,
+  applyStepUpdate,
+  blockedError,
+  buildSteps,
+  checkDependencies,
+  checkStarts,
+  checkText,
+  decodePlan,
+  done,
+  stepNotFound,
+  type PlanRecord,
+  type PlanStatus,
+  type Step,
+  type StepInput,
+  type StepUpdate,
+} from './plan-steps.js';
+import { encode } from './records.js';
 import type { Session } from './session.js';
 
-export const PLAN_STATUSES = ['active', 'completed', 'abandoned'] as const;
-export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'blocked', 'skipped'] as const;
-export type PlanStatus = (typeof PLAN_STATUSES)[number];
-export type StepStatus = (typeof STEP_STATUSES)[number];
+export { PLAN_STATUSES, STEP_STATUSES, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
 
-export interface Step {
-  id: string;
-  content: string;
-  status: StepStatus;
-  owner?: string;
-  blockedBy?: string[];
-  note?: string;
-}
-
-export interface StepInput {
-  id?: string;
-  content: string;
-  status?: StepStatus;
-  owner?: string;
-  blockedBy?: string[];
-  note?: string;
-}
-
-export interface StepUpdate {
-  id: string;
-  content?: string;
-  status?: StepStatus;
-  owner?: string | null;
-  blockedBy?: string[] | null;
-  note?: string | null;
-}
-
-interface PlanRecord {
-  title: string;
-  status: PlanStatus;
-  scope: string;
-  steps: Step[];
-  nextStep: number;
-  createdAt: number;
-}
+/** Why `plan_claim` took nothing: every step is done, waits on unfinished blockers, or is someone's; or the named step is someone's. */
+export const CLAIM_REASONS = ['all_done', 'all_blocked', 'all_taken', 'taken'] as const;
+export type ClaimReason = (typeof CLAIM_REASONS)[number];
+export const PLAN_LIST_DEFAULT = 20;
+export const PLAN_LIST_MAX = 1000;
+/** titles are cut to this many characters in `plan_list` (plan_get has them whole) */
+const LIST_TITLE_CHARS = 200;
 
 export interface Plan {
   planId: string;
@@ -61,8 +50,6 @@ export interface Plan {
 }
 
 const PLAN_ID_RE = /^plan-[0-9a-f]{12}$/;
-const MAX_STEPS = 200;
-const MAX_TEXT = 4000;
 
 /**
  * Plans: a title, a status and ordered steps with stable ids, owners and dependencies. A plan is one versioned
@@ -95,8 +82,9 @@ export class PlanService {
     const planId = `plan-${randomBytes(6).toString('hex')}`;
     const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: Date.now() };
     record.steps = buildSteps(record, args.steps);
+    checkStarts(record.steps, new Map());
     const { result } = await this.store.transact(async (tx) => {
-      const entry = await tx.set(this.key(planId), record as unknown as Json, { by: this.session.by, ifVersion: 0 });
+      const entry = await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion: 0 });
       await this.writeIndex(tx, scope, planId, record);
       return { planId, plan: view(planId, entry) };
     }, { idempotencyKey: idempotencyStorageKey(this.session.identity, 'plan_create', args.idempotencyKey) });
@@ -109,24 +97,83 @@ export class PlanService {
     return { plan: view(args.planId, entry) };
   }
 
-  async list(args: { status?: PlanStatus; scope?: string }): Promise<{ plans: Array<Omit<Plan, 'steps'> & { stepCount: number; doneCount: number }> }> {
+  /** The plans of a scope, most recently changed first, at most `limit` (titles cut short; plan_get has them whole). */
+  async list(args: { status?: PlanStatus; scope?: string; limit?: number }): Promise<{
+    plans: Array<Omit<Plan, 'steps'> & { stepCount: number; doneCount: number }>;
+    truncated: boolean;
+  }> {
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
+    const limit = args.limit ?? PLAN_LIST_DEFAULT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX) throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
     const scope = resolveScope(args.scope ?? 'thread', this.session.identity);
-    const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: 1000 });
-    const plans = [];
+    const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: PLAN_LIST_MAX });
+    const found: Array<{ revision: number; plan: Omit<Plan, 'steps'> & { stepCount: number; doneCount: number } }> = [];
     for (const [key] of entries) {
       const planId = lastPart(key);
       const entry = await this.store.get(this.key(planId));
       if (!entry) continue;
-      const plan = view(planId, entry);
-      if (args.status !== undefined && plan.status !== args.status) continue;
-      const { steps, ...summary } = plan;
-      const doneCount = steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
-      plans.push({ ...summary, stepCount: steps.length, doneCount });
+      const { steps, ...summary } = view(planId, entry);
+      if (args.status !== undefined && summary.status !== args.status) continue;
+      if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
+      found.push({ revision: entry.revision, plan: { ...summary, stepCount: steps.length, doneCount: steps.filter(done).length } });
     }
-    return { plans };
+    // The latest change first: the revision that wrote each plan orders them even within one millisecond.
+    found.sort((a, b) => b.revision - a.revision);
+    return { plans: found.slice(0, limit).map((f) => f.plan), truncated: found.length > limit };
+  }
+
+  /**
+   * Takes a step for `owner` (default: the caller's agent name, else its thread) in one transaction: the named step,
+   * or the first pending step that has no other owner and whose blockers are all completed or skipped. It becomes
+   * `in_progress` with that owner. Nothing to take is `claimed: false` with a reason, not an error.
+   */
+  async claim(args: { planId: string; stepId?: string; owner?: string; idempotencyKey?: string }): Promise<{
+    claimed: boolean;
+    step?: Step;
+    reason?: ClaimReason;
+  }> {
+    const planId = checkPlanId(args.planId);
+    const who = this.session.identity;
+    const owner = args.owner ?? who.agent ?? who.thread;
+    checkText('owner', owner);
+    const { result } = await this.store.transact(async (tx) => {
+      const current = await tx.get(this.key(planId));
+      if (!current) throw notFound(planId);
+      const record = decodePlan(current.value);
+      writable(scopeOf(record.scope, who));
+      if (record.status !== 'active') {
+        throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
+      }
+      const byId = new Map(record.steps.map((s) => [s.id, s]));
+      const waitingOn = (s: Step): string[] => (s.blockedBy ?? []).filter((id) => !done(byId.get(id)));
+      const mine = (s: Step): boolean => s.owner === undefined || s.owner === owner;
+      let step: Step | undefined;
+      if (args.stepId !== undefined) {
+        step = byId.get(args.stepId);
+        if (!step) throw stepNotFound(record, args.stepId);
+        if (step.status === 'in_progress' && step.owner === owner) return { claimed: true, step };
+        if (!done(step) && (step.status === 'in_progress' || !mine(step))) return { claimed: false, step, reason: 'taken' as const };
+        if (step.status !== 'pending') {
+          throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, { stepId: step.id, status: step.status });
+        }
+        const blockers = waitingOn(step);
+        if (blockers.length > 0) throw blockedError(step, blockers);
+      } else {
+        step = record.steps.find((s) => s.status === 'pending' && mine(s) && waitingOn(s).length === 0);
+        if (!step) {
+          const open = record.steps.filter((s) => !done(s));
+          const reason = open.length === 0 ? 'all_done' : open.some((s) => s.status === 'blocked' || (s.status === 'pending' && mine(s))) ? 'all_blocked' : 'all_taken';
+          return { claimed: false, reason: reason as ClaimReason };
+        }
+      }
+      step.status = 'in_progress';
+      step.owner = owner;
+      await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion: current.version });
+      return { claimed: true, step };
+    }, { idempotencyKey: idempotencyStorageKey(who, 'plan_claim', args.idempotencyKey), prefetch: [this.key(planId)] });
+    return result;
   }
 
   async update(args: {
@@ -147,7 +194,8 @@ export class PlanService {
     const { result } = await this.store.transact(async (tx) => {
       const current = await tx.get(this.key(planId));
       if (!current) throw notFound(planId);
-      const record = structuredClone(current.value) as unknown as PlanRecord;
+      const record = decodePlan(current.value);
+      const before = new Map(record.steps.map((s) => [s.id, s.status]));
       const scope = writable(scopeOf(record.scope, this.session.identity));
       if (args.title !== undefined) record.title = args.title;
       if (args.status !== undefined) record.status = args.status;
@@ -157,7 +205,8 @@ export class PlanService {
       }
       for (const change of args.stepUpdates ?? []) applyStepUpdate(record, change);
       checkDependencies(record.steps);
-      const entry = await tx.set(this.key(planId), record as unknown as Json, {
+      checkStarts(record.steps, before);
+      const entry = await tx.set(this.key(planId), encode(record), {
         by: this.session.by,
         ifVersion: args.ifVersion,
         ttlMs: record.status === 'active' ? undefined : this.planTtlMs,
@@ -174,7 +223,7 @@ export class PlanService {
     const { result } = await this.store.transact(async (tx) => {
       const current = await tx.get(this.key(planId));
       if (!current) throw notFound(planId);
-      const record = current.value as unknown as PlanRecord;
+      const record = decodePlan(current.value);
       const scope = writable(scopeOf(record.scope, this.session.identity));
       await tx.delete(this.key(planId), { ifVersion: args.ifVersion });
       await tx.delete(this.indexKey(scope.id, planId));
@@ -201,7 +250,7 @@ function scopeOf(label: string, who: Session['identity']): ResolvedScope {
 }
 
 function view(planId: string, entry: Entry): Plan {
-  const r = entry.value as unknown as PlanRecord;
+  const r = decodePlan(entry.value);
   return {
     planId,
     title: r.title,
@@ -216,75 +265,13 @@ function view(planId: string, entry: Entry): Plan {
 }
 
 function notFound(planId: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use plan_list to see the plans.`, { planId });
+  return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use {tool:plan_list} to see the plans.`, { planId });
 }
 
 export function checkPlanId(planId: string): string {
   if (typeof planId !== 'string' || !PLAN_ID_RE.test(planId)) {
-    throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx): use one returned by plan_create or plan_list.', { planId: String(planId).slice(0, 80) });
+    throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx). Use one returned by {tool:plan_create} or {tool:plan_list}.', { planId: String(planId).slice(0, 80) });
   }
   return planId;
 }
 
-function checkText(what: string, text: unknown): void {
-  if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_TEXT) {
-    throw invalid(`${what} must be non-empty text of at most ${MAX_TEXT} characters.`);
-  }
-}
-
-function checkStatus(status: unknown): StepStatus {
-  if (!(STEP_STATUSES as readonly unknown[]).includes(status)) throw invalid(`A step status is one of: ${STEP_STATUSES.join(', ')}.`);
-  return status as StepStatus;
-}
-
-/** New step list: items with a known `id` keep it; new items get the next ids. */
-function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>): Step[] {
-  const known = new Set(record.steps.map((s) => s.id));
-  const seen = new Set<string>();
-  const steps = inputs.map((input) => {
-    const item: StepInput = typeof input === 'string' ? { content: input } : input;
-    checkText('A step\'s content', item.content);
-    let id = item.id;
-    if (id !== undefined) {
-      if (!known.has(id)) throw invalid(`Step id "${id}" is not in this plan; leave id out for a new step.`, { id });
-    } else {
-      id = `s${record.nextStep++}`;
-    }
-    if (seen.has(id)) throw invalid(`Step id "${id}" appears twice.`, { id });
-    seen.add(id);
-    const step: Step = { id, content: item.content, status: item.status === undefined ? 'pending' : checkStatus(item.status) };
-    if (item.owner !== undefined) step.owner = item.owner;
-    if (item.blockedBy !== undefined) step.blockedBy = item.blockedBy;
-    if (item.note !== undefined) step.note = item.note;
-    return step;
-  });
-  checkDependencies(steps);
-  return steps;
-}
-
-function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
-  const step = record.steps.find((s) => s.id === change.id);
-  if (!step) {
-    throw new BlackboardError('NOT_FOUND', `Step "${change.id}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`, { stepId: change.id });
-  }
-  if (change.content !== undefined) {
-    checkText('A step\'s content', change.content);
-    step.content = change.content;
-  }
-  if (change.status !== undefined) step.status = checkStatus(change.status);
-  for (const field of ['owner', 'note', 'blockedBy'] as const) {
-    const value = change[field];
-    if (value === null) delete step[field];
-    else if (value !== undefined) (step as unknown as Record<string, unknown>)[field] = value;
-  }
-}
-
-function checkDependencies(steps: Step[]): void {
-  const ids = new Set(steps.map((s) => s.id));
-  for (const step of steps) {
-    for (const dep of step.blockedBy ?? []) {
-      if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id });
-      if (!ids.has(dep)) throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
-    }
-  }
-}

@@ -17,7 +17,7 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
     if (scope.id !== resolveScope('run', session.identity).id) return;
     const current = ((await tx.get(session.threadKey(session.identity.thread)))?.value as ThreadInfo | undefined)?.run;
     if (current !== session.identity.run) {
-      throw new BlackboardError('RUN_FINISHED', 'That run was replaced by run_start on this thread. Retry the call: it will go to the current run.');
+      throw new BlackboardError('RUN_FINISHED', 'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.');
     }
     await lifecycle.assertActive(tx);
   };

@@ -1,8 +1,10 @@
 import { invalid } from '../errors.js';
 import { checkKey, idempotencyStorageKey } from '../context.js';
+import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
+import { anyJson, decode, encode } from './records.js';
 import type { Session } from './session.js';
 
 export interface Scratchpad {
@@ -10,6 +12,14 @@ export interface Scratchpad {
   observations: string[];
   failedApproaches: Array<{ approach: string; reason?: string }>;
 }
+
+/** The stored scratchpad; `variables` keeps the object as stored (names like `__proto__` included). */
+const ScratchpadRecord: z.ZodType<Scratchpad> = z.object({
+  variables: anyJson.refine((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) as z.ZodType<Record<string, Json>>,
+  observations: z.array(z.string()),
+  failedApproaches: z.array(z.object({ approach: z.string(), reason: z.string().optional() })),
+});
+const padOf = (value: Json | undefined): Scratchpad => (value === undefined ? empty() : decode(ScratchpadRecord, value, 'scratchpad'));
 
 const empty = (): Scratchpad => ({ variables: {}, observations: [], failedApproaches: [] });
 const PREVIEW_CHARS = 200;
@@ -34,9 +44,9 @@ export class ScratchpadService {
     const { result } = await this.store.transact(
       async (tx: StoreTx) => {
         await this.lifecycle.assertActive(tx);
-        const pad = ((await tx.get(this.key()))?.value as unknown as Scratchpad | undefined) ?? empty();
+        const pad = padOf((await tx.get(this.key()))?.value);
         const out = fn(pad);
-        await tx.set(this.key(), pad as unknown as Json, { by: this.session.by });
+        await tx.set(this.key(), encode(pad), { by: this.session.by });
         return out;
       },
       { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, idempotencyKey) },
@@ -67,7 +77,7 @@ export class ScratchpadService {
 
   async read(): Promise<Scratchpad & { context: string }> {
     await this.session.refresh();
-    const pad = ((await this.store.get(this.key()))?.value as unknown as Scratchpad | undefined) ?? empty();
+    const pad = padOf((await this.store.get(this.key()))?.value);
     return { ...pad, context: render(pad) };
   }
 

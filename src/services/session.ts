@@ -9,6 +9,11 @@ export interface SessionOptions {
   agentType?: string;
   thread?: string;
   parentThread?: string;
+  /**
+   * Do not record a thread that does not exist yet until the first write ({@link Session.record}): a connection
+   * that only reads leaves nothing behind (HTTP sessions, which clients open freely).
+   */
+  recordOnWrite?: boolean;
 }
 
 /** What is remembered about a thread: where it sits in its delegation tree, and its current run. */
@@ -32,6 +37,8 @@ export const newId = (): string => randomUUID();
 export class Session {
   /** the storage keys of this connection's namespace */
   readonly keys: Keys;
+  /** a new thread this connection serves but has not recorded yet (see {@link SessionOptions.recordOnWrite}) */
+  private unrecorded?: { thread: string; parentThread?: string; planned: ThreadInfo; recording?: Promise<void> };
 
   constructor(
     readonly store: VersionedStore,
@@ -50,8 +57,40 @@ export class Session {
       rootThread: '',
       delegateLevel: 0,
     });
-    await session.enterThread(session.identity.thread, options.parentThread, false);
+    const { thread } = session.identity;
+    if (options.recordOnWrite) {
+      const { before, next } = await session.planThread((key) => store.get(key), thread, options.parentThread, false);
+      if (before.runs === 0) {
+        session.adopt(thread, next);
+        session.unrecorded = { thread, parentThread: options.parentThread, planned: next };
+        return session;
+      }
+    }
+    await session.enterThread(thread, options.parentThread, false);
     return session;
+  }
+
+  /** Records the thread this connection serves if it has not yet (call before any write). */
+  async record(): Promise<void> {
+    const pending = this.unrecorded;
+    if (!pending) return;
+    pending.recording ??= (async () => {
+      const { result } = await this.store.transact(async (tx) => {
+        const key = this.threadKey(pending.thread);
+        if ((await tx.get(key)) !== undefined) {
+          // another connection recorded the thread meanwhile: join its run
+          return (await this.enterThreadIn(tx, pending.thread, pending.parentThread, false)).next;
+        }
+        await tx.set(key, pending.planned as never, { by: this.by });
+        return pending.planned;
+      });
+      if (this.identity.thread === pending.thread) this.adopt(pending.thread, result);
+      this.unrecorded = undefined;
+    })().catch((error: unknown) => {
+      pending.recording = undefined;
+      throw error;
+    });
+    await pending.recording;
   }
 
   threadKey(thread: string): string {
@@ -76,15 +115,26 @@ export class Session {
     parentThread: string | undefined,
     newRun: boolean,
   ): Promise<{ before: ThreadInfo; next: ThreadInfo }> {
+    const plan = await this.planThread((key) => tx.get(key), thread, parentThread, newRun);
+    await tx.set(this.threadKey(thread), plan.next as never, { by: this.by });
+    return plan;
+  }
+
+  /** What {@link enterThreadIn} would write, from reads only. */
+  private async planThread(
+    read: (key: string) => Promise<{ value: unknown } | undefined>,
+    thread: string,
+    parentThread: string | undefined,
+    newRun: boolean,
+  ): Promise<{ before: ThreadInfo; next: ThreadInfo }> {
     checkName('thread', thread);
     if (parentThread !== undefined) checkName('parent thread', parentThread);
-    const key = this.threadKey(thread);
-    const known = (await tx.get(key))?.value as ThreadInfo | undefined;
+    const known = (await read(this.threadKey(thread)))?.value as ThreadInfo | undefined;
     let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
     if (known && (parentThread === undefined || known.parent === parentThread)) {
       tree = { parent: known.parent, root: known.root, level: known.level };
     } else if (parentThread !== undefined && parentThread !== thread) {
-      const parent = (await tx.get(this.threadKey(parentThread)))?.value as ThreadInfo | undefined;
+      const parent = (await read(this.threadKey(parentThread)))?.value as ThreadInfo | undefined;
       tree = { parent: parentThread, root: parent?.root ?? parentThread, level: (parent?.level ?? 0) + 1 };
     } else {
       tree = { root: thread, level: 0 };
@@ -93,7 +143,6 @@ export class Session {
     const run = startRun ? newId() : known!.run!;
     const next: ThreadInfo = { ...tree, runs: (known?.runs ?? 0) + (startRun ? 1 : 0), run };
     if (next.parent === undefined) delete next.parent;
-    await tx.set(key, next as never, { by: this.by });
     return { before: known ?? { root: thread, level: 0, runs: 0 }, next };
   }
 

@@ -1,4 +1,5 @@
 import { BlackboardError } from '../errors.js';
+import { showStorageKey } from './keys.js';
 import type { StoredRecord } from './types.js';
 
 /**
@@ -32,8 +33,8 @@ export const isCorruptRecord = (error: unknown): boolean =>
 export function corrupt(key: string): BlackboardError {
   return new BlackboardError(
     'STORE_UNAVAILABLE',
-    'A stored record is corrupt and cannot be read. Overwrite it with state_set or delete it with state_delete.',
-    { storageKey: key.split('\x1f').slice(2).join('/'), cause: 'CORRUPT_RECORD' },
+    'A stored record is corrupt and cannot be read. Overwrite it with {tool:state_set} or delete it with {tool:state_delete}.',
+    { storageKey: showStorageKey(key), cause: 'CORRUPT_RECORD' },
   );
 }
 

@@ -10,6 +10,9 @@ export const DEFAULT_NAMESPACE_TOKEN = '-';
 
 export const storageKey = (...parts: string[]): string => parts.join(SEP);
 
+/** A storage key for people, in error details: its scope and key (kind and namespace left out), `/`-joined. */
+export const showStorageKey = (key: string): string => key.split(SEP).slice(2).join('/');
+
 /** Every write goes to the change log but idempotency records (kind `i`) and the store's bookkeeping (`m`). */
 export const isLoggedKey = (key: string): boolean => !key.startsWith(`i${SEP}`) && !key.startsWith(`m${SEP}`);
 

@@ -1,15 +1,10 @@
 import * as z from 'zod';
 import type { BudgetService } from '../services/budget.js';
-import { idempotencyKey, threadArg } from './common.js';
+import { counter, idempotencyKey, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-const view = z.object({
-  name: z.string(),
-  current: z.number().int(),
-  max: z.number().int(),
-  remaining: z.number().int(),
-  reached: z.boolean(),
-});
+const view = z.object({ name: z.string(), current: counter, max: counter, remaining: counter, reached: z.boolean() });
+const name = z.string().describe('Budget name');
 
 /** Registers budget_status and budget_step; budget_configure and budget_increase only with `admin`. */
 export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin: boolean): void {
@@ -18,7 +13,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_status',
     {
       title: 'Budgets left',
-      description: 'Show this thread\'s budgets: used, max, remaining, and whether each is reached.',
+      description: 'This thread\'s budgets: used, max, remaining, reached.',
       input: z.object({}).strict(),
       output: z.object({ budgets: z.array(view) }),
       annotations: { readOnlyHint: true },
@@ -30,9 +25,14 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_step',
     {
       title: 'Spend budget',
-      description:
-        'Count one step (or amount) against a budget (default "iterations") before doing the work. LIMIT_REACHED means the budget — yours or a parent thread\'s — is used up and nothing was counted: stop, summarise, and give your final answer.',
-      input: z.object({ name: z.string().optional(), amount: z.number().int().optional(), idempotencyKey }).strict(),
+      description: 'Spend budget (parents\' too) before a step. LIMIT_REACHED (nothing spent): stop, give your final answer.',
+      input: z
+        .object({
+          name: name.optional().describe('Default "iterations"'),
+          amount: z.number().int().min(1).max(1e12).optional().describe('Default 1'),
+          idempotencyKey,
+        })
+        .strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
@@ -44,8 +44,8 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_configure',
     {
       title: 'Set a budget (admin)',
-      description: 'Set the max of a budget for a thread (default this one). Operator tool: registered only with --allow-budget-admin.',
-      input: z.object({ name: z.string(), max: z.number().int(), thread: threadArg, idempotencyKey }).strict(),
+      description: 'Operator tool: set a thread\'s stored max for a budget.',
+      input: z.object({ name, max: z.number().int().min(0).describe('New max'), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
@@ -56,8 +56,8 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_increase',
     {
       title: 'Raise a budget (admin)',
-      description: 'Raise the max of a budget for a thread by amount. Operator tool: registered only with --allow-budget-admin.',
-      input: z.object({ name: z.string(), amount: z.number().int(), thread: threadArg, idempotencyKey }).strict(),
+      description: 'Operator tool: raise a thread\'s stored max for a budget by amount.',
+      input: z.object({ name, amount: z.number().int().min(1).describe('Added to the max'), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },

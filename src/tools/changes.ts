@@ -11,14 +11,14 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
     'state_changes',
     {
       title: 'Follow changes',
-      description: `What changed after a revision, oldest first: call without afterRevision to get a starting revision, then pass each returned revision back. waitMs blocks until something changes. REVISION_COMPACTED: re-read with state_snapshot and follow from its revision.`,
+      description: `Changes after afterRevision, oldest first (without it: the current revision only); pass the returned revision back. REVISION_COMPACTED: start over from {tool:state_snapshot}.`,
       input: z
         .object({
-          afterRevision: z.number().int().min(0).optional().describe('Return changes after this revision.'),
-          scope: z.string().optional().describe('Only this scope ("plan" for plans).'),
-          prefix: z.string().optional().describe('Only keys starting with this.'),
-          limit: z.number().int().min(1).max(CHANGES_MAX_LIMIT).optional().describe(`Default ${CHANGES_DEFAULT_LIMIT}.`),
-          waitMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe('Wait up to this long for a change.'),
+          afterRevision: z.number().int().min(0).optional().describe('Last revision seen'),
+          scope: z.string().optional().describe('Default all. "plan" for plans ({tool:plan_get}).'),
+          prefix: z.string().optional().describe('Key prefix'),
+          limit: z.number().int().min(1).max(CHANGES_MAX_LIMIT).optional().describe(`Default ${CHANGES_DEFAULT_LIMIT}`),
+          waitMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe('Wait this long for one'),
         })
         .strict(),
       output: z.object({

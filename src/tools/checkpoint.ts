@@ -1,18 +1,18 @@
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoints.js';
-import { idempotencyKey, isoTime, threadArg } from './common.js';
+import { counter, idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-const checkpointId = z.string().describe('An id from checkpoint_save or checkpoint_list (cp-…).');
+const checkpointId = z.string().describe('cp-…');
 const info = z.object({
   checkpointId: z.string(),
   thread: z.string(),
   run: z.string(),
   label: z.string().optional(),
   createdAt: isoTime,
-  revision: z.number().int().describe('the thread\'s revision when saved'),
-  records: z.number().int(),
-  bytes: z.number().int(),
+  revision: counter,
+  records: counter,
+  bytes: counter,
 });
 
 /** Registers the checkpoint family: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete. */
@@ -22,9 +22,8 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_save',
     {
       title: 'Save a checkpoint',
-      description:
-        'Save this thread\'s whole state (thread and run keys, plans, scratchpad, final answer, budgets, lifecycle, history) so you can come back to it. The newest checkpoints per thread are kept (20 by default).',
-      input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
+      description: 'Save this thread\'s whole state to restore later.',
+      input: z.object({ label: z.string().optional().describe('A name for it'), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
@@ -36,7 +35,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_list',
     {
       title: 'List checkpoints',
-      description: 'List a thread\'s checkpoints (default this thread), newest first, with label, time, size and revision.',
+      description: 'List a thread\'s checkpoints, newest first.',
       input: z.object({ thread: threadArg }).strict(),
       output: z.object({ checkpoints: z.array(info) }),
       annotations: { readOnlyHint: true },
@@ -48,10 +47,11 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_restore',
     {
       title: 'Restore a checkpoint',
-      description:
-        'Put the checkpoint\'s thread back exactly as saved, atomically; no other thread or scope is touched. Pass ifRevision (the revision you last saw) to fail with VERSION_CONFLICT instead of overwriting writes made since. CHECKPOINT_CORRUPT means it cannot be used and nothing changed.',
-      input: z.object({ checkpointId, ifRevision: z.number().int().optional(), idempotencyKey }).strict(),
-      output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: z.number().int() }),
+      description: 'Put a checkpoint\'s thread back as saved, atomically.',
+      input: z
+        .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed after this revision'), idempotencyKey })
+        .strict(),
+      output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
     (args) => checkpoints.restore(args),
@@ -61,7 +61,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_delete',
     {
       title: 'Delete a checkpoint',
-      description: 'Delete a checkpoint. NOT_FOUND if there is no such checkpoint.',
+      description: 'Delete a checkpoint.',
       input: z.object({ checkpointId, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -1,18 +1,16 @@
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 
-// Argument and result schemas shared by several tool families.
+// Argument and result schemas shared by several tool families. Descriptions are short on purpose: a model reads
+// every one of them on every turn, so a shared argument is explained once (in the server's instructions) and only
+// named here.
 
 export const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<Json>;
-export const jsonValue = z.unknown().describe('Any JSON value (object, array, string, number, boolean or null).');
-export const ifVersion = z
-  .number()
-  .int()
-  .optional()
-  .describe('Compare-and-set: only write if the current version is this one (0 = only if it does not exist).');
-export const idempotencyKey = z
-  .string()
-  .optional()
-  .describe('Any unique string; a retry with the same key returns the first result and applies nothing again.');
-export const threadArg = z.string().optional().describe('Another thread\'s id (default: this thread).');
-export const isoTime = z.string().describe('ISO 8601 time');
+export const jsonValue = z.unknown().describe('Any JSON value');
+export const ifVersion = z.number().int().min(0).optional().describe('Expected version');
+/** explained once, in the server's instructions */
+export const idempotencyKey = z.string().optional();
+export const threadArg = z.string().optional().describe('Default: this thread');
+export const isoTime = z.string();
+/** a version or revision in a result */
+export const counter = z.number().int();

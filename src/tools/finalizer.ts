@@ -20,9 +20,8 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
     'final_answer_set',
     {
       title: 'Give the final answer',
-      description:
-        'Set this run\'s final answer, once. A second call fails with MULTIPLE_FINAL_ANSWERS and the first answer in details.answer — do not retry; the first answer stands.',
-      input: z.object({ content: z.string(), metadata: json(jsonValue).optional(), idempotencyKey }).strict(),
+      description: 'Set this run\'s final answer, once (MULTIPLE_FINAL_ANSWERS: already set; do not retry).',
+      input: z.object({ content: z.string().describe('The answer'), metadata: json(jsonValue).optional().describe('Any JSON'), idempotencyKey }).strict(),
       output: z.object({ answer }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
@@ -33,9 +32,9 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
     'final_answer_get',
     {
       title: 'Read (or wait for) a final answer',
-      description: `Read this run's final answer, or another thread's (thread: a child you delegated to). With waitMs (up to ${WATCH_MAX_MS}) it blocks until the answer is set, like watch; timedOut:true means not yet.`,
+      description: 'This run\'s or a delegated thread\'s final answer; waitMs waits for it.',
       input: z
-        .object({ thread: threadArg, waitMs: z.number().int().optional().describe('block up to this many ms for the answer') })
+        .object({ thread: threadArg, waitMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe('Wait up to this long') })
         .strict(),
       output: z.object({ isSet: z.boolean(), answer: answer.optional(), timedOut: z.boolean().optional() }),
       annotations: { readOnlyHint: true },

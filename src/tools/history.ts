@@ -1,7 +1,10 @@
 import * as z from 'zod';
 import { HISTORY_MAX_LIMIT, type HistoryService } from '../services/history.js';
-import { idempotencyKey, isoTime, json, jsonValue } from './common.js';
+import { counter, idempotencyKey, isoTime, json, jsonValue } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
+
+/** history_list's default page: a page of long events stays a modest read. */
+const LIST_DEFAULT = 20;
 
 /** Registers the history family: history_append, history_list, history_prune. */
 export function registerHistoryTools(host: ToolHost, history: HistoryService): void {
@@ -10,9 +13,11 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_append',
     {
       title: 'Record an event',
-      description: 'Append an event to this thread\'s history (kind e.g. "tool_call", "decision", "user_message"). Returns its sequence number.',
-      input: z.object({ kind: z.string(), content: z.string(), data: json(jsonValue).optional(), idempotencyKey }).strict(),
-      output: z.object({ seq: z.number().int() }),
+      description: 'Append an event to this thread\'s history. Returns its sequence number.',
+      input: z
+        .object({ kind: z.string().describe('e.g. decision, tool_call'), content: z.string().describe('What happened'), data: json(jsonValue).optional().describe('Any JSON'), idempotencyKey })
+        .strict(),
+      output: z.object({ seq: counter }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
     (args) => history.append(args),
@@ -22,28 +27,30 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_list',
     {
       title: 'Read the history',
-      description: `Read this thread's events in order, after afterSeq, up to limit (default 50, max ${HISTORY_MAX_LIMIT}), optionally of one kind. Pass nextAfterSeq as afterSeq for more.`,
+      description: 'This thread\'s events in order. Pass nextAfterSeq back as afterSeq.',
       input: z
-        .object({ afterSeq: z.number().int().optional(), limit: z.number().int().optional(), kind: z.string().optional() })
+        .object({
+          afterSeq: z.number().int().min(0).optional().describe('Events after this seq'),
+          limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT}`),
+          kind: z.string().optional().describe('Only this kind'),
+        })
         .strict(),
       output: z.object({
-        entries: z.array(
-          z.object({ seq: z.number().int(), kind: z.string(), content: z.string(), data: json(jsonValue).optional(), at: isoTime, by: z.string() }),
-        ),
-        nextAfterSeq: z.number().int().optional(),
+        entries: z.array(z.object({ seq: counter, kind: z.string(), content: z.string(), data: json(jsonValue).optional(), at: isoTime, by: z.string() })),
+        nextAfterSeq: counter.optional(),
       }),
       annotations: { readOnlyHint: true },
     },
-    (args) => history.list(args),
+    (args) => history.list({ ...args, limit: args.limit ?? LIST_DEFAULT }),
   );
   defineTool(
     host,
     'history_prune',
     {
       title: 'Prune the history',
-      description: 'Delete all but the last keepLast events of this thread\'s history. Sequence numbers are never reused.',
-      input: z.object({ keepLast: z.number().int(), idempotencyKey }).strict(),
-      output: z.object({ removed: z.number().int() }),
+      description: 'Delete all but the last keepLast events of this thread\'s history.',
+      input: z.object({ keepLast: z.number().int().min(0).describe('Events to keep'), idempotencyKey }).strict(),
+      output: z.object({ removed: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
     (args) => history.prune(args),

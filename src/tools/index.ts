@@ -13,8 +13,8 @@ import { registerRunTools } from './run.js';
 import { registerScratchpadTools } from './scratchpad.js';
 import { registerSignalTools } from './signal.js';
 
-/** Registers every enabled tool family (`--tools`); returns the registered tool names. */
-export function registerTools(host: ToolHost, config: Config, services: Services): string[] {
+/** Declares every enabled tool family (`--tools`) on the host; `host.install` then registers them on a server. */
+export function registerTools(host: ToolHost, config: Config, services: Services): void {
   const on = new Set(config.tools);
   if (on.has('kv')) {
     registerKvTools(host, services.kv);
@@ -29,5 +29,4 @@ export function registerTools(host: ToolHost, config: Config, services: Services
   if (on.has('history')) registerHistoryTools(host, services.history);
   if (on.has('signal')) registerSignalTools(host, services.signals);
   if (on.has('checkpoint')) registerCheckpointTools(host, services.checkpoints);
-  return host.registered;
 }

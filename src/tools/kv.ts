@@ -10,20 +10,18 @@ import {
   WATCH_MAX_MS,
   type KvService,
 } from '../services/kv.js';
-import { idempotencyKey, ifVersion, isoTime, json, jsonValue } from './common.js';
+import { counter, idempotencyKey, ifVersion, isoTime, json, jsonValue } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 import { SCOPE_FORMS } from '../context.js';
 
-// Shared argument schemas of the kv family. Semantic checks (key length, scope names, ranges) happen in the
-// service so that they fail with SPEC error codes; the schemas give types and documentation.
-const key = z.string().describe('The key: 1-512 characters, no control characters.');
-const scope = z
-  .string()
-  .optional()
-  .describe(`Where the key lives (default "global"): ${SCOPE_FORMS}.`);
-const value = jsonValue;
-const ttlSeconds = z.number().optional().describe('Expire the key this many seconds after the write.');
-const updatedAt = isoTime.describe('ISO 8601 time of the last write');
+// Shared argument schemas of the kv family. Semantic checks (key length, scope names) happen in the service so
+// that they fail with the right error codes; the schemas carry types, bounds and a word of documentation.
+const key = z.string().describe('1-512 chars');
+const scope = z.string().optional().describe('Default global');
+const value = json(jsonValue);
+const ttlSeconds = z.number().positive().optional().describe('Seconds to live');
+const prefix = z.string().optional().describe('Key prefix');
+const write = { readOnlyHint: false, destructiveHint: true } as const;
 
 /** Registers the kv family: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch. */
 export function registerKvTools(host: ToolHost, kv: KvService): void {
@@ -32,16 +30,9 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_get',
     {
       title: 'Read a key',
-      description:
-        'Read one key of shared state. Returns found:false (not an error) when the key does not exist. Use the returned version as ifVersion when you write it back.',
-      input: z.object({ key, scope }).strict(),
-      output: z.object({
-        found: z.boolean(),
-        value: json(value).optional(),
-        version: z.number().int().optional(),
-        updatedAt: updatedAt.optional(),
-        updatedBy: z.string().optional().describe('agent that wrote it last'),
-      }),
+      description: 'Read a key; found:false if absent. Write it back with its version as ifVersion.',
+      input: z.object({ key, scope: scope.describe(`Default global; or ${SCOPE_FORMS.replace('global, ', '')}`) }).strict(),
+      output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), updatedAt: isoTime.optional(), updatedBy: z.string().optional() }),
       annotations: { readOnlyHint: true },
     },
     (args) => kv.get(args),
@@ -52,14 +43,10 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_set',
     {
       title: 'Write a key',
-      description:
-        'Write a JSON value under a key, replacing what was there. Pass ifVersion to write only if nobody changed it since you read it; on VERSION_CONFLICT read again and retry. Values are limited in size (VALUE_TOO_LARGE).',
-      input: z.object({ key, value: json(value), scope, ifVersion, ttlSeconds, idempotencyKey }).strict(),
-      output: z.object({
-        version: z.number().int().describe('the key\'s new version'),
-        revision: z.number().int().describe('the store revision after this write'),
-      }),
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      description: 'Write a value. ifVersion: only if unchanged since read, else VERSION_CONFLICT (read again, retry).',
+      input: z.object({ key, value, scope, ifVersion, ttlSeconds, idempotencyKey }).strict(),
+      output: z.object({ version: counter, revision: counter }),
+      annotations: { ...write, idempotentHint: false },
     },
     (args) => kv.set(args),
   );
@@ -69,10 +56,10 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_delete',
     {
       title: 'Delete a key',
-      description: 'Delete a key. deleted:false means it did not exist. ifVersion makes the delete conditional.',
+      description: 'Delete a key (deleted:false if absent).',
       input: z.object({ key, scope, ifVersion, idempotencyKey }).strict(),
-      output: z.object({ deleted: z.boolean(), revision: z.number().int() }),
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+      output: z.object({ deleted: z.boolean(), revision: counter }),
+      annotations: { ...write, idempotentHint: true },
     },
     (args) => kv.delete(args),
   );
@@ -82,19 +69,16 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_list',
     {
       title: 'List keys',
-      description: `List the keys of a scope in key order, ${LIST_DEFAULT_LIMIT} per page by default (at most ${LIST_MAX_LIMIT}), without values. Pass nextCursor back as cursor for the next page; no nextCursor means the end.`,
+      description: 'A scope\'s keys in order, with versions (no values); pass nextCursor back as cursor.',
       input: z
         .object({
           scope,
-          prefix: z.string().optional().describe('Only keys starting with this text (exact, case-sensitive).'),
-          cursor: z.string().optional().describe('nextCursor from the previous page.'),
-          limit: z.number().int().optional().describe(`Page size, 1-${LIST_MAX_LIMIT}.`),
+          prefix,
+          cursor: z.string().optional().describe('nextCursor'),
+          limit: z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT_LIMIT}`),
         })
         .strict(),
-      output: z.object({
-        keys: z.array(z.object({ key: z.string(), version: z.number().int(), updatedAt })),
-        nextCursor: z.string().optional(),
-      }),
+      output: z.object({ keys: z.array(z.object({ key: z.string(), version: counter, updatedAt: isoTime })), nextCursor: z.string().optional() }),
       annotations: { readOnlyHint: true },
     },
     (args) => kv.list(args),
@@ -105,19 +89,11 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_snapshot',
     {
       title: 'Read many keys at once',
-      description: `Read the values of many keys (a scope, or the keys starting with prefix) in one consistent read, bounded by maxBytes (default ${SNAPSHOT_DEFAULT_BYTES}) so it never floods your context. truncated:true means more keys exist: narrow the prefix or use state_list.`,
+      description: 'Many values (scope or prefix) in one consistent read, at most maxBytes (truncated:true: narrow it).',
       input: z
-        .object({
-          scope,
-          prefix: z.string().optional().describe('Only keys starting with this text.'),
-          maxBytes: z.number().int().optional().describe(`Upper bound of the JSON size of entries, up to ${SNAPSHOT_MAX_BYTES}.`),
-        })
+        .object({ scope, prefix, maxBytes: z.number().int().min(2).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`) })
         .strict(),
-      output: z.object({
-        entries: z.record(z.string(), json(value)),
-        revision: z.number().int(),
-        truncated: z.boolean(),
-      }),
+      output: z.object({ entries: z.record(z.string(), value), revision: counter, truncated: z.boolean() }),
       annotations: { readOnlyHint: true },
     },
     (args) => kv.snapshot(args),
@@ -128,25 +104,20 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_update',
     {
       title: 'Atomically update a key',
-      description:
-        'Change a key in one atomic step, safe when many agents write at once: increment (add a number), append (add one element to an array, or text to a string), merge (JSON merge patch into an object; null removes a field), add_to_set (add to an array unless already present). A missing key starts from 0, [] or {}.',
+      description: 'Atomic, safe with many writers: increment, append (array/string), merge (object; null deletes), add_to_set. Missing keys start empty.',
       input: z
         .object({
           key,
-          op: z.enum(UPDATE_OPS).describe('increment | append | merge | add_to_set'),
-          value: json(value).describe('The operand: a number for increment, an object for merge, any JSON otherwise.'),
+          op: z.enum(UPDATE_OPS).describe('The change'),
+          value: value.describe('Operand'),
           scope,
           ifVersion,
           ttlSeconds,
           idempotencyKey,
         })
         .strict(),
-      output: z.object({
-        value: json(value).describe('the value after the update'),
-        version: z.number().int(),
-        revision: z.number().int(),
-      }),
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      output: z.object({ value, version: counter, revision: counter }),
+      annotations: { ...write, idempotentHint: false },
     },
     (args) => kv.update(args),
   );
@@ -156,24 +127,25 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_batch',
     {
       title: 'Apply several writes together',
-      description: `Apply up to ${BATCH_MAX_OPS} sets, deletes and updates in one call. atomic (default true): all or none — if any fails (for example its ifVersion is stale), nothing is applied and the error names the operation. atomic:false applies each on its own and reports each result.`,
+      description: `Up to ${BATCH_MAX_OPS} sets, deletes, updates in order, all or none (atomic:false: each alone, errors per slot).`,
       input: z
         .object({
           ops: z
             .array(
+              // Described as a whole: each field means what it means in the single-key tools.
               z
                 .object({
                   op: z.enum(['set', 'delete', ...UPDATE_OPS]),
-                  key,
-                  value: json(value).optional().describe('Required for every op but delete.'),
-                  scope,
-                  ifVersion,
-                  ttlSeconds,
+                  key: z.string(),
+                  value: json(z.unknown()).optional(),
+                  scope: z.string().optional(),
+                  ifVersion: z.number().int().min(0).optional(),
+                  ttlSeconds: z.number().positive().optional(),
                 })
                 .strict(),
             )
-            .describe('The operations, applied in order.'),
-          atomic: z.boolean().optional().describe('All or none (default true).'),
+            .describe('{op, key, value (not for delete), scope, ifVersion, ttlSeconds}, in order'),
+          atomic: z.boolean().optional().describe('Default true'),
           idempotencyKey,
         })
         .strict(),
@@ -182,19 +154,21 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
           z.object({
             key: z.string(),
             ok: z.boolean(),
-            version: z.number().int().optional(),
-            value: json(value).optional(),
+            version: counter.optional(),
+            value: value.optional(),
             deleted: z.boolean().optional(),
-            error: z
-              .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() })
-              .optional(),
+            error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
           }),
         ),
-        revision: z.number().int(),
+        revision: counter,
       }),
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      annotations: { ...write, idempotentHint: false },
     },
-    (args) => kv.batch(args),
+    async (args) => {
+      const result = await kv.batch(args);
+      for (const slot of result.results) if (slot.error) slot.error.message = host.render(slot.error.message);
+      return result;
+    },
   );
 
   defineTool(
@@ -202,21 +176,16 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'watch',
     {
       title: 'Wait for a key to change',
-      description: `Block until a key changes, instead of polling. Without afterVersion: returns at once if the key exists, else waits until it is set. With afterVersion (the version you last saw): waits until the key is written again or deleted (found:false). Gives up after timeoutMs (default ${WATCH_DEFAULT_MS}, max ${WATCH_MAX_MS}) with timedOut:true — then call watch again. Keep timeoutMs under your client's request timeout. To wait on a plan, pass its planId as key and scope "plan".`,
+      description: 'Block until a key exists or, with afterVersion, its version differs: no polling. timedOut:true: call again.',
       input: z
         .object({
           key,
-          scope,
-          afterVersion: z.number().int().optional().describe('Wait for a version greater than this one.'),
-          timeoutMs: z.number().int().optional().describe(`How long to wait, 0-${WATCH_MAX_MS} ms.`),
+          scope: scope.describe('Default global. "plan" for a plan ({tool:plan_get}).'),
+          afterVersion: z.number().int().min(0).optional().describe('Last version seen'),
+          timeoutMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe(`Default ${WATCH_DEFAULT_MS}`),
         })
         .strict(),
-      output: z.object({
-        found: z.boolean(),
-        value: json(value).optional(),
-        version: z.number().int().optional(),
-        timedOut: z.boolean(),
-      }),
+      output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), timedOut: z.boolean() }),
       annotations: { readOnlyHint: true },
     },
     (args, extra) => withProgress(extra, host.progressIntervalMs, `waiting for "${args.key}"`, () => kv.watch(args, extra.signal)),

@@ -10,7 +10,7 @@ const view = z.object({
   state,
   reason: z.string().optional(),
   updatedAt: isoTime.optional(),
-  allowed: z.array(state).describe('states you may go to next'),
+  allowed: z.array(state),
 });
 
 /** Registers the lifecycle family: agent_state_get, agent_state_set. */
@@ -20,7 +20,7 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_get',
     {
       title: 'Read the lifecycle state',
-      description: 'Read this run\'s lifecycle state (or another thread\'s latest) and the states allowed next.',
+      description: 'This run\'s lifecycle state (or another thread\'s), and the states allowed next.',
       input: z.object({ thread: threadArg }).strict(),
       output: view,
       annotations: { readOnlyHint: true },
@@ -32,9 +32,8 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_set',
     {
       title: 'Change the lifecycle state',
-      description:
-        'Move this run to another state: loading→running; running→paused|awaiting_user_input|finished|error|stopped; paused→running|stopped; awaiting_user_input→running|stopped; error→running|stopped. INVALID_TRANSITION lists the allowed targets. After finished, this run\'s state can no longer change (RUN_FINISHED) until run_start.',
-      input: z.object({ state, reason: z.string().optional(), idempotencyKey }).strict(),
+      description: 'Move this run to another state; INVALID_TRANSITION lists the allowed ones.',
+      input: z.object({ state: state.describe('The new state'), reason: z.string().optional().describe('Why'), idempotencyKey }).strict(),
       output: view.extend({ previous: state }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },

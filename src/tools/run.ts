@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { END_STATES, type RunService } from '../services/runs.js';
 import { STATES } from '../services/lifecycle.js';
-import { idempotencyKey } from './common.js';
+import { counter, idempotencyKey } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 /** Registers the run family: whoami, run_start, run_end. */
@@ -11,7 +11,7 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
     'whoami',
     {
       title: 'Who am I',
-      description: 'This connection\'s identity: namespace, agent, agent type, thread, run, parent thread, delegation level, and the store.',
+      description: 'This connection\'s identity: namespace, agent, thread, run, parent, store.',
       input: z.object({}).strict(),
       output: z.object({
         namespace: z.string().nullable(),
@@ -20,7 +20,7 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
         thread: z.string(),
         run: z.string(),
         parentThread: z.string().nullable(),
-        delegateLevel: z.number().int(),
+        delegateLevel: counter,
         store: z.string(),
       }),
       annotations: { readOnlyHint: true },
@@ -32,10 +32,14 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
     'run_start',
     {
       title: 'Start a new run',
-      description:
-        'Start a new run: new run id; the run scope, scratchpad and final answer start empty; thread state is kept. Give thread to switch to (or resume) another thread, parentThread when a parent delegated it, agentType to change type. resumed says whether the thread had runs before.',
+      description: 'New run (optionally of another thread): run scope, scratchpad, answer start empty; thread state stays.',
       input: z
-        .object({ thread: z.string().optional(), parentThread: z.string().optional(), agentType: z.string().optional(), idempotencyKey })
+        .object({
+          thread: z.string().optional().describe('Thread to switch to'),
+          parentThread: z.string().optional().describe('The delegating thread'),
+          agentType: z.string().optional().describe('New agent type'),
+          idempotencyKey,
+        })
         .strict(),
       output: z.object({ thread: z.string(), run: z.string(), resumed: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
@@ -47,8 +51,8 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
     'run_end',
     {
       title: 'End the run',
-      description: 'End this run as finished, error or stopped: records it in the lifecycle and history, and saves a checkpoint of the thread when checkpoints are enabled.',
-      input: z.object({ status: z.enum(END_STATES), reason: z.string().optional(), idempotencyKey }).strict(),
+      description: 'End this run (finished, error or stopped). It also saves a checkpoint ({tool:checkpoint_list}).',
+      input: z.object({ status: z.enum(END_STATES).describe('How it ended'), reason: z.string().optional().describe('Why'), idempotencyKey }).strict(),
       output: z.object({ thread: z.string(), run: z.string(), state: z.enum(STATES), checkpointId: z.string().optional() }),
       // destructive: its checkpoint may prune the oldest one
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { ScratchpadService } from '../services/scratchpad.js';
-import { idempotencyKey, json, jsonValue } from './common.js';
+import { counter, idempotencyKey, json, jsonValue } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
@@ -12,9 +12,9 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_store',
     {
       title: 'Remember a variable',
-      description: 'Store a named value in this run\'s scratchpad (replaces a value of the same name). Cleared by run_start.',
-      input: z.object({ name: z.string(), value: json(jsonValue), idempotencyKey }).strict(),
-      output: z.object({ name: z.string(), variables: z.number().int().describe('how many variables are stored') }),
+      description: 'Store a named value in this run\'s scratchpad.',
+      input: z.object({ name: z.string().describe('Variable name'), value: json(jsonValue), idempotencyKey }).strict(),
+      output: z.object({ name: z.string(), variables: counter }),
       annotations: { ...write, destructiveHint: true },
     },
     (args) => scratchpad.storeVariable(args),
@@ -24,9 +24,9 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_observe',
     {
       title: 'Note an observation',
-      description: 'Add an observation (a fact you learned) to this run\'s scratchpad.',
-      input: z.object({ observation: z.string(), idempotencyKey }).strict(),
-      output: z.object({ observations: z.number().int() }),
+      description: 'Add a fact you learned to this run\'s scratchpad.',
+      input: z.object({ observation: z.string().describe('The fact'), idempotencyKey }).strict(),
+      output: z.object({ observations: counter }),
       annotations: write,
     },
     (args) => scratchpad.observe(args),
@@ -36,9 +36,9 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_fail',
     {
       title: 'Record a failed approach',
-      description: 'Record an approach that did not work, and why, so it is not tried again in this run.',
-      input: z.object({ approach: z.string(), reason: z.string().optional(), idempotencyKey }).strict(),
-      output: z.object({ failedApproaches: z.number().int() }),
+      description: 'Record an approach that failed, not to retry it this run.',
+      input: z.object({ approach: z.string().describe('What you tried'), reason: z.string().optional().describe('Why it failed'), idempotencyKey }).strict(),
+      output: z.object({ failedApproaches: counter }),
       annotations: write,
     },
     (args) => scratchpad.fail(args),
@@ -48,7 +48,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_read',
     {
       title: 'Read the scratchpad',
-      description: 'Read this run\'s scratchpad: variables, observations, failed approaches, and `context`, a compact text to put in your prompt.',
+      description: 'This run\'s scratchpad, and context: a compact text of it for your prompt.',
       input: z.object({}).strict(),
       output: z.object({
         variables: z.record(z.string(), json(jsonValue)),
@@ -65,7 +65,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_clear',
     {
       title: 'Clear the scratchpad',
-      description: 'Empty this run\'s scratchpad: variables, observations and failed approaches all go.',
+      description: 'Empty this run\'s scratchpad.',
       input: z.object({ idempotencyKey }).strict(),
       output: z.object({ cleared: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { SIGNAL_KINDS, type SignalService } from '../services/signals.js';
-import { idempotencyKey } from './common.js';
+import { counter, idempotencyKey } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 /** Registers `signal`: recorded in history and sent to the client as an MCP logging message. */
@@ -10,18 +10,17 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
     'signal',
     {
       title: 'Signal your confidence',
-      description:
-        'Tell the people and agents watching how you are doing: uncertain (you are unsure and may need help), explore (you are trying options), commit (you are confident and proceeding). Recorded in history and sent to the client as a log message.',
+      description: 'Say how you are doing (uncertain: may need help). Logged to the client and history.',
       input: z
         .object({
-          kind: z.enum(SIGNAL_KINDS),
-          confidence: z.number().optional().describe('0 to 1'),
-          note: z.string().optional(),
+          kind: z.enum(SIGNAL_KINDS).describe('How you are doing'),
+          confidence: z.number().min(0).max(1).optional().describe('0 to 1'),
+          note: z.string().optional().describe('Why'),
           idempotencyKey,
         })
         .strict(),
       output: z.object({
-        seq: z.number().int(),
+        seq: counter,
         kind: z.enum(SIGNAL_KINDS),
         confidence: z.number().optional(),
         note: z.string().optional(),

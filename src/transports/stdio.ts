@@ -1,16 +1,219 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+// The stdio transport: one JSON-RPC message per line on stdin/stdout, with a size limit that skips an oversized
+// message and answers it with an error (the SDK's own transport closes the connection instead), and the hint a
+// person gets when they start the server in a terminal.
+import { relative } from 'node:path';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config.js';
 import { createServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 
+/** How much of an oversized message is kept to find its request id: the id is a top-level member near either end. */
+const KEEP = 4096;
+
+/** Details of a message that was skipped for its size. */
+export interface OversizedMessage {
+  /** the message's length in bytes (without its newline) */
+  bytes: number;
+  /** its request id, when it could be found at either end of the message */
+  id?: RequestId;
+}
+
+/**
+ * Splits a byte stream into lines. A line longer than `limit` bytes is never held in memory: its bytes are counted
+ * and dropped up to the next newline, and `onOversized` is told, so the stream stays usable for the next message.
+ */
+export class LineReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private skipped?: { head: Buffer; tail: Buffer; bytes: number };
+
+  constructor(
+    private readonly limit: number,
+    private readonly onLine: (line: string) => void,
+    private readonly onOversized: (message: OversizedMessage) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (start <= chunk.length) {
+      const newline = chunk.indexOf(10, start);
+      this.take(chunk.subarray(start, newline === -1 ? chunk.length : newline));
+      if (newline === -1) return;
+      this.endLine();
+      start = newline + 1;
+    }
+  }
+
+  private take(piece: Buffer): void {
+    if (piece.length === 0) return;
+    const skipped = this.skipped;
+    if (skipped) {
+      skipped.bytes += piece.length;
+      skipped.tail = lastBytes(Buffer.concat([skipped.tail, piece.subarray(-KEEP)]));
+      return;
+    }
+    if (this.size + piece.length <= this.limit) {
+      this.chunks.push(piece);
+      this.size += piece.length;
+      return;
+    }
+    const all = Buffer.concat([...this.chunks, piece]);
+    this.skipped = { head: Buffer.from(all.subarray(0, KEEP)), tail: lastBytes(all), bytes: all.length };
+    this.chunks = [];
+    this.size = 0;
+  }
+
+  private endLine(): void {
+    const skipped = this.skipped;
+    if (skipped) {
+      this.skipped = undefined;
+      this.onOversized({ bytes: skipped.bytes, id: findRequestId(skipped.head, skipped.tail) });
+      return;
+    }
+    const line = Buffer.concat(this.chunks).toString('utf8');
+    this.chunks = [];
+    this.size = 0;
+    this.onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+  }
+}
+
+function lastBytes(buffer: Buffer): Buffer {
+  return Buffer.from(buffer.subarray(Math.max(0, buffer.length - KEEP)));
+}
+
+const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+const NUMBER = String.raw`-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+const SCALAR = String.raw`(?:${STRING}|${NUMBER}|true|false|null)`;
+/** `"id"` among the first members of the top-level object, after only scalar members */
+const ID_AT_HEAD = new RegExp(String.raw`^\s*\{\s*(?:${STRING}\s*:\s*${SCALAR}\s*,\s*)*?"id"\s*:\s*(${STRING}|${NUMBER})\s*[,}]`);
+/** `"id"` as the last member: in valid JSON, the member just before the final `}` belongs to the top-level object */
+const ID_AT_TAIL = new RegExp(String.raw`[{,]\s*"id"\s*:\s*(${STRING}|${NUMBER})\s*\}\s*$`);
+
+/** The request id of a message known only by its first and last bytes, if it can be told for sure. */
+export function findRequestId(head: Buffer, tail: Buffer): RequestId | undefined {
+  const match = ID_AT_HEAD.exec(head.toString('utf8')) ?? ID_AT_TAIL.exec(tail.toString('utf8').replace(/\r$/, ''));
+  if (!match) return undefined;
+  const id = JSON.parse(match[1]) as unknown;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined;
+}
+
+/**
+ * Newline-delimited JSON-RPC over a process's stdin and stdout, like the SDK's `StdioServerTransport` (and using its
+ * framing functions), but a message over `maxMessageBytes` is skipped up to its newline and answered with an
+ * Invalid Request error carrying its id (when one can be found), with one line on stderr; a line that is not JSON is
+ * answered with a Parse error. The connection stays open either way.
+ */
+export class LimitedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly reader: LineReader;
+  private started = false;
+
+  constructor(
+    readonly maxMessageBytes: number,
+    private readonly stdin: NodeJS.ReadableStream = process.stdin,
+    private readonly stdout: NodeJS.WritableStream = process.stdout,
+    private readonly log: (line: string) => void = (line) => console.error(line),
+  ) {
+    this.reader = new LineReader(maxMessageBytes, (line) => this.onLine(line), (skipped) => this.onOversized(skipped));
+  }
+
+  private readonly onData = (chunk: Buffer): void => this.reader.push(chunk);
+  private readonly onStreamError = (error: Error): void => this.onerror?.(error);
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('LimitedStdioTransport already started');
+    this.started = true;
+    this.stdin.on('data', this.onData);
+    this.stdin.on('error', this.onStreamError);
+  }
+
+  private onLine(line: string): void {
+    if (line.trim() === '') return;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch (error) {
+      const parse = error instanceof SyntaxError;
+      void this.reply(
+        undefined,
+        parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest,
+        parse ? 'Parse error: a line on stdin is not JSON. Send one JSON-RPC message per line.' : 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.',
+      );
+      this.onerror?.(error as Error);
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  private onOversized({ bytes, id }: OversizedMessage): void {
+    this.log(
+      `mcp-blackboard: skipped a message of ${bytes} bytes on stdin: over the ${this.maxMessageBytes}-byte limit` +
+        (id !== undefined ? ` (answered request ${JSON.stringify(id)} with an error)` : ''),
+    );
+    void this.reply(
+      id,
+      ErrorCode.InvalidRequest,
+      `Message too large: ${bytes} bytes is over this server's limit of ${this.maxMessageBytes} bytes per stdio message, so it was not read and nothing was done. Send less in one call (split large values over several keys).`,
+      { bytes, maxMessageBytes: this.maxMessageBytes },
+    );
+  }
+
+  private reply(id: RequestId | undefined, code: number, message: string, data?: unknown): Promise<void> {
+    return this.send({ jsonrpc: '2.0', ...(id !== undefined ? { id } : {}), error: { code, message, ...(data ? { data } : {}) } } as JSONRPCMessage);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stdout.write(serializeMessage(message))) resolve();
+      else this.stdout.once('drain', () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    this.stdin.off('data', this.onData);
+    this.stdin.off('error', this.onStreamError);
+    if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
+    this.onclose?.();
+  }
+}
+
+/**
+ * The largest message accepted on stdin: the SDK's default (10 MiB), or more when `--max-value-bytes` allows values
+ * that would not fit in it, so that any value the server accepts can be sent in one call.
+ */
+export function maxStdioMessageBytes(config: Pick<Config, 'maxValueBytes'>): number {
+  return Math.max(STDIO_DEFAULT_MAX_BUFFER_SIZE, config.maxValueBytes + 1024 * 1024);
+}
+
 /** Serves one connection over stdin/stdout; resolves when the client goes away. */
 export async function serveStdio(config: Config, store: VersionedStore): Promise<{ tools: number; closed: Promise<void> }> {
   const { server, tools } = await createServer(config, store);
-  const transport = new StdioServerTransport();
+  const transport = new LimitedStdioTransport(maxStdioMessageBytes(config));
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
   });
   await server.connect(transport);
   return { tools: tools.length, closed };
+}
+
+/**
+ * What a person who started the server in a terminal is told (on stderr), or undefined when stdin is not a terminal
+ * (a client started it). `script` is the path node was given, `args` the server's arguments.
+ */
+export function firstRunHint(stdinIsTTY: boolean, script: string, args: string[], cwd = process.cwd()): string | undefined {
+  if (!stdinIsTTY) return undefined;
+  const rel = relative(cwd, script);
+  const path = rel !== '' && !rel.startsWith('..') && rel.length < script.length ? rel : script;
+  const command = ['node', path, ...args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`)).join(' ');
+  return [
+    'mcp-blackboard: this is an MCP server. It speaks JSON-RPC on stdin/stdout and is meant to be started by an MCP client',
+    '  (Claude Desktop, Claude Code, VS Code, Cursor, or your agent), not typed at.',
+    `  To try it by hand: npx @modelcontextprotocol/inspector -- ${command}   (the Inspector needs Node 22 or newer)`,
+    '  To stop it: Ctrl+C (or Ctrl+D).',
+  ].join('\n');
 }

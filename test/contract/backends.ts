@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { MemoryBackend } from '../../src/store/memory.js';
+import { PostgresBackend } from '../../src/store/postgres.js';
 import { RedisBackend } from '../../src/store/redis.js';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
@@ -55,10 +56,14 @@ export const sqliteCase: BackendCase = sharedCase(
   (path) => SqliteBackend.open(path, { pollMs: 10 }),
 );
 
-/** Redis, when a server is given (`BLACKBOARD_TEST_REDIS_URL`): each store is a fresh key prefix on it. */
-export const redisUrl = process.env.BLACKBOARD_TEST_REDIS_URL;
-export const redisCase: BackendCase = sharedCase(
-  'redis',
-  () => `${redisUrl}${redisUrl?.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`,
-  (url) => RedisBackend.open(url),
-);
+/** Postgres: a fresh `?schema=` per store on the server at `url`; a second backend on the same schema is another host. */
+export const postgresCase = (url: string): BackendCase =>
+  sharedCase(
+    'postgres',
+    () => `${url}${url.includes('?') ? '&' : '?'}schema=t_${randomUUID().replaceAll('-', '')}`,
+    (at) => PostgresBackend.open(at, { safetyPollMs: 200 }),
+  );
+
+/** Redis: a fresh `?prefix=` per store on the server at `url`; a second backend on the same prefix is another host. */
+export const redisCase = (url: string): BackendCase =>
+  sharedCase('redis', () => `${url}${url.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`, (at) => RedisBackend.open(at));

@@ -1,10 +1,22 @@
 import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../contract/backends.js';
 
-const run = promisify(execFile);
 const examples = join(import.meta.dirname, '..', '..', 'examples');
+// Each example runs with a temporary directory of its own, which must be empty again when it has finished.
+let tmp = '';
+const exec = promisify(execFile);
+const run = (file: string, args: string[], options: { timeout: number }) => {
+  tmp = tempDir();
+  return exec(file, args, { ...options, env: { ...process.env, TMPDIR: tmp } });
+};
+afterEach(() => {
+  if (tmp) expect(readdirSync(tmp), 'the example left files in the temp directory').toEqual([]);
+  tmp = '';
+});
 
 describe('examples run as documented', () => {
   it('two-agents.mjs: a planner and a worker process coordinate through one SQLite file', async () => {
@@ -20,5 +32,18 @@ describe('examples run as documented', () => {
     expect(stdout).toContain('child: second answer refused: MULTIPLE_FINAL_ANSWERS');
     expect(stdout).toContain('parent: answer from child-7: The test raced the cache warm-up.');
     expect(stdout).toContain('parent: iterations used 3/3 (counted from the child)');
+  });
+
+  it('work-queue.mjs: three worker processes claim and finish a plan\'s steps, each once, blockers first', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'work-queue.mjs')], { timeout: 60_000 });
+    expect(stdout).toMatch(/planner: created plan-[0-9a-f]{12} with 5 steps/);
+    expect(stdout).toContain('planner: all 5 steps completed, each by one worker');
+    const order = /order: (.*)/.exec(stdout)![1].split(' ');
+    expect([...order].sort()).toEqual(['s1', 's2', 's3', 's4', 's5']);
+    // s3 and s4 wait for s2; s5 for s1, s3 and s4
+    for (const [step, blockers] of [['s3', ['s2']], ['s4', ['s2']], ['s5', ['s1', 's3', 's4']]] as const) {
+      for (const blocker of blockers) expect(order.indexOf(blocker), `${blocker} before ${step}`).toBeLessThan(order.indexOf(step));
+    }
+    expect(stdout).toMatch(/s5 completed by worker-[abc]: publish/);
   });
 });

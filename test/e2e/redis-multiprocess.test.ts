@@ -1,27 +1,24 @@
 // Eight server processes on one Redis behave like one: exact increments, one CAS winner, fast cross-process watch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, spawnAgent, type Spawned } from '../helpers.js';
-import { startRedis, type RedisHandle } from '../services/redis.js';
+import { testRedis } from '../services/redis.js';
 
-let server: RedisHandle | undefined;
-let baseUrl = process.env.BLACKBOARD_TEST_REDIS_URL;
+let baseUrl: string | undefined;
 let skipped: string | undefined;
+let release = async (): Promise<void> => {};
 let running: Spawned[] = [];
 let boards = 0;
 
+// The run's server (BLACKBOARD_TEST_REDIS_URL), else a throwaway one for this file, else skipped with the reason.
 beforeAll(async () => {
-  if (baseUrl) return;
-  const started = await startRedis();
-  if ('skipped' in started) skipped = started.skipped;
-  else {
-    server = started;
-    baseUrl = started.url;
-  }
+  const found = await testRedis();
+  if ('skipped' in found) skipped = found.skipped;
+  else ({ url: baseUrl, release } = found);
 });
 afterAll(async () => {
   await Promise.all(running.map((a) => a.close()));
   running = [];
-  await server?.stop();
+  await release();
 });
 
 async function processes(n: number): Promise<Spawned[]> {

@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { findRequestId } from '../../src/transports/stdio.js';
 import { tempDir } from '../contract/backends.js';
-import { runCli, spawnAgent } from '../helpers.js';
+import { CLI, runCli, spawnAgent } from '../helpers.js';
 
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
 let running: Spawned[] = [];
@@ -53,7 +56,7 @@ describe('the built bin over stdio', () => {
   it('--help lists every flag, --version prints the version, bad flags fail with a reason', async () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--http', '--token', '--store', '--namespace', '--agent', '--agent-type', '--thread', '--parent-thread', '--tools', '--max-iterations', '--budget', '--allow-budget-admin', '--max-value-bytes', '--plan-ttl', '--keep-checkpoints', '--version']) {
+    for (const flag of ['--http', '--token', '--store', '--namespace', '--agent', '--agent-type', '--thread', '--parent-thread', '--tools', '--max-iterations', '--budget', '--allow-budget-admin', '--max-value-bytes', '--plan-ttl', '--keep-checkpoints', '--sync', '--progress-interval-ms', '--host', '--http-session-idle', '--version']) {
       expect(help.stdout).toContain(flag);
     }
     const version = await runCli(['--version']);
@@ -68,5 +71,75 @@ describe('the built bin over stdio', () => {
     expect(redis.stderr.trim().split('\n')).toHaveLength(1);
     expect(redis.stderr).toMatch(/cannot open the store redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0: .*ECONNREFUSED/);
     expect(redis.stderr).not.toContain('s3cret');
+  });
+});
+
+const MiB = 1024 * 1024;
+
+describe('a message over the stdio size limit', () => {
+  it('is answered with an error for its request, and the connection keeps working', async () => {
+    const a = await start(['--store', 'memory://']);
+    const huge = 'x'.repeat(11 * MiB); // the limit is 10 MiB with the default --max-value-bytes
+    const error = await a.raw('state_set', { key: 'big', value: huge }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(ErrorCode.InvalidRequest);
+    expect((error as McpError).message).toMatch(/Message too large: \d+ bytes is over this server's limit of 10485760 bytes .*nothing was done/);
+    // nothing was written, and the same connection still serves
+    expect(await a.ok('state_get', { key: 'big' })).toMatchObject({ found: false });
+    await a.ok('state_set', { key: 'small', value: 'fits' });
+    expect((await a.ok('state_get', { key: 'small' })).value).toBe('fits');
+    const skipped = a.stderr().split('\n').filter((line) => line.includes('skipped'));
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toMatch(/^mcp-blackboard: skipped a message of \d+ bytes on stdin: over the 10485760-byte limit \(answered request \d+ with an error\)$/);
+    expect(a.stderr()).not.toContain('Ctrl+C'); // no first-run hint for a client on a pipe
+  });
+
+  it('raw frames: an id at either end is answered, one that cannot be found gets an error without id, bad JSON a parse error', async () => {
+    const child = spawn(process.execPath, [CLI, '--store', 'memory://'], { stdio: 'pipe' });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const pad = 'y'.repeat(10 * MiB + 10);
+    const frames = [
+      `{"jsonrpc":"2.0","id":"head-1","method":"tools/call","params":{"name":"state_set","arguments":{"key":"k","value":"${pad}"}}}`,
+      `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"state_set","arguments":{"key":"k","value":"${pad}"}},"id":42}`,
+      // the id in the middle of a long message, and a nested "id" at the end: neither can be told for sure
+      `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"state_set","arguments":{"key":"k","value":"${pad}"}},"id":7,"z":{"id":5}}`,
+      'hello, is anybody there?',
+      '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+    ];
+    for (const frame of frames) {
+      if (!child.stdin.write(`${frame}\n`)) await new Promise((r) => child.stdin.once('drain', r));
+    }
+    const deadline = Date.now() + 30_000;
+    while (!out.includes('"id":3') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const replies = out.trim().split('\n').map((line) => JSON.parse(line) as { id?: unknown; error?: { code: number; message: string }; result?: unknown });
+    expect(replies).toHaveLength(5);
+    expect(replies[0]).toMatchObject({ id: 'head-1', error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/^Message too large/) } });
+    expect(replies[1]).toMatchObject({ id: 42, error: { code: ErrorCode.InvalidRequest } });
+    expect(replies[2]).toMatchObject({ error: { code: ErrorCode.InvalidRequest } });
+    expect(replies[2]).not.toHaveProperty('id');
+    expect(replies[3]).toMatchObject({ error: { code: ErrorCode.ParseError } });
+    expect(replies[4]).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+    expect(err.split('\n').filter((line) => line.includes('skipped a message'))).toHaveLength(3);
+    expect(err).not.toMatch(/\n\s+at /);
+  });
+
+  it('finds a request id only where it surely belongs to the top-level object', () => {
+    const id = (head: string, tail = head) => findRequestId(Buffer.from(head), Buffer.from(tail));
+    expect(id('{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{')).toBe(12);
+    expect(id('{ "id" : "a\\"b", "method": "x"')).toBe('a"b');
+    expect(id('{"jsonrpc":"2.0","method":"tools/call","params":{', '"z"}},"id":"tail-9"}\r')).toBe('tail-9');
+    expect(id('{"method":"x","params":{"id":1', 'aaa"}}}')).toBeUndefined(); // "id" inside params
+    expect(id('{"params":{"a":1}', '{"b":{"id":5}}')).toBeUndefined(); // nested id at the end
+    expect(id('{"method":"a \\"id\\":3","params":{', 'x"}}')).toBeUndefined(); // "id" inside a string
+    expect(id('{"id":1.5,', '')).toBeUndefined(); // not a request id
   });
 });

@@ -158,18 +158,22 @@ describe('Redis faults', () => {
     }
   });
 
-  it('a server process warns on stderr when Redis cannot make acknowledged writes durable', async ({ skip }) => {
+  it('warns (a server process on stderr) when Redis cannot make acknowledged writes durable', async ({ skip }) => {
     if (skipped) skip(skipped);
+    expect((await open(`warn${prefixes++}`)).warning).toBeUndefined();
     const raw = createClient({ url: server!.url });
     await raw.connect();
     await raw.configSet('appendfsync', 'everysec');
     try {
+      expect((await open(`warn${prefixes++}`)).warning).toMatch(/appendfsync everysec/);
+      await raw.configSet({ maxmemory: '1gb', 'maxmemory-policy': 'allkeys-lru' });
+      expect((await open(`warn${prefixes++}`)).warning).toMatch(/allkeys-lru can evict/);
       const agent = await spawnAgent(['--store', `${server!.url}?prefix=warn`]);
       await agent.ok('state_set', { key: 'k', value: 1 });
       await agent.close();
       expect(agent.stderr()).toMatch(/warning: .*appendfsync everysec.*appendonly yes and appendfsync always/);
     } finally {
-      await raw.configSet('appendfsync', 'always');
+      await raw.configSet({ appendfsync: 'always', maxmemory: '0', 'maxmemory-policy': 'noeviction' });
       await raw.close();
     }
   });

@@ -19,6 +19,8 @@ export interface RedisHandle {
   pid(): number | undefined;
   /** SIGTERM, wait for exit, remove the data directory */
   stop(): Promise<void>;
+  /** the same as `stop()` (the name the global test setup calls) */
+  destroy(): Promise<void>;
   /** SIGKILL, wait for exit; keeps the data directory */
   kill9(): Promise<void>;
   /** starts the server again on the same port and data directory, and waits until it answers */
@@ -147,18 +149,20 @@ export async function startRedis(options: { tls?: boolean } = {}): Promise<Redis
   };
 
   await launch();
+  const stop = async (): Promise<void> => {
+    if (paused) child?.kill('SIGCONT');
+    paused = false;
+    await waitExit(child, 'SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
     dir,
     ...(tls ? { tlsUrl: `rediss://127.0.0.1:${tls.port}`, caFile: tls.ca } : {}),
     pid: () => child?.pid,
-    stop: async () => {
-      if (paused) child?.kill('SIGCONT');
-      paused = false;
-      await waitExit(child, 'SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
+    destroy: stop,
     kill9: async () => {
       await waitExit(child, 'SIGKILL');
       paused = false;
@@ -177,4 +181,16 @@ export async function startRedis(options: { tls?: boolean } = {}): Promise<Redis
       child?.kill('SIGCONT');
     },
   };
+}
+
+/**
+ * The Redis a test file should use: `BLACKBOARD_TEST_REDIS_URL` when set (the run's shared server), else a throwaway
+ * server of its own, which `release()` (call it in `afterAll`) stops and removes. `{ skipped }` when there is neither.
+ */
+export async function testRedis(): Promise<{ url: string; release(): Promise<void> } | { skipped: string }> {
+  const fromEnv = process.env.BLACKBOARD_TEST_REDIS_URL;
+  if (fromEnv) return { url: fromEnv, release: async () => {} };
+  const started = await startRedis();
+  if ('skipped' in started) return started;
+  return { url: started.url, release: () => started.stop() };
 }

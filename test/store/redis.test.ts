@@ -4,28 +4,25 @@ import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
 import { RedisBackend, parseRedisUrl } from '../../src/store/redis.js';
-import { maskStoreUrl as maskUrl } from '../../src/store/url.js';
+import { maskStoreUrl as maskUrl } from '../../src/store/open.js';
 import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
-import { startRedis, type RedisHandle } from '../services/redis.js';
+import { testRedis } from '../services/redis.js';
 
-let server: RedisHandle | undefined;
-let baseUrl = process.env.BLACKBOARD_TEST_REDIS_URL;
+let baseUrl: string | undefined;
 let skipped: string | undefined;
+let release = async (): Promise<void> => {};
 const opened: RedisBackend[] = [];
 
+// The run's server (BLACKBOARD_TEST_REDIS_URL), else a throwaway one for this file, else skipped with the reason.
 beforeAll(async () => {
-  if (baseUrl) return;
-  const started = await startRedis();
-  if ('skipped' in started) skipped = started.skipped;
-  else {
-    server = started;
-    baseUrl = started.url;
-  }
+  const found = await testRedis();
+  if ('skipped' in found) skipped = found.skipped;
+  else ({ url: baseUrl, release } = found);
 });
 afterAll(async () => {
   await Promise.allSettled(opened.map((b) => b.close()));
-  await server?.stop();
+  await release();
 });
 
 const withPrefix = (url: string, prefix: string): string => `${url}${url.includes('?') ? '&' : '?'}prefix=${prefix}`;
@@ -323,7 +320,6 @@ describe('RedisBackend', () => {
 
   it('keeps databases apart (redis://host:port/N)', async ({ skip }) => {
     if (skipped) skip(skipped);
-    if (!server) skip('needs a private server (BLACKBOARD_TEST_REDIS_URL is shared)');
     const prefix = `db${randomUUID().slice(0, 8)}`;
     const one = await RedisBackend.open(`${baseUrl}/1?prefix=${prefix}`);
     const zero = await RedisBackend.open(`${baseUrl}/0?prefix=${prefix}`);
@@ -333,22 +329,4 @@ describe('RedisBackend', () => {
     expect(await zero.get('k')).toBeUndefined();
   });
 
-  it('warns when the server cannot make acknowledged writes durable', async ({ skip }) => {
-    if (skipped) skip(skipped);
-    if (!server) skip('needs a private server (BLACKBOARD_TEST_REDIS_URL is shared)');
-    const backend = await open();
-    expect(backend.warning).toBeUndefined();
-    const raw = createClient({ url: server!.url });
-    await raw.connect();
-    try {
-      await raw.configSet('appendfsync', 'everysec');
-      const lax = await open();
-      expect(lax.warning).toMatch(/appendfsync everysec/);
-      await raw.configSet({ maxmemory: '1gb', 'maxmemory-policy': 'allkeys-lru' });
-      expect((await open()).warning).toMatch(/allkeys-lru can evict/);
-    } finally {
-      await raw.configSet({ appendfsync: 'always', maxmemory: '0', 'maxmemory-policy': 'noeviction' });
-      await raw.close();
-    }
-  });
 });

@@ -25,7 +25,6 @@ describe('bad input', () => {
     ['oversized update result', 'state_update', { key: 'keep', op: 'append', value: 'y'.repeat(1200) }, 'VALUE_TOO_LARGE'],
     ['unknown scope', 'state_set', { key: 'k', value: 1, scope: 'planet' }, 'INVALID_ARGUMENT'],
     ['unknown scope on read', 'state_get', { key: 'k', scope: 'thread:../../x' }, 'INVALID_ARGUMENT'],
-    ['negative ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: -1 }, 'INVALID_ARGUMENT'],
     ['empty idempotency key', 'state_set', { key: 'k', value: 1, idempotencyKey: '' }, 'INVALID_ARGUMENT'],
     ['huge ttl', 'state_set', { key: 'k', value: 1, ttlSeconds: 1e12 }, 'INVALID_ARGUMENT'],
     ['bad prefix', 'state_list', { prefix: 'a\tb' }, 'INVALID_ARGUMENT'],
@@ -47,23 +46,46 @@ describe('bad input', () => {
     expect(await revision()).toBe(before);
   });
 
-  const wrongTypes: Array<[string, string, Record<string, unknown>]> = [
-    ['key as number', 'state_set', { key: 123, value: 1 }],
-    ['missing value', 'state_set', { key: 'k' }],
-    ['ifVersion as string', 'state_set', { key: 'k', value: 1, ifVersion: '1' }],
-    ['fractional ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: 1.5 }],
-    ['unknown op', 'state_update', { key: 'k', op: 'multiply', value: 2 }],
-    ['misspelled argument', 'state_set', { key: 'k', value: 1, if_version: 0 }],
-    ['ops not an array', 'state_batch', { ops: 'set a' }],
-    ['scope as object', 'state_get', { key: 'k', scope: { name: 'global' } }],
+  const wrongTypes: Array<[string, string, Record<string, unknown>, string, RegExp]> = [
+    ['key as number', 'state_set', { key: 123, value: 1 }, 'key', /key must be of type string, not a number/],
+    ['missing value', 'state_set', { key: 'k' }, 'value', /value is required/],
+    ['ifVersion as string', 'state_set', { key: 'k', value: 1, ifVersion: '1' }, 'ifVersion', /ifVersion must be of type number, not a string/],
+    ['fractional ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: 1.5 }, 'ifVersion', /whole number/],
+    ['negative ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: -1 }, 'ifVersion', /out of range/],
+    ['unknown op', 'state_update', { key: 'k', op: 'multiply', value: 2 }, 'op', /one of: increment, append, merge, add_to_set/],
+    ['ops not an array', 'state_batch', { ops: 'set a' }, 'ops', /must be of type array/],
+    ['misspelled op field', 'state_batch', { ops: [{ op: 'set', key: 'a', value: 1, if_version: 0 }] }, 'ops[0].if_version', /did you mean ifVersion\?/],
+    ['scope as object', 'state_get', { key: 'k', scope: { name: 'global' } }, 'scope', /not an object/],
+    ['limit above its maximum', 'state_list', { limit: 5000 }, 'limit', /out of range/],
   ];
-  it.each(wrongTypes)('%s is a schema violation reported by the SDK, and changes nothing', async (_name, tool, args) => {
+  it.each(wrongTypes)('%s is INVALID_ARGUMENT naming the argument in details.path, and changes nothing', async (_name, tool, args, path, message) => {
     const before = await revision();
-    const result = await a.raw(tool, args);
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent).toBeUndefined();
-    expect((result.content[0] as { text: string }).text).toMatch(/validation/i);
+    const error = await a.err(tool, args);
+    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path } });
+    expect(error.message).toMatch(message);
     expect(await revision()).toBe(before);
+  });
+
+  it('an unknown argument name gets the closest known one', async () => {
+    const error = await a.err('state_set', { key: 'k', value: 1, if_version: 0 });
+    expect(error).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/^Unknown argument "if_version": did you mean ifVersion\? Arguments here: key, value, scope, ifVersion, ttlSeconds, idempotencyKey\.$/),
+      details: { path: 'if_version', suggestion: 'ifVersion' },
+    });
+    const far = await a.err('state_get', { key: 'k', colour: 'red' });
+    expect(far).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'colour' } });
+    expect(far.details).not.toHaveProperty('suggestion');
+    expect((await a.err('state_get', { key: 'k', Scope: 'thread' })).details).toMatchObject({ suggestion: 'scope' });
+  });
+
+  it('a schema error under a namespace names the argument the same way', async () => {
+    const ns = await connect({ config: { namespace: 'team' } });
+    try {
+      expect(await ns.err('state_set', { key: 'k', value: 1, ifversion: 1 })).toMatchObject({ code: 'INVALID_ARGUMENT', details: { suggestion: 'ifVersion' } });
+    } finally {
+      await ns.close();
+    }
   });
 
   it('"__proto__", "constructor" and friends are ordinary keys', async () => {

@@ -64,6 +64,39 @@ describe('budget tools', () => {
   it('--tools enables only the named families', async () => {
     const a = await agent({ config: { tools: ['plan', 'budget'], maxIterations: 1 } });
     const names = (await a.client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['budget_status', 'budget_step', 'plan_create', 'plan_delete', 'plan_get', 'plan_list', 'plan_update']);
+    expect(names).toEqual(['budget_status', 'budget_step', 'plan_claim', 'plan_create', 'plan_delete', 'plan_get', 'plan_list', 'plan_update']);
+  });
+
+  it('a thread keeps the maxes of the first server that served it; other servers judge it by them', async () => {
+    const store = memoryStore();
+    const first = await agent({ store, config: { thread: 'T', maxIterations: 3, budgets: { cost: 10 } } });
+    const generous = await agent({ store, config: { thread: 'T', maxIterations: 100, budgets: { cost: 1000, extra: 5 } } });
+    expect((await generous.ok('budget_status')).budgets).toEqual([
+      { name: 'cost', current: 0, max: 10, remaining: 10, reached: false },
+      { name: 'iterations', current: 0, max: 3, remaining: 3, reached: false },
+    ]);
+    await generous.ok('budget_step', { amount: 3 });
+    expect((await generous.err('budget_step')).code).toBe('LIMIT_REACHED');
+    expect((await generous.err('budget_step', { name: 'extra' })).code).toBe('NOT_FOUND');
+    expect((await first.ok('budget_status')).budgets[1]).toMatchObject({ current: 3, max: 3 });
+  });
+
+  it('a child started with larger maxes cannot spend past its parent\'s stored max', async () => {
+    const store = memoryStore();
+    await agent({ store, config: { thread: 'P', budgets: { cost: 10 } } });
+    const child = await agent({ store, config: { thread: 'C', parentThread: 'P', budgets: { cost: 100 } } });
+    expect(await child.ok('budget_step', { name: 'cost', amount: 10 })).toMatchObject({ current: 10, max: 100 });
+    expect(await child.err('budget_step', { name: 'cost' })).toMatchObject({ code: 'LIMIT_REACHED', details: { thread: 'P', max: 10 } });
+  });
+
+  it('budget_configure and budget_increase change the stored max that every server uses', async () => {
+    const store = memoryStore();
+    const admin = await agent({ store, config: { thread: 'T', maxIterations: 1, allowBudgetAdmin: true } });
+    await admin.ok('budget_configure', { name: 'iterations', max: 2 });
+    const other = await agent({ store, config: { thread: 'T', maxIterations: 50 } });
+    await other.ok('budget_step', { amount: 2 });
+    expect((await other.err('budget_step')).details).toMatchObject({ max: 2 });
+    await admin.ok('budget_increase', { name: 'iterations', amount: 1 });
+    expect(await other.ok('budget_step')).toMatchObject({ current: 3, max: 3, reached: true });
   });
 });

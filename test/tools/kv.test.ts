@@ -13,7 +13,7 @@ describe('kv tools: listing', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...KV_TOOLS].sort());
     for (const tool of tools) {
       expect(tool.outputSchema, tool.name).toBeDefined();
-      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.description!.length).toBeGreaterThan(30);
       expect(tool.annotations?.openWorldHint).toBe(false);
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
@@ -340,11 +340,55 @@ describe('kv tools: bounded reads', () => {
       for (let i = 0; i < 20_050; i++) await tx.set(dataKey(who, resolveScope('global', who), String(i).padStart(6, '0')), 0, { by: 'x' });
       return {};
     });
-    const snap = await a.ok('state_snapshot', { maxBytes: 4 * 1024 * 1024 });
+    const snap = await a.ok('state_snapshot', { maxBytes: 1024 * 1024 });
     expect(Object.keys(snap.entries)).toHaveLength(20_000);
     expect(snap.truncated).toBe(true);
-    const all = await a.ok('state_snapshot', { prefix: '0000', maxBytes: 4 * 1024 * 1024 });
+    const all = await a.ok('state_snapshot', { prefix: '0000', maxBytes: 1024 * 1024 });
     expect(Object.keys(all.entries)).toHaveLength(100);
     expect(all.truncated).toBe(false);
+  });
+
+  it('state_snapshot without arguments stays under 16 KiB of compact JSON, over 400 keys of 1 KB', async () => {
+    const a = await agent();
+    await a.store.transact(async (tx) => {
+      const who = a.bb.session.identity;
+      for (let i = 0; i < 400; i++) await tx.set(dataKey(who, resolveScope('global', who), `doc/${String(i).padStart(3, '0')}`), 'x'.repeat(1000), { by: 'x' });
+      return {};
+    });
+    const result = await a.raw('state_snapshot', {});
+    const text = (result.content[0] as { text: string }).text;
+    expect(text.length).toBeLessThan(16 * 1024 + 100);
+    expect(text).not.toMatch(/\n/);
+    const snap = JSON.parse(text);
+    expect(snap.truncated).toBe(true);
+    expect(Object.keys(snap.entries).length).toBeGreaterThan(10);
+    const more = await a.ok('state_snapshot', { maxBytes: 1024 * 1024 });
+    expect(Object.keys(more.entries)).toHaveLength(400);
+    expect((await a.err('state_snapshot', { maxBytes: 1024 * 1024 + 1 })).details).toMatchObject({ path: 'maxBytes' });
+  });
+});
+
+describe('kv tools: non-atomic batches report every failure in its slot', () => {
+  it('a FORBIDDEN operation fails only its own slot', async () => {
+    const a = await agent({ config: { agent: 'alice' } });
+    const r = await a.ok('state_batch', {
+      atomic: false,
+      ops: [
+        { op: 'set', key: 'mine', value: 1 },
+        { op: 'set', key: 'theirs', value: 2, scope: 'profile:bob' },
+        { op: 'set', key: '', value: 3 },
+        { op: 'increment', key: 'n', value: 1 },
+      ],
+    });
+    expect(r.results).toMatchObject([
+      { key: 'mine', ok: true, version: 1 },
+      { key: 'theirs', ok: false, error: { code: 'FORBIDDEN' } },
+      { key: '', ok: false, error: { code: 'INVALID_ARGUMENT' } },
+      { key: 'n', ok: true, value: 1 },
+    ]);
+    expect(await a.ok('state_get', { key: 'theirs', scope: 'profile:bob' })).toEqual({ found: false });
+    const atomic = await a.err('state_batch', { ops: [{ op: 'set', key: 'x', value: 1 }, { op: 'set', key: 'y', value: 2, scope: 'profile:bob' }] });
+    expect(atomic).toMatchObject({ code: 'FORBIDDEN', details: { index: 1 } });
+    expect(await a.ok('state_get', { key: 'x' })).toEqual({ found: false });
   });
 });

@@ -109,4 +109,84 @@ describe('plan tools', () => {
     expect(woke).toMatchObject({ found: true, version: 2, timedOut: false });
     expect(woke.value.steps[0]).toMatchObject({ status: 'in_progress', owner: 'worker' });
   });
+
+  it('blockedBy must name steps of the same plan and never form a cycle', async () => {
+    const a = await agent();
+    const cycle = await a.err('plan_create', { title: 'T', steps: [{ content: 'a', blockedBy: ['s2'] }, { content: 'b', blockedBy: ['s1'] }] });
+    expect(cycle).toMatchObject({ code: 'INVALID_ARGUMENT', details: { cycle: ['s1', 's2', 's1'] } });
+    const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', { content: 'b', blockedBy: ['s1'] }, { content: 'c', blockedBy: ['s2'] }] });
+    const longer = await a.err('plan_update', { planId, stepUpdates: [{ id: 's1', blockedBy: ['s3'] }] });
+    expect(longer).toMatchObject({ code: 'INVALID_ARGUMENT', details: { cycle: ['s1', 's3', 's2', 's1'] } });
+    expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's1', blockedBy: ['s9'] }] })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.ok('plan_get', { planId })).plan.version).toBe(1);
+  });
+
+  it('a step cannot start or complete while a blocker is neither completed nor skipped', async () => {
+    const a = await agent();
+    const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', 'b', { content: 'c', blockedBy: ['s1', 's2'] }] });
+    for (const status of ['in_progress', 'completed']) {
+      const refused = await a.err('plan_update', { planId, stepUpdates: [{ id: 's3', status }] });
+      expect(refused).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's3', blockedBy: ['s1', 's2'] } });
+      expect(refused.message).toMatch(/plan_claim/);
+    }
+    await a.ok('plan_update', { planId, stepUpdates: [{ id: 's1', status: 'completed' }] });
+    expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's3', status: 'completed' }] })).details).toMatchObject({ blockedBy: ['s2'] });
+    // finishing the blocker and the blocked step in one update is fine; so is a skipped blocker
+    await a.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'skipped' }, { id: 's3', status: 'completed' }] });
+    const other = await a.ok('plan_create', { title: 'T', steps: ['a'] });
+    const replaced = await a.err('plan_update', { planId: other.planId, steps: [{ id: 's1', content: 'a' }, { content: 'y', status: 'in_progress', blockedBy: ['s1'] }] });
+    expect(replaced).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's2', blockedBy: ['s1'] } });
+  });
+
+  it('plan_claim takes the next free step, then reports why nothing is left', async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice' } });
+    const bob = await agent({ store, config: { agent: 'bob' } });
+    const { planId } = await alice.ok('plan_create', {
+      title: 'T',
+      steps: ['a', { content: 'b', blockedBy: ['s1'] }, { content: 'c', owner: 'carol' }],
+    });
+    const first = await alice.ok('plan_claim', { planId });
+    expect(first).toEqual({ claimed: true, step: { id: 's1', content: 'a', status: 'in_progress', owner: 'alice' } });
+    // s2 waits on s1, s3 belongs to carol
+    expect(await bob.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_blocked' });
+    expect(await bob.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: false, reason: 'taken', step: { owner: 'alice' } });
+    expect(await alice.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: true, step: { id: 's1' } });
+    const blocked = await bob.err('plan_claim', { planId, stepId: 's2' });
+    expect(blocked).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's2', blockedBy: ['s1'] } });
+    await alice.ok('plan_update', { planId, stepUpdates: [{ id: 's1', status: 'completed' }] });
+    expect(await bob.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2', owner: 'bob', status: 'in_progress' } });
+    expect(await alice.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_taken' });
+    expect(await alice.ok('plan_claim', { planId, owner: 'carol' })).toMatchObject({ claimed: true, step: { id: 's3', owner: 'carol' } });
+    await bob.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'completed' }, { id: 's3', status: 'completed' }] });
+    expect(await bob.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_done' });
+    expect((await bob.err('plan_claim', { planId, stepId: 's3' })).code).toBe('INVALID_TRANSITION');
+    expect((await bob.err('plan_claim', { planId, stepId: 's9' })).code).toBe('NOT_FOUND');
+    expect((await bob.ok('plan_get', { planId })).plan.steps.map((s: { owner: string }) => s.owner)).toEqual(['alice', 'bob', 'carol']);
+  });
+
+  it('plan_claim is atomic: many claims at once never share a step', async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead' } });
+    const { planId } = await lead.ok('plan_create', { title: 'T', steps: ['a', 'b', 'c'] });
+    const workers = await Promise.all([1, 2, 3, 4, 5].map((i) => agent({ store, config: { agent: `w${i}` } })));
+    const results = await Promise.all(workers.map((w) => w.ok('plan_claim', { planId })));
+    const claimed = results.filter((r) => r.claimed).map((r) => r.step.id);
+    expect(claimed.sort()).toEqual(['s1', 's2', 's3']);
+    expect(results.filter((r) => !r.claimed).map((r) => r.reason)).toEqual(['all_taken', 'all_taken']);
+  });
+
+  it('plan_list bounds its default result: newest first, at most 20, titles cut short', async () => {
+    const a = await agent();
+    for (let i = 0; i < 25; i++) await a.ok('plan_create', { title: `${i} `.padEnd(1000, 'x'), steps: ['a'] });
+    const listed = await a.raw('plan_list', {});
+    const text = (listed.content[0] as { text: string }).text;
+    expect(text.length).toBeLessThan(16 * 1024);
+    const { plans, truncated } = JSON.parse(text);
+    expect(plans).toHaveLength(20);
+    expect(truncated).toBe(true);
+    expect(plans[0].title.startsWith('24 ')).toBe(true);
+    expect(plans[0].title.length).toBeLessThanOrEqual(201);
+    expect((await a.ok('plan_list', { limit: 100 })).plans).toHaveLength(25);
+  });
 });

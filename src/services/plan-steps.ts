@@ -1,0 +1,168 @@
+// Plan records and the rules of their steps: ids, statuses, owners, blockers (no cycles, no starting while blocked).
+import * as z from 'zod';
+import { BlackboardError, invalid } from '../errors.js';
+import type { Json } from '../store/types.js';
+import { decode } from './records.js';
+
+export const PLAN_STATUSES = ['active', 'completed', 'abandoned'] as const;
+export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'blocked', 'skipped'] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+export type StepStatus = (typeof STEP_STATUSES)[number];
+export const MAX_STEPS = 200;
+const MAX_TEXT = 4000;
+
+export interface Step {
+  id: string;
+  content: string;
+  status: StepStatus;
+  owner?: string;
+  blockedBy?: string[];
+  note?: string;
+}
+
+export interface StepInput {
+  id?: string;
+  content: string;
+  status?: StepStatus;
+  owner?: string;
+  blockedBy?: string[];
+  note?: string;
+}
+
+export interface StepUpdate {
+  id: string;
+  content?: string;
+  status?: StepStatus;
+  owner?: string | null;
+  blockedBy?: string[] | null;
+  note?: string | null;
+}
+
+export interface PlanRecord {
+  title: string;
+  status: PlanStatus;
+  scope: string;
+  steps: Step[];
+  nextStep: number;
+  createdAt: number;
+}
+
+/** A stored plan, decoded once (a record that does not fit is reported as corrupt). */
+const Step = z.object({
+  id: z.string(),
+  content: z.string(),
+  status: z.enum(STEP_STATUSES),
+  owner: z.string().optional(),
+  blockedBy: z.array(z.string()).optional(),
+  note: z.string().optional(),
+});
+const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
+  title: z.string(),
+  status: z.enum(PLAN_STATUSES),
+  scope: z.string(),
+  steps: z.array(Step),
+  nextStep: z.number().int(),
+  createdAt: z.number(),
+});
+/** The plan in a stored value, as a fresh object the caller may change. */
+export const decodePlan = (value: Json): PlanRecord => decode(PlanRecordSchema, value, 'plan');
+
+export function stepNotFound(record: PlanRecord, stepId: string): BlackboardError {
+  return new BlackboardError('NOT_FOUND', `Step "${stepId}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`, { stepId });
+}
+
+export function blockedError(step: Step, blockers: string[]): BlackboardError {
+  return new BlackboardError(
+    'INVALID_TRANSITION',
+    `Step ${step.id} is blocked by ${blockers.join(', ')}, not yet completed or skipped; it cannot start or complete before them. Finish those first, or take another step with {tool:plan_claim}.`,
+    { stepId: step.id, blockedBy: blockers },
+  );
+}
+
+/** A step that needs no more work. */
+export const done = (step: Step | undefined): boolean => step?.status === 'completed' || step?.status === 'skipped';
+
+export function checkText(what: string, text: unknown): void {
+  if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_TEXT) {
+    throw invalid(`${what} must be non-empty text of at most ${MAX_TEXT} characters.`);
+  }
+}
+
+export function checkStatus(status: unknown): StepStatus {
+  if (!(STEP_STATUSES as readonly unknown[]).includes(status)) throw invalid(`A step status is one of: ${STEP_STATUSES.join(', ')}.`);
+  return status as StepStatus;
+}
+
+/** New step list: items with a known `id` keep it; new items get the next ids. */
+export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>): Step[] {
+  const known = new Set(record.steps.map((s) => s.id));
+  const seen = new Set<string>();
+  const steps = inputs.map((input) => {
+    const item: StepInput = typeof input === 'string' ? { content: input } : input;
+    checkText('A step\'s content', item.content);
+    let id = item.id;
+    if (id !== undefined) {
+      if (!known.has(id)) throw invalid(`Step id "${id}" is not in this plan; leave id out for a new step.`, { id });
+    } else {
+      id = `s${record.nextStep++}`;
+    }
+    if (seen.has(id)) throw invalid(`Step id "${id}" appears twice.`, { id });
+    seen.add(id);
+    const step: Step = { id, content: item.content, status: item.status === undefined ? 'pending' : checkStatus(item.status) };
+    if (item.owner !== undefined) step.owner = item.owner;
+    if (item.blockedBy !== undefined) step.blockedBy = item.blockedBy;
+    if (item.note !== undefined) step.note = item.note;
+    return step;
+  });
+  checkDependencies(steps);
+  return steps;
+}
+
+export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
+  const step = record.steps.find((s) => s.id === change.id);
+  if (!step) throw stepNotFound(record, change.id);
+  if (change.content !== undefined) {
+    checkText('A step\'s content', change.content);
+    step.content = change.content;
+  }
+  if (change.status !== undefined) step.status = checkStatus(change.status);
+  for (const field of ['owner', 'note', 'blockedBy'] as const) {
+    const value = change[field];
+    if (value === null) delete step[field];
+    else if (value !== undefined) Object.assign(step, { [field]: value });
+  }
+}
+
+/** `blockedBy` names steps of the same plan and never forms a cycle. */
+export function checkDependencies(steps: Step[]): void {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  for (const step of steps) {
+    for (const dep of step.blockedBy ?? []) {
+      if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id });
+      if (!byId.has(dep)) throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
+    }
+  }
+  // Depth-first search; a step met again while still on the path closes a cycle.
+  const state = new Map<string, 'open' | 'closed'>();
+  const visit = (id: string, path: string[]): void => {
+    if (state.get(id) === 'closed') return;
+    if (state.get(id) === 'open') {
+      const cycle = [...path.slice(path.indexOf(id)), id];
+      throw invalid(`blockedBy forms a cycle: ${cycle.join(' → ')}. A step cannot wait, directly or not, on itself.`, { cycle });
+    }
+    state.set(id, 'open');
+    for (const dep of byId.get(id)!.blockedBy ?? []) visit(dep, [...path, id]);
+    state.set(id, 'closed');
+  };
+  for (const step of steps) visit(step.id, []);
+}
+
+/** A step whose status becomes in_progress or completed must have every blocker completed or skipped. */
+export function checkStarts(steps: Step[], before: Map<string, StepStatus>): void {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  for (const step of steps) {
+    if ((step.status !== 'in_progress' && step.status !== 'completed') || before.get(step.id) === step.status) continue;
+    const blockers = (step.blockedBy ?? []).filter((id) => !done(byId.get(id)));
+    if (blockers.length > 0) throw blockedError(step, blockers);
+  }
+}

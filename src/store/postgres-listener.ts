@@ -1,0 +1,235 @@
+// The Postgres backend's commit listener: one LISTEN connection per process, caught up from the change log.
+import pg from 'pg';
+import type { CommitEvent } from './types.js';
+
+/** What a commit's doorbell carries: its revision, its keys (absent when too many to fit) and the sender. */
+export interface Doorbell {
+  r: number;
+  k?: string[];
+  i: string;
+}
+
+/** One snapshot of the change log after a revision: the current revision, `compacted`, and the entries' keys. */
+export interface LogTail {
+  revision: number;
+  compacted: number;
+  rows: Array<{ revision: number; key: string }>;
+}
+
+export interface ListenerOptions {
+  /** connection settings of the dedicated listening connection */
+  config: pg.ClientConfig;
+  /** the channel commits ring on */
+  channel: string;
+  /** this process's id in doorbells: its own commits are not reported back to it */
+  instance: string;
+  /** the safety poll's period, ms */
+  pollMs: number;
+  /** reads the change log after a revision on the given connection, in one snapshot */
+  readLog(client: pg.ClientBase, after: number, limit: number): Promise<LogTail>;
+}
+
+const CATCH_UP_LIMIT = 1000;
+const LINGER_MS = 5000;
+
+/**
+ * Tells listeners about commits made by other processes, soon after they commit, or reports a gap.
+ *
+ * Writers ring `pg_notify` after their commit. Revisions are dense (every writing commit takes the next one under the
+ * store's lock), so a missed doorbell can be detected: the safety poll reads the change log after the last revision
+ * accounted for, reports logged commits nobody rang for, and reports a gap for a revision that neither rang nor left
+ * log entries (a writer killed between commit and doorbell) once it has stayed silent for a whole poll period. On every
+ * (re)connect the listener LISTENs first, then catches up the same way (strictly), so nothing committed while the
+ * connection was down is missed. With no listener there is no poll; the connection is closed after a short linger.
+ */
+export class CommitListener {
+  private readonly listeners = new Set<(event: CommitEvent) => void>();
+  private client?: pg.Client;
+  private connecting?: Promise<void>;
+  private ready = false;
+  /** every revision up to here is accounted for (-1: not yet connected) */
+  private cursor = -1;
+  /** doorbells heard above `cursor` */
+  private readonly rung = new Set<number>();
+  /** revisions at or below `cursor` that neither rang nor left log entries at the last poll */
+  private suspects = new Set<number>();
+  private poller?: NodeJS.Timeout;
+  private retry?: NodeJS.Timeout;
+  private linger?: NodeJS.Timeout;
+  private retryMs = 100;
+  private polling = false;
+  private closed = false;
+
+  constructor(private readonly options: ListenerOptions) {}
+
+  subscribe(listener: (event: CommitEvent) => void): () => void {
+    this.listeners.add(listener);
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = undefined;
+    this.start();
+    return () => {
+      if (!this.listeners.delete(listener) || this.listeners.size > 0) return;
+      this.stopPolling();
+      if (this.retry) clearTimeout(this.retry);
+      this.retry = undefined;
+      this.linger = setTimeout(() => {
+        this.linger = undefined;
+        if (this.listeners.size === 0) this.disconnect();
+      }, LINGER_MS);
+      this.linger.unref();
+    };
+  }
+
+  /** This process committed `revision`: it needs no doorbell of its own. */
+  ownCommit(revision: number): void {
+    if (this.ready && revision > this.cursor) this.rung.add(revision);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    this.stopPolling();
+    for (const timer of [this.retry, this.linger]) if (timer) clearTimeout(timer);
+    const client = this.client;
+    this.disconnect();
+    await client?.end().catch(() => {});
+  }
+
+  private emit(event: CommitEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  private start(): void {
+    if (this.closed || this.listeners.size === 0) return;
+    if (this.ready) this.startPolling();
+    else if (!this.connecting && !this.retry) this.connecting = this.connect().finally(() => (this.connecting = undefined));
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(this.options.config);
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (message) => {
+      if (client === this.client && message.channel === this.options.channel) this.heard(message.payload);
+    });
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.options.channel}"`);
+      if (client !== this.client) return;
+      if (this.cursor < 0) {
+        // First connection: anything committed before LISTEN took effect is covered by telling every waiter to
+        // re-read once.
+        const tail = await this.options.readLog(client, Number.MAX_SAFE_INTEGER, 1);
+        if (client !== this.client) return;
+        this.cursor = tail.revision;
+        this.ready = true;
+        this.emit({ gap: true });
+      } else {
+        this.ready = true;
+        await this.poll(true);
+      }
+      this.retryMs = 100;
+      this.startPolling();
+    } catch {
+      this.lost(client);
+    }
+  }
+
+  /** The listening connection failed or ended: forget it and, while someone listens, connect again with backoff. */
+  private lost(client: pg.Client): void {
+    if (client !== this.client) return;
+    this.client = undefined;
+    this.ready = false;
+    this.stopPolling();
+    client.end().catch(() => {});
+    if (this.closed || this.listeners.size === 0 || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.start();
+    }, this.retryMs);
+    this.retry.unref();
+    this.retryMs = Math.min(this.retryMs * 2, 2000);
+  }
+
+  private disconnect(): void {
+    const client = this.client;
+    this.client = undefined;
+    this.ready = false;
+    this.cursor = -1;
+    this.rung.clear();
+    this.suspects.clear();
+    client?.end().catch(() => {});
+  }
+
+  private heard(payload: string | undefined): void {
+    let bell: Doorbell;
+    try {
+      bell = JSON.parse(payload ?? '') as Doorbell;
+    } catch {
+      return;
+    }
+    if (!Number.isSafeInteger(bell.r)) return;
+    this.suspects.delete(bell.r);
+    if (bell.r > this.cursor) this.rung.add(bell.r);
+    if (bell.i === this.options.instance) return;
+    this.emit(Array.isArray(bell.k) ? { revision: bell.r, keys: bell.k } : { gap: true });
+  }
+
+  private startPolling(): void {
+    if (this.poller || this.listeners.size === 0) return;
+    this.poller = setInterval(() => void this.poll(false), this.options.pollMs);
+    this.poller.unref();
+  }
+
+  private stopPolling(): void {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = undefined;
+  }
+
+  /**
+   * Accounts for every revision after `cursor`: rung ones are done; logged ones nobody rang for are reported from
+   * the log; silent ones are a gap (`strict`, after a reconnect) or suspects given one more period to ring. The query
+   * runs on the listening connection, so a dead connection is found here too.
+   */
+  private async poll(strict: boolean): Promise<void> {
+    const client = this.client;
+    if (!client || !this.ready || (this.polling && !strict)) return;
+    this.polling = true;
+    try {
+      const tail = await this.options.readLog(client, this.cursor, CATCH_UP_LIMIT);
+      if (client !== this.client) return;
+      let gap = this.suspects.size > 0;
+      const suspects = new Set<number>();
+      if (tail.revision > this.cursor) {
+        if (tail.compacted > this.cursor || tail.rows.length >= CATCH_UP_LIMIT || tail.revision - this.cursor > 100_000) {
+          gap = true;
+        } else {
+          const logged = new Map<number, string[]>();
+          for (const row of tail.rows) logged.set(row.revision, [...(logged.get(row.revision) ?? []), row.key]);
+          for (let revision = this.cursor + 1; revision <= tail.revision; revision++) {
+            if (this.rung.has(revision)) continue;
+            const keys = logged.get(revision);
+            if (keys) this.emit({ revision, keys });
+            else if (strict) gap = true;
+            else suspects.add(revision);
+          }
+        }
+        this.cursor = tail.revision;
+        for (const revision of this.rung) if (revision <= this.cursor) this.rung.delete(revision);
+      }
+      this.suspects = suspects;
+      if (gap) this.emit({ gap: true });
+    } catch {
+      this.lost(client);
+    } finally {
+      this.polling = false;
+    }
+  }
+}

@@ -1,0 +1,137 @@
+// The Postgres backend's URL options and its schema: tables, creation on first use and the schema version check.
+import type pg from 'pg';
+
+/** The schema layout this code reads and writes; a later layout migrates from the version stored in `meta`. */
+export const SCHEMA_VERSION = 1;
+
+/** What `postgres://…?schema=NAME&…` asks for, beyond what `pg` itself understands. */
+export interface PostgresUrl {
+  /** the connection string handed to `pg`, without this backend's own options */
+  connectionString: string;
+  /** the URL with its password masked, for people */
+  masked: string;
+  /** the Postgres schema holding the tables (default `blackboard`) */
+  schema: string;
+  /** how long opening a connection may take, ms (`connect_timeout`, seconds as in libpq; default 5) */
+  connectTimeoutMs: number;
+  /** how long one statement may run on the server, ms (`statement_timeout`, ms; default 10000) */
+  statementTimeoutMs: number;
+  /** connections in this process's pool (`pool_max`, default 10) */
+  poolMax: number;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,59}$/;
+
+/** Masks the password of a URL-shaped string, even one that does not parse. */
+export function maskPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+  }
+}
+
+/** Parses a `postgres://` or `postgresql://` URL; a bad option is an error naming it (the password never shown). */
+export function parsePostgresUrl(url: string): PostgresUrl {
+  const masked = maskPassword(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`${masked} is not a valid URL; expected postgres://user:password@host:port/database?schema=NAME`);
+  }
+  const take = (name: string): string | undefined => {
+    const value = parsed.searchParams.get(name);
+    parsed.searchParams.delete(name);
+    return value ?? undefined;
+  };
+  const schema = take('schema') ?? 'blackboard';
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new Error(`schema=${schema} in ${masked} is not a valid schema name (letters, digits and _, at most 60, not starting with a digit)`);
+  }
+  const number = (name: string, fallback: number, min: number): number => {
+    const raw = take(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`${name}=${raw} in ${masked} must be an integer >= ${min}`);
+    return value;
+  };
+  const connectTimeoutMs = number('connect_timeout', 5, 1) * 1000;
+  const statementTimeoutMs = number('statement_timeout', 10_000, 100);
+  const poolMax = number('pool_max', 10, 1);
+  return { connectionString: parsed.toString(), masked, schema, connectTimeoutMs, statementTimeoutMs, poolMax };
+}
+
+/** Fully qualified, quoted table names of one schema, and its notification channel. */
+export interface Tables {
+  schema: string;
+  meta: string;
+  records: string;
+  changes: string;
+  /** the `LISTEN` channel commits ring after they commit */
+  channel: string;
+}
+
+export function tablesOf(schema: string): Tables {
+  const q = `"${schema}"`;
+  return { schema, meta: `${q}.meta`, records: `${q}.records`, changes: `${q}.changes`, channel: `blackboard.${schema}` };
+}
+
+/**
+ * Creates the schema on first use. Several servers may start at once against a new database: a transaction-level
+ * advisory lock (keyed by the schema name) lets one create while the others wait, then find it made. A schema made
+ * by a newer version of this program is refused rather than misread.
+ */
+export async function ensureSchema(client: pg.ClientBase, t: Tables): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`mcp-blackboard schema ${t.schema}`]);
+    const exists = await client.query<{ found: string | null }>(`SELECT to_regclass($1) AS found`, [t.meta]);
+    if (exists.rows[0].found !== null) {
+      const { rows } = await client.query<{ schema_version: number }>(`SELECT schema_version FROM ${t.meta} WHERE id = 1`);
+      const version = rows[0]?.schema_version;
+      if (version !== SCHEMA_VERSION) {
+        throw new Error(
+          `schema "${t.schema}" has layout version ${version ?? 'none'}, and this version of mcp-blackboard reads version ${SCHEMA_VERSION}; upgrade mcp-blackboard or use another ?schema=`,
+        );
+      }
+    } else {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${t.schema}"`);
+      // Keys are compared byte-wise (COLLATE "C": UTF-8 byte order = code point order, as on every backend).
+      // Records are the JSON text as written, never jsonb, so values come back exactly as stored.
+      await client.query(`
+        CREATE TABLE ${t.meta} (
+          id smallint PRIMARY KEY CHECK (id = 1),
+          schema_version integer NOT NULL,
+          revision bigint NOT NULL,
+          compacted bigint NOT NULL
+        );
+        CREATE TABLE ${t.records} (
+          key text COLLATE "C" PRIMARY KEY,
+          record text NOT NULL,
+          exp double precision,
+          tomb_at double precision
+        );
+        CREATE INDEX ON ${t.records} (exp) WHERE exp IS NOT NULL;
+        CREATE INDEX ON ${t.records} (tomb_at) WHERE tomb_at IS NOT NULL;
+        CREATE TABLE ${t.changes} (
+          revision bigint NOT NULL,
+          key text COLLATE "C" NOT NULL,
+          version bigint NOT NULL,
+          deleted boolean NOT NULL,
+          at double precision NOT NULL,
+          PRIMARY KEY (revision, key)
+        );
+        CREATE INDEX ON ${t.changes} (at);
+        INSERT INTO ${t.meta} (id, schema_version, revision, compacted) VALUES (1, ${SCHEMA_VERSION}, 0, 0);
+      `);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

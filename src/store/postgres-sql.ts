@@ -1,0 +1,88 @@
+// The Postgres backend's SQL: literals, the one write statement of a commit, range conditions and record decoding.
+import pg from 'pg';
+import { corrupt, isRecord } from './codec.js';
+import { compareKeys } from './keys.js';
+import type { Tables } from './postgres-schema.js';
+import type { RangeQuery, StoredRecord, Writes } from './types.js';
+
+/**
+ * Statements that travel with others in one round trip (`BEGIN; …; COMMIT`) use the simple query protocol, which
+ * takes no parameters: their values are quoted by the driver's own `escapeLiteral`.
+ */
+export const lit = (value: string): string => pg.escapeLiteral(value);
+const num = (value: number | undefined): string => {
+  if (value === undefined) return 'NULL';
+  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+  return String(value);
+};
+export const array = (values: string[], type: string): string => (values.length ? `ARRAY[${values.join(',')}]` : 'ARRAY[]') + `::${type}[]`;
+
+/** One statement: the revision bump, the puts, the removals and the change log entries. */
+export function writeStatement(t: Tables, writes: Writes, next: number, now: number): string {
+  const put = { keys: [] as string[], records: [] as string[], exp: [] as string[], tomb: [] as string[] };
+  const removed: string[] = [];
+  const log = { keys: [] as string[], versions: [] as string[], deleted: [] as string[] };
+  for (const [key, write] of writes) {
+    if (write.record === null) removed.push(lit(key));
+    else {
+      const record: StoredRecord = { ...write.record, rev: next };
+      put.keys.push(lit(key));
+      put.records.push(lit(JSON.stringify(record)));
+      put.exp.push(num(record.exp));
+      put.tomb.push(record.del === 1 ? num(record.at) : 'NULL');
+    }
+    if (write.log && write.record !== null) {
+      // Physical removals (the sweeper's) are never logged.
+      log.keys.push(lit(key));
+      log.versions.push(num(write.record.ver));
+      log.deleted.push(write.record.del === 1 ? 'true' : 'false');
+    }
+  }
+  const parts = [`bump AS (UPDATE ${t.meta} SET revision = ${next} WHERE id = 1)`];
+  if (put.keys.length > 0) {
+    parts.push(`put AS (INSERT INTO ${t.records} (key, record, exp, tomb_at)
+      SELECT * FROM unnest(${array(put.keys, 'text')}, ${array(put.records, 'text')}, ${array(put.exp, 'float8')}, ${array(put.tomb, 'float8')})
+      ON CONFLICT (key) DO UPDATE SET record = excluded.record, exp = excluded.exp, tomb_at = excluded.tomb_at)`);
+  }
+  if (removed.length > 0) parts.push(`gone AS (DELETE FROM ${t.records} WHERE key = ANY(${array(removed, 'text')}))`);
+  if (log.keys.length > 0) {
+    parts.push(`logged AS (INSERT INTO ${t.changes} (revision, key, version, deleted, at)
+      SELECT ${next}, k, v, d, ${num(now)} FROM unnest(${array(log.keys, 'text')}, ${array(log.versions, 'bigint')}, ${array(log.deleted, 'boolean')}) AS u(k, v, d))`);
+  }
+  return `WITH ${parts.join(',\n')} SELECT 1`;
+}
+
+
+/** `key` conditions of a range read; parameters are numbered from `first`. */
+export function rangeWhere(query: RangeQuery, first: number): [string, unknown[]] {
+  const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
+  const [a, b, c] = [first, first + 1, first + 2];
+  return [
+    `key ${useAfter ? '>' : '>='} $${a} AND key < $${b} AND tomb_at IS NULL AND (exp IS NULL OR exp > $${c})`,
+    [useAfter ? query.after : query.lo, query.hi, query.now],
+  ];
+}
+
+export function decode(key: string, raw: string): StoredRecord {
+  let record: unknown;
+  try {
+    record = JSON.parse(raw);
+  } catch {
+    throw corrupt(key);
+  }
+  if (!isRecord(record)) throw corrupt(key);
+  return record;
+}
+
+export function decodeRows(rows: Array<{ key: string | null; record: string | null }>): Array<[string, StoredRecord]> {
+  const out: Array<[string, StoredRecord]> = [];
+  for (const row of rows) {
+    if (row.key === null || row.record === null) continue;
+    try {
+      out.push([row.key, decode(row.key, row.record)]);
+    } catch {
+      // A corrupt row is skipped in listings; reading that key directly reports it.
+    }
+  }
+  return out;
+}

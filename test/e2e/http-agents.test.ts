@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Session } from '../../src/services/session.js';
+import {
+  bearer,
+  httpAgent,
+  MCP_HEADERS,
+  raw,
+  rawInitialize,
+  sha256hex,
+  startHttp,
+  writeAuthFile,
+  type HttpAgent,
+  type Served,
+} from './http-helpers.js';
+
+// One server with an auth file and three clients, used by several real SDK clients at once.
+const PLANNER = 'planner-token-0123456789';
+const CODER = 'coder-token-0123456789ab';
+const AUDITOR = 'auditor-token-0123456789';
+
+let s: Served;
+const open: HttpAgent[] = [];
+const agent = async (path: string, headers: Record<string, string>, prefix = ''): Promise<HttpAgent> => {
+  const a = await httpAgent(`${s.base}${path}`, headers, prefix);
+  open.push(a);
+  return a;
+};
+
+beforeAll(async () => {
+  const file = writeAuthFile([
+    { token: PLANNER, agent: 'planner', agentType: 'planner', namespaces: ['team'], access: 'readwrite' },
+    { tokenSha256: sha256hex(CODER), agent: 'coder', namespaces: ['*'], access: 'readwrite' },
+    { token: AUDITOR, agent: 'auditor', namespaces: ['*'], access: 'read' },
+  ]);
+  s = await startHttp({ authFile: file });
+});
+afterAll(async () => {
+  await Promise.all(open.map((a) => a.close().catch(() => {})));
+  await s?.close();
+});
+
+describe('HTTP with an auth file: each client is its own agent', () => {
+  it('whoami, updatedBy and the profile scope follow the token; /mcp/NS prefixes the tools', async () => {
+    const planner = await agent('/mcp/team', bearer(PLANNER), 'team_');
+    const coder = await agent('/mcp/team', { ...bearer(CODER), 'X-Blackboard-Agent-Type': 'reviewer' }, 'team_');
+    expect((await planner.client.listTools()).tools.map((t) => t.name)).toContain('team_state_set');
+    expect(await planner.ok('whoami')).toMatchObject({ namespace: 'team', agent: 'planner', agentType: 'planner' });
+    expect(await coder.ok('whoami')).toMatchObject({ namespace: 'team', agent: 'coder', agentType: 'reviewer' });
+
+    await planner.ok('state_set', { key: 'task', value: 'write the parser' });
+    expect(await coder.ok('state_get', { key: 'task' })).toMatchObject({ value: 'write the parser', updatedBy: 'planner' });
+    await coder.ok('state_set', { key: 'task', value: 'parser written', ifVersion: 1 });
+    expect(await planner.ok('state_get', { key: 'task' })).toMatchObject({ version: 2, updatedBy: 'coder' });
+
+    // profile is each agent's own
+    await planner.ok('state_set', { key: 'style', value: 'terse', scope: 'profile' });
+    await coder.ok('state_set', { key: 'style', value: 'verbose', scope: 'profile' });
+    expect((await planner.ok('state_get', { key: 'style', scope: 'profile' })).value).toBe('terse');
+    expect((await coder.ok('state_get', { key: 'style', scope: 'profile' })).value).toBe('verbose');
+    expect((await coder.ok('state_get', { key: 'style', scope: 'profile:planner' })).value).toBe('terse');
+  });
+
+  it('a read-only client can read and watch, and every write fails with FORBIDDEN, changing nothing', async () => {
+    const planner = await agent('/mcp/team', bearer(PLANNER), 'team_');
+    const auditor = await agent('/mcp/team', bearer(AUDITOR), 'team_');
+    await planner.ok('state_set', { key: 'audited', value: { n: 1 } });
+    const before = await auditor.ok('state_get', { key: 'audited' });
+    expect(before).toMatchObject({ value: { n: 1 }, version: 1, updatedBy: 'planner' });
+
+    const writes: [string, Record<string, unknown>][] = [
+      ['state_set', { key: 'audited', value: 'tampered' }],
+      ['state_delete', { key: 'audited' }],
+      ['state_update', { key: 'audited', op: 'merge', value: { n: 2 } }],
+      ['state_batch', { ops: [{ op: 'set', key: 'audited', value: 3 }] }],
+      ['plan_create', { title: 'sneaky', steps: [{ content: 'x' }] }],
+      ['history_append', { kind: 'note', content: 'x' }],
+      ['run_start', {}],
+    ];
+    for (const [tool, args] of writes) {
+      const error = await auditor.err(tool, args);
+      expect(error.code, tool).toBe('FORBIDDEN');
+      expect(error.message).toContain(`team_${tool}`);
+    }
+    expect(await planner.ok('state_get', { key: 'audited' })).toEqual(before);
+    expect((await auditor.ok('plan_list')).plans).toEqual([]);
+    expect((await auditor.ok('history_list')).entries ?? []).toEqual([]);
+
+    // reads, watch and resources work
+    const watching = auditor.ok('watch', { key: 'audited', afterVersion: 1, timeoutMs: 10_000 });
+    await planner.ok('state_set', { key: 'audited', value: { n: 2 } });
+    expect(await watching).toMatchObject({ value: { n: 2 }, version: 2, timedOut: false });
+    const resource = await auditor.client.readResource({ uri: 'blackboard://team/global/audited' });
+    expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({ n: 2 });
+  });
+
+  it('a namespace the client was not given is refused with 403; "*" reaches them all', async () => {
+    const plannerDefault = await rawInitialize(s.port, bearer(PLANNER), '/mcp');
+    expect(plannerDefault.status).toBe(403);
+    expect(plannerDefault.body).toContain('may not use the default namespace');
+    expect((await rawInitialize(s.port, bearer(PLANNER), '/mcp/other')).status).toBe(403);
+    expect((await rawInitialize(s.port, bearer(PLANNER), '/mcp/team')).status).toBe(200);
+    expect((await rawInitialize(s.port, bearer(CODER), '/mcp')).status).toBe(200);
+    expect((await rawInitialize(s.port, bearer(AUDITOR), '/mcp/other')).status).toBe(200);
+    expect((await rawInitialize(s.port, bearer(AUDITOR), '/mcp/Not-A-Namespace')).status).toBe(404);
+    // namespaces never leak into each other
+    const inOther = await agent('/mcp/team', bearer(CODER), 'team_');
+    const inDefault = await agent('/mcp', bearer(CODER));
+    await inOther.ok('state_set', { key: 'ns-check', value: 'team' });
+    expect((await inDefault.ok('state_get', { key: 'ns-check' })).found).toBe(false);
+  });
+
+  it('identity headers: another agent name is 403, a malformed one is 400, thread and parent are taken', async () => {
+    const claimed = await rawInitialize(s.port, { ...bearer(PLANNER), 'X-Blackboard-Agent': 'coder' }, '/mcp/team');
+    expect(claimed.status).toBe(403);
+    expect(claimed.body).toContain('belongs to agent \\"planner\\"');
+    expect((await rawInitialize(s.port, { ...bearer(PLANNER), 'X-Blackboard-Agent-Type': 'coder' }, '/mcp/team')).status).toBe(403);
+    expect((await rawInitialize(s.port, { ...bearer(PLANNER), 'X-Blackboard-Agent': 'planner' }, '/mcp/team')).status).toBe(200);
+    const bad = await rawInitialize(s.port, { ...bearer(PLANNER), 'X-Blackboard-Thread': 'no spaces allowed' }, '/mcp/team');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('X-Blackboard-Thread');
+
+    const parent = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'lead-1' }, 'team_');
+    await parent.ok('state_set', { key: 'goal', value: 'ship', scope: 'thread' });
+    const child = await agent('/mcp/team', { ...bearer(CODER), 'X-Blackboard-Thread': 'child-1', 'X-Blackboard-Parent-Thread': 'lead-1' }, 'team_');
+    expect(await child.ok('whoami')).toMatchObject({ thread: 'child-1', parentThread: 'lead-1', delegateLevel: 1 });
+    expect((await child.ok('state_get', { key: 'goal', scope: 'thread:lead-1' })).value).toBe('ship');
+    const again = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'lead-1' }, 'team_');
+    expect((await again.ok('state_get', { key: 'goal', scope: 'thread' })).value).toBe('ship');
+  });
+
+  it('401 carries WWW-Authenticate: Bearer; a session is bound to its token and its path', async () => {
+    for (const headers of [{}, bearer('not-a-token-of-this-server'), { authorization: 'Basic abc' }]) {
+      const res = await rawInitialize(s.port, headers, '/mcp/team');
+      expect(res.status).toBe(401);
+      expect(String(res.headers['www-authenticate'])).toMatch(/^Bearer /);
+    }
+    const { sessionId } = await rawInitialize(s.port, bearer(PLANNER), '/mcp/team');
+    expect(sessionId).toBeTruthy();
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const headers = { ...MCP_HEADERS, 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' };
+    expect((await raw(s.port, { path: '/mcp/team', headers: { ...headers, ...bearer(CODER) }, body: list })).status).toBe(403);
+    expect((await raw(s.port, { path: '/mcp', headers: { ...headers, ...bearer(PLANNER) }, body: list })).status).toBe(400);
+    expect((await raw(s.port, { path: '/mcp/team', headers: { ...headers, ...bearer(PLANNER) }, body: list })).status).toBe(200);
+  });
+
+  it('a session that only connected and read leaves no thread record; its first write records it', async () => {
+    const reader = await agent('/mcp/team', bearer(AUDITOR), 'team_');
+    const writer = await agent('/mcp/team', bearer(CODER), 'team_');
+    const threadRecord = async (who: HttpAgent) => {
+      const id = await who.ok('whoami');
+      const probe = new Session(s.store, { namespace: 'team', thread: id.thread, run: id.run, rootThread: id.thread, delegateLevel: 0 });
+      return { id, record: await s.store.get(probe.threadKey(id.thread)) };
+    };
+    expect((await threadRecord(reader)).record).toBeUndefined();
+    const before = await threadRecord(writer);
+    expect(before.record).toBeUndefined();
+    await writer.ok('state_set', { key: 'note', value: 1, scope: 'run' });
+    const after = await threadRecord(writer);
+    expect(after.record?.value).toMatchObject({ run: before.id.run, runs: 1 });
+    expect(after.id.run).toBe(before.id.run); // the run it reported before writing is the run it wrote to
+    expect((await writer.ok('state_get', { key: 'note', scope: 'run' })).value).toBe(1);
+  });
+});

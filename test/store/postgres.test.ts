@@ -1,0 +1,314 @@
+// The Postgres backend against a real server, below VersionedStore: the seam's promises, one by one.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresBackend } from '../../src/store/postgres.js';
+import { maskPassword, parsePostgresUrl } from '../../src/store/postgres-schema.js';
+import type { CommitEvent, RecordWrite, StoredRecord, Writes } from '../../src/store/types.js';
+import { freePort, startPostgres, type PostgresHandle } from '../services/postgres.js';
+
+describe('postgres URL options', () => {
+  it('masks the password, also in URLs that do not parse', () => {
+    expect(maskPassword('postgres://bob:s3cr%40t@db.example:5432/app?schema=x')).toBe('postgres://bob:***@db.example:5432/app?schema=x');
+    expect(maskPassword('postgres://bob@db/app')).toBe('postgres://bob@db/app');
+    expect(maskPassword('postgres://bob:pw@[bad/app')).toBe('postgres://bob:***@[bad/app');
+  });
+
+  it('takes schema, connect_timeout, statement_timeout and pool_max out of the URL and leaves the rest to pg', () => {
+    const parsed = parsePostgresUrl('postgresql://u:p@h:5433/db?schema=team_a&connect_timeout=2&sslmode=disable&pool_max=3');
+    expect(parsed).toMatchObject({ schema: 'team_a', connectTimeoutMs: 2000, statementTimeoutMs: 10_000, poolMax: 3 });
+    expect(parsed.connectionString).toBe('postgresql://u:p@h:5433/db?sslmode=disable');
+    expect(parsed.masked).toBe('postgresql://u:***@h:5433/db?schema=team_a&connect_timeout=2&sslmode=disable&pool_max=3');
+    expect(parsePostgresUrl('postgres://h/db').schema).toBe('blackboard');
+  });
+
+  it('refuses a bad schema name or option, without showing the password', () => {
+    expect(() => parsePostgresUrl('postgres://u:hunter2@h/db?schema=a;drop')).toThrow(/schema=a;drop .*not a valid schema name/);
+    expect(() => parsePostgresUrl('postgres://u:hunter2@h/db?schema=a;drop')).not.toThrow(/hunter2/);
+    expect(() => parsePostgresUrl('postgres://u:hunter2@h/db?connect_timeout=0')).toThrow(/connect_timeout=0 .*u:\*\*\*@h/);
+  });
+});
+
+let server: PostgresHandle | undefined;
+let baseUrl: string | undefined = process.env.BLACKBOARD_TEST_POSTGRES_URL;
+let skipped: string | undefined;
+
+beforeAll(async () => {
+  if (baseUrl) return;
+  const started = await startPostgres();
+  if ('skipped' in started) skipped = started.skipped;
+  else {
+    server = started;
+    baseUrl = started.url;
+  }
+}, 60_000);
+afterAll(async () => server?.destroy());
+
+const withSchema = (url: string, schema: string): string => `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
+const freshUrl = (): string => withSchema(baseUrl!, `t_${randomUUID().replaceAll('-', '')}`);
+const opened: PostgresBackend[] = [];
+async function open(url = freshUrl(), safetyPollMs = 200): Promise<PostgresBackend> {
+  const backend = await PostgresBackend.open(url, { safetyPollMs });
+  opened.push(backend);
+  return backend;
+}
+afterAll(async () => {
+  await Promise.allSettled(opened.map((b) => b.close()));
+});
+
+const rec = (v: StoredRecord['v'], ver: number, extra: Partial<RecordWrite> = {}): RecordWrite => ({ v, ver, at: 1000, by: 'a', ...extra });
+const puts = (entries: Record<string, RecordWrite | null>, log = true): Writes =>
+  new Map(Object.entries(entries).map(([key, record]) => [key, { record, log }]));
+const write = (b: PostgresBackend, entries: Record<string, RecordWrite | null>, log = true) =>
+  b.transaction(async () => ({ result: undefined, writes: puts(entries, log) }));
+
+describe('postgres backend', () => {
+  it('keeps values exactly as written and stamps the commit revision', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    const value = JSON.parse('{"z":1,"a":[1.5,"x"],"__proto__":{"p":true},"m":{"b":null,"a":"é\\u0000"}}');
+    const first = await write(b, { k: rec(value, 1) });
+    expect(first.revision).toBe(1);
+    const got = await b.get('k');
+    expect(JSON.stringify(got!.v)).toBe(JSON.stringify(value));
+    expect(Object.keys(got!.v as object)).toEqual(['z', 'a', '__proto__', 'm']);
+    expect(got).toMatchObject({ ver: 1, rev: 1, at: 1000, by: 'a' });
+    const second = await write(b, { k: rec(2, 2), other: rec('o', 1) });
+    expect(second.revision).toBe(2);
+    expect((await b.get('other'))!.rev).toBe(2);
+    expect(await b.revision()).toBe(2);
+    expect(await b.get('missing')).toBeUndefined();
+  });
+
+  it('orders keys by code point, treats %, _, *, [ as ordinary characters and takes long keys', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    const keys = ['a', 'a%', 'a_b', 'aXb', 'a*', 'a[', 'B', 'é', '\u{1F600}', '\uFFFD', 'a\x1fb', 'x'.repeat(2100)];
+    const entries: Record<string, RecordWrite> = {};
+    for (const key of keys) entries[key] = rec(key, 1);
+    await write(b, entries);
+    const { rows } = await b.list({ lo: '', hi: '\u{10FFFF}', limit: 100, now: 0 });
+    const codePointSorted = [...keys].sort((x, y) => {
+      const a = Array.from(x).map((c) => c.codePointAt(0)!);
+      const c = Array.from(y).map((ch) => ch.codePointAt(0)!);
+      for (let i = 0; i < Math.min(a.length, c.length); i++) if (a[i] !== c[i]) return a[i] - c[i];
+      return a.length - c.length;
+    });
+    expect(rows.map(([k]) => k)).toEqual(codePointSorted);
+    const prefix = await b.list({ lo: 'a_', hi: 'a`', limit: 100, now: 0 });
+    expect(prefix.rows.map(([k]) => k)).toEqual(['a_b']);
+    expect((await b.get('x'.repeat(2100)))!.v).toBe('x'.repeat(2100));
+  });
+
+  it('lists live records of a range after a key, up to a limit, with the revision', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    await write(b, {
+      'r/1': rec(1, 1),
+      'r/2': rec(2, 1, { del: 1, v: null }),
+      'r/3': rec(3, 1, { exp: 5000 }),
+      'r/4': rec(4, 1, { exp: 9000 }),
+      'r/5': rec(5, 1),
+      's/1': rec(6, 1),
+    });
+    const all = await b.list({ lo: 'r/', hi: 'r0', limit: 10, now: 5000 });
+    expect(all.rows.map(([k]) => k)).toEqual(['r/1', 'r/4', 'r/5']);
+    expect(all.revision).toBe(1);
+    const page = await b.list({ lo: 'r/', hi: 'r0', after: 'r/1', limit: 1, now: 0 });
+    expect(page.rows.map(([k]) => k)).toEqual(['r/3']);
+    expect((await b.list({ lo: 'q', hi: 'r', limit: 5, now: 0 })).rows).toEqual([]);
+    // get returns tombstones and expired records; the caller decides
+    expect(await b.get('r/2')).toMatchObject({ del: 1, v: null });
+    expect(await b.get('r/3')).toMatchObject({ exp: 5000 });
+  });
+
+  it('applies all writes or none, bumps only when something is written, and logs what asks to be logged', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    await expect(
+      b.transaction(async () => {
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    const empty = await b.transaction(async (_tx, ctx) => ({ result: ctx.revision, writes: new Map() }));
+    expect(empty).toEqual({ result: 0, revision: 0 });
+    await write(b, { a: rec(1, 1), b: rec(1, 1) });
+    await write(b, { a: rec(null, 1, { del: 1 }), hidden: rec(1, 1) }, false);
+    await b.transaction(async () => ({
+      result: null,
+      writes: new Map([
+        ['a', { record: rec(null, 2, { del: 1 }), log: true }],
+        ['b', { record: null, log: true }],
+      ]),
+    }));
+    expect(await b.get('b')).toBeUndefined();
+    const log = await b.changes({ after: 0, lo: '', hi: '\u{10FFFF}', limit: 10 });
+    expect(log).toEqual({
+      changes: [
+        { revision: 1, key: 'a', version: 1, deleted: false },
+        { revision: 1, key: 'b', version: 1, deleted: false },
+        { revision: 3, key: 'a', version: 2, deleted: true },
+      ],
+      revision: 3,
+      compacted: 0,
+    });
+    expect((await b.changes({ after: 1, lo: 'a', hi: 'b', limit: 10 })).changes).toEqual([
+      { revision: 3, key: 'a', version: 2, deleted: true },
+    ]);
+    expect((await b.changes({ after: 0, lo: '', hi: 'z', limit: 1 })).changes).toHaveLength(1);
+  });
+
+  it('gives the transaction the database clock, the locked revision and the prefetched keys', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    await write(b, { p: rec('pre', 1), q: rec('other', 1) });
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    const { rows } = await client.query<{ now: number }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now');
+    await client.end();
+    const seen = await b.transaction(
+      async (tx, ctx) => ({
+        result: { ctx, p: await tx.get('p'), q: await tx.get('q'), none: await tx.get('none'), list: await tx.list({ lo: '', hi: 'z', limit: 9, now: 0 }) },
+        writes: new Map(),
+      }),
+      ['p', 'none', 'p'],
+    );
+    expect(seen.result.ctx.revision).toBe(1);
+    expect(Math.abs(seen.result.ctx.now - Number(rows[0].now))).toBeLessThan(2000);
+    expect(Math.abs(b.now() - seen.result.ctx.now)).toBeLessThan(2000);
+    expect(seen.result.p!.v).toBe('pre');
+    expect(seen.result.q!.v).toBe('other');
+    expect(seen.result.none).toBeUndefined();
+    expect(seen.result.list.map(([k]) => k)).toEqual(['p', 'q']);
+  });
+
+  it('finds records due for sweeping and prunes the change log, raising compacted', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    await write(b, { e1: rec(1, 1, { exp: 100 }), e2: rec(1, 1, { exp: 300 }), t1: rec(null, 1, { del: 1, at: 50 }), t2: rec(null, 1, { del: 1, at: 400 }), live: rec(1, 1) });
+    expect((await b.due({ now: 200, tombstonesBefore: 60, limit: 10 })).sort()).toEqual(['e1', 't1']);
+    expect(await b.due({ now: 1000, tombstonesBefore: 1000, limit: 2 })).toHaveLength(2);
+    await write(b, { live: rec(2, 2) });
+    const now = b.now() + 5000;
+    expect(await b.pruneChanges(now, 3)).toBe(3);
+    let log = await b.changes({ after: 0, lo: '', hi: 'z', limit: 10 });
+    expect(log.compacted).toBe(1);
+    expect(log.changes.length).toBe(3);
+    expect(await b.pruneChanges(now, 100)).toBe(3);
+    log = await b.changes({ after: 0, lo: '', hi: 'z', limit: 10 });
+    expect(log).toEqual({ changes: [], revision: 2, compacted: 2 });
+    expect(await b.pruneChanges(0, 100)).toBe(0);
+  });
+
+  it('one increment per transaction from two stores sharing the schema: none lost', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const [a, b] = [await open(url), await open(url)];
+    const bump = (store: PostgresBackend) =>
+      store.transaction(
+        async (tx, ctx) => {
+          const current = await tx.get('n');
+          const n = ((current?.v as number) ?? 0) + 1;
+          return { result: n, writes: puts({ n: { v: n, ver: (current?.ver ?? 0) + 1, at: ctx.now, by: 'x' } }) };
+        },
+        ['n'],
+      );
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => bump(i % 2 ? a : b)));
+    expect(new Set(results.map((r) => r.result)).size).toBe(60);
+    expect((await a.get('n'))!.v).toBe(60);
+    expect(await b.revision()).toBe(60);
+  });
+
+  it('tells a listener about another store’s commits with their keys, and reports a gap first', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const [a, b] = [await open(url), await open(url)];
+    const events: CommitEvent[] = [];
+    const stop = b.onForeignCommit((event) => events.push(event));
+    await until(() => events.some((e) => 'gap' in e));
+    const started = Date.now();
+    await write(a, { w: rec(1, 1), v: rec(2, 1) });
+    await until(() => events.some((e) => 'keys' in e));
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(events.find((e) => 'keys' in e)).toEqual({ revision: 1, keys: ['w', 'v'] });
+    // b's own commits are not reported back to it
+    await write(b, { own: rec(1, 1) });
+    await write(a, { after: rec(1, 1) }, false);
+    await until(() => events.some((e) => 'keys' in e && e.keys.includes('after')));
+    expect(events.some((e) => 'keys' in e && e.keys.includes('own'))).toBe(false);
+    stop();
+  });
+
+  it('reports a commit whose keys do not fit in a doorbell as a gap', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const [a, b] = [await open(url), await open(url)];
+    const events: CommitEvent[] = [];
+    b.onForeignCommit((event) => events.push(event));
+    await until(() => events.some((e) => 'gap' in e));
+    events.length = 0;
+    const big: Record<string, RecordWrite> = {};
+    for (let i = 0; i < 5; i++) big[`${i}`.padEnd(2000, 'k')] = rec(i, 1);
+    await write(a, big);
+    await until(() => events.length > 0);
+    expect(events[0]).toEqual({ gap: true });
+  });
+
+  it('reports commits whose doorbell never rang: logged ones with their keys, silent ones as a gap', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const b = await open(url, 100);
+    const events: CommitEvent[] = [];
+    b.onForeignCommit((event) => events.push(event));
+    await until(() => events.some((e) => 'gap' in e));
+    events.length = 0;
+    // A writer killed between its commit and its doorbell: commit by hand, without pg_notify.
+    const schema = parsePostgresUrl(url).schema;
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    await client.query(`BEGIN; UPDATE "${schema}".meta SET revision = revision + 1;
+      INSERT INTO "${schema}".changes SELECT revision, 'silent-logged', 1, false, 0 FROM "${schema}".meta; COMMIT`);
+    await until(() => events.length > 0);
+    expect(events).toEqual([{ revision: 1, keys: ['silent-logged'] }]);
+    await client.query(`UPDATE "${schema}".meta SET revision = revision + 1`);
+    await until(() => events.length > 1);
+    expect(events[1]).toEqual({ gap: true });
+    await client.end();
+  });
+
+  it('creates the schema once when several stores start at the same moment', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const stores = await Promise.all(Array.from({ length: 6 }, () => open(url)));
+    await Promise.all(stores.map((s, i) => write(s, { [`k${i}`]: rec(i, 1) })));
+    expect(await stores[0].revision()).toBe(6);
+  });
+
+  it('refuses a schema laid out by a newer version', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    await (await open(url)).close();
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    await client.query(`UPDATE "${parsePostgresUrl(url).schema}".meta SET schema_version = 99`);
+    await client.end();
+    await expect(PostgresBackend.open(url)).rejects.toThrow(/layout version 99.*reads version 1/);
+  });
+
+  it('fails to open an unreachable server quickly, naming the cause', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const failure = PostgresBackend.open(`postgres://u:hunter2@127.0.0.1:${port}/db`);
+    await expect(failure).rejects.toThrow(/ECONNREFUSED/);
+    await expect(failure).rejects.not.toThrow(/hunter2/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,159 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, type Connected } from '../helpers.js';
+
+// What a model reads on every turn: the tool list and the instructions. Budgets in characters of JSON.
+const BUDGET = { inputs: 16_000, withOutputs: 32_000, kvInputs: 5_000 };
+
+const agent = agentsClosedAfterEach();
+
+const size = (tools: Tool[], outputs: boolean): number =>
+  tools.reduce(
+    (sum, t) =>
+      sum +
+      JSON.stringify(outputs ? { name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema } : { name: t.name, description: t.description, inputSchema: t.inputSchema })
+        .length,
+    0,
+  );
+
+/** Every `description` anywhere in a JSON schema. */
+function schemaDescriptions(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(schemaDescriptions);
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([k, v]) => (k === 'description' && typeof v === 'string' ? [v] : schemaDescriptions(v)));
+}
+
+/** Every text a model reads from the listing and the instructions. */
+async function texts(a: Connected): Promise<{ tools: Tool[]; all: string[] }> {
+  const { tools } = await a.client.listTools();
+  const all = [a.client.getInstructions() ?? ''];
+  for (const t of tools) all.push(t.description ?? '', ...schemaDescriptions(t.inputSchema), ...schemaDescriptions(t.outputSchema));
+  return { tools, all };
+}
+
+describe('the tool list is small', () => {
+  it(`default list: ≤ ${BUDGET.inputs} characters of names, descriptions and input schemas, ≤ ${BUDGET.withOutputs} with output schemas`, async () => {
+    const { tools } = await (await agent()).client.listTools();
+    const inputs = size(tools, false);
+    const withOutputs = size(tools, true);
+    console.log(`tools/list: ${tools.length} tools, ${inputs} characters with input schemas, ${withOutputs} with output schemas`);
+    expect(inputs).toBeLessThanOrEqual(BUDGET.inputs);
+    expect(withOutputs).toBeLessThanOrEqual(BUDGET.withOutputs);
+  });
+
+  it(`--tools kv: ≤ ${BUDGET.kvInputs} characters`, async () => {
+    const { tools } = await (await agent({ config: { tools: ['kv'] } })).client.listTools();
+    const inputs = size(tools, false);
+    console.log(`tools/list --tools kv: ${tools.length} tools, ${inputs} characters with input schemas`);
+    expect(inputs).toBeLessThanOrEqual(BUDGET.kvInputs);
+  });
+
+  it('no $schema, no ±2^53 integer bounds; real bounds as minimum/maximum; every argument described (idempotencyKey once, in the instructions)', async () => {
+    const a = await agent({ config: { allowBudgetAdmin: true } });
+    const { tools } = await a.client.listTools();
+    const text = JSON.stringify(tools);
+    expect(text).not.toContain('$schema');
+    expect(text).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    for (const tool of tools) {
+      for (const [name, prop] of Object.entries(tool.inputSchema.properties ?? {})) {
+        if (name === 'idempotencyKey') continue;
+        expect((prop as { description?: string }).description, `${tool.name}.${name}`).toMatch(/\S/);
+        expect((prop as { description: string }).description.length, `${tool.name}.${name}`).toBeLessThanOrEqual(130);
+      }
+    }
+    expect(a.client.getInstructions()).toMatch(/idempotencyKey/);
+    const prop = (tool: string, name: string) => tools.find((t) => t.name === tool)!.inputSchema.properties![name];
+    expect(prop('state_list', 'limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
+    expect(prop('state_snapshot', 'maxBytes')).toMatchObject({ type: 'integer', minimum: 2, maximum: 1024 * 1024 });
+    expect(prop('watch', 'timeoutMs')).toMatchObject({ type: 'integer', minimum: 0, maximum: 600_000 });
+    expect(prop('state_set', 'ifVersion')).toEqual({ type: 'integer', minimum: 0, description: expect.any(String) });
+    expect(prop('history_list', 'limit')).toMatchObject({ minimum: 1, maximum: 500 });
+  });
+
+  it('watch lists "plan" as a scope only when plans are served', async () => {
+    const scopeOf = async (tools: string[]) => {
+      const list = (await (await agent({ config: { tools: tools as never } })).client.listTools()).tools;
+      return (list.find((t) => t.name === 'watch')!.inputSchema.properties!.scope as { description: string }).description;
+    };
+    expect(await scopeOf(['kv', 'plan'])).toMatch(/"plan" for a plan \(plan_get\)/);
+    expect(await scopeOf(['kv'])).not.toMatch(/plan/);
+  });
+
+  it('initialize advertises only what is true: a fixed tool list, resources with subscribe, logging', async () => {
+    const caps = (await agent()).client.getServerCapabilities();
+    expect(caps?.tools?.listChanged).not.toBe(true);
+    expect(caps?.resources).toEqual({ subscribe: true, listChanged: false });
+    expect(caps?.logging).toEqual({});
+    expect(Object.keys(caps ?? {}).sort()).toEqual(['logging', 'resources', 'tools']);
+  });
+});
+
+// Tool names a text could mention, from a server with every family (and the admin tools).
+async function allToolNames(): Promise<string[]> {
+  return (await (await agent({ config: { allowBudgetAdmin: true } })).client.listTools()).tools.map((t) => t.name);
+}
+
+/** The tool names a text mentions other than as registered: bare base names, or any name this server lacks. */
+function strayMentions(text: string, all: string[], registered: string[]): string[] {
+  const stray: string[] = [];
+  const words = text.match(/[A-Za-z0-9_]+/g) ?? [];
+  for (const word of words) {
+    if (registered.includes(word)) continue;
+    // a word that is a tool's base name (or a prefixed one) and is not registered here names a missing tool
+    if (all.includes(word) || all.some((name) => word.endsWith(`_${name}`))) stray.push(word);
+  }
+  if (text.includes('{tool:')) stray.push('{tool:…} left unrendered');
+  return stray;
+}
+
+describe('texts name tools exactly as registered', () => {
+  const configs = [
+    { label: '--namespace team', config: { namespace: 'team', allowBudgetAdmin: true } },
+    { label: '--tools plan,finalizer', config: { tools: ['plan', 'finalizer'] } },
+    { label: '--tools kv', config: { tools: ['kv'] } },
+    { label: '--namespace team --tools plan,finalizer', config: { namespace: 'team', tools: ['plan', 'finalizer'] } },
+  ];
+  it.each(configs)('$label: instructions, every description, and sample errors', async ({ config }) => {
+    const all = await allToolNames();
+    const a = await agent({ config: config as never });
+    const { tools, all: read } = await texts(a);
+    const registered = tools.map((t) => t.name);
+    const errors: string[] = [];
+    const has = (name: string) => registered.includes(a.bb.tools.find((t) => t.endsWith(name)) ?? '');
+    if (has('plan_get')) {
+      errors.push((await a.err('plan_get', { planId: 'plan-000000000000' })).message);
+      errors.push((await a.err('plan_get', { planId: 'nope' })).message);
+      const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', { content: 'b', blockedBy: ['s1'] }] });
+      errors.push((await a.err('plan_claim', { planId, stepId: 's2' })).message);
+    }
+    if (has('final_answer_set')) {
+      await a.ok('final_answer_set', { content: 'one' });
+      errors.push((await a.err('final_answer_set', { content: 'two' })).message);
+    }
+    if (has('state_update')) {
+      await a.ok('state_set', { key: 'n', value: 'text' });
+      errors.push((await a.err('state_update', { key: 'n', op: 'increment', value: 1 })).message);
+      errors.push((await a.err('state_get', { key: 'k', scope: 'agent_type' })).message);
+    }
+    if (has('agent_state_set')) {
+      await a.ok('agent_state_set', { state: 'running' });
+      await a.ok('agent_state_set', { state: 'finished' });
+      errors.push((await a.err('agent_state_set', { state: 'running' })).message);
+    }
+    if (has('checkpoint_restore')) errors.push((await a.err('checkpoint_restore', { checkpointId: 'x' })).message);
+    expect(errors.length).toBeGreaterThan(1);
+    for (const text of [...read, ...errors]) expect(strayMentions(text, all, registered), text).toEqual([]);
+    // mentions that survive are prefixed
+    if (config.namespace) expect(read.join(' ') + errors.join(' ')).toMatch(/team_plan_/);
+  });
+
+  it('a sentence about a tool the server lacks is left out, the rest stays', async () => {
+    const a = await agent({ config: { tools: ['finalizer'] } });
+    await a.ok('final_answer_set', { content: 'one' });
+    const error = await a.err('final_answer_set', { content: 'two' });
+    expect(error.message).toBe('This run already has a final answer; it cannot be replaced. Use the answer in details.answer.');
+    const full = await agent({ config: { namespace: 'team' } });
+    await full.ok('final_answer_set', { content: 'one' });
+    expect((await full.err('final_answer_set', { content: 'two' })).message).toMatch(/begin a new run with team_run_start\.$/);
+  });
+});
