@@ -182,3 +182,47 @@ export class RedisConnection {
     this.client.destroy();
   }
 }
+
+const str = (reply: Reply): string => (reply === null ? '' : String(reply));
+
+/** Refuses a server the board cannot run on: older than 6.2 (XTRIM MINID, exclusive ranges), or Redis Cluster. */
+export async function checkServer(redis: RedisConnection): Promise<void> {
+  const info = str(await redis.call(['INFO', 'server']));
+  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
+  if (version && (Number(version[1]) < 6 || (Number(version[1]) === 6 && Number(version[2]) < 2))) {
+    throw new Error(`Redis ${version[1]}.${version[2]} is too old: 6.2 or later is needed`);
+  }
+  if (/redis_mode:cluster/.test(info)) {
+    throw new Error('Redis Cluster is not supported: point the store at a standalone primary');
+  }
+}
+
+/**
+ * What the server's settings cannot promise, as one sentence for stderr, or undefined when acknowledged writes are
+ * durable: AOF with fsync on every write, and no eviction policy that could drop the board's keys.
+ */
+export async function durabilityWarning(redis: RedisConnection, description: string): Promise<string | undefined> {
+  const setting = async (name: string): Promise<string> => str(((await redis.call(['CONFIG', 'GET', name])) as Reply[])[1] ?? null);
+  let aof: string, fsync: string, maxmemory: string, policy: string;
+  try {
+    [aof, fsync, maxmemory, policy] = [
+      await setting('appendonly'),
+      await setting('appendfsync'),
+      await setting('maxmemory'),
+      await setting('maxmemory-policy'),
+    ];
+  } catch {
+    return `cannot read the persistence settings of ${description} (CONFIG GET is not allowed); acknowledged writes survive a crash of Redis only with appendonly yes and appendfsync always.`;
+  }
+  const problems: string[] = [];
+  if (aof !== 'yes' || fsync !== 'always') {
+    problems.push(
+      `it runs with appendonly ${aof || '?'}, appendfsync ${fsync || '?'}: a crash of Redis can lose acknowledged writes (set appendonly yes and appendfsync always for "acknowledged means durable")`,
+    );
+  }
+  // The board's keys carry no expiry, so only the allkeys-* policies can evict them.
+  if (maxmemory !== '' && maxmemory !== '0' && policy.startsWith('allkeys')) {
+    problems.push(`its maxmemory-policy ${policy} can evict the board's records when memory runs out (use noeviction)`);
+  }
+  return problems.length > 0 ? `${description}: ${problems.join('; ')}.` : undefined;
+}

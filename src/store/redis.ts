@@ -1,7 +1,16 @@
 // `redis://` and `rediss://`: the board in a Redis (or Valkey) with Lua scripting, shared by many processes and machines.
 import { isRecord, corrupt } from './codec.js';
 import { compareKeys } from './keys.js';
-import { RedisConnection, describeError, parseRedisUrl, type RedisOptions, type Reply } from './redis-client.js';
+import {
+  RedisConnection,
+  checkServer,
+  describeError,
+  durabilityWarning,
+  parseRedisUrl,
+  type RedisOptions,
+  type Reply,
+} from './redis-client.js';
+import { KeyLocks } from './key-locks.js';
 import { RedisFollower } from './redis-follower.js';
 import { keysOf } from './redis-scripts.js';
 import type {
@@ -37,45 +46,6 @@ function decode(key: string, raw: string): StoredRecord {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const str = (reply: Reply): string => (reply === null ? '' : String(reply));
-
-/**
- * Per-key locks inside this process. Transactions of one process that read the same keys would only make each
- * other re-run, so they take turns here and compete only with other processes. Keys are taken all at once in one
- * order, so two transactions never wait on each other. The locks only spare work (commits are checked by Redis
- * either way), so a transaction that waited too long — Redis hangs under the holder — goes ahead without them.
- */
-class KeyLocks {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async acquire(keys: Iterable<string>, waitMs: number): Promise<() => void> {
-    const taking = this.take([...new Set(keys)].sort());
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
-    const release = await Promise.race([taking, gaveUp]);
-    clearTimeout(timer);
-    if (release) return release;
-    void taking.then((late) => late());
-    return () => {};
-  }
-
-  private async take(keys: string[]): Promise<() => void> {
-    const releases: Array<() => void> = [];
-    for (const key of keys) {
-      const previous = this.tails.get(key) ?? Promise.resolve();
-      let release!: () => void;
-      const mine = new Promise<void>((resolve) => (release = resolve));
-      const tail = previous.then(() => mine);
-      this.tails.set(key, tail);
-      await previous;
-      releases.push(() => {
-        release();
-        if (this.tails.get(key) === tail) this.tails.delete(key);
-      });
-    }
-    return () => releases.forEach((release) => release());
-  }
-}
 
 /** A listing made by a transaction, as the commit script checks it again. */
 interface Listed {
@@ -144,40 +114,10 @@ export class RedisBackend implements Backend {
 
   /** Checks the server and loads the scripts; returns a durability warning, if any. */
   private async prepare(): Promise<string | undefined> {
-    const info = str(await this.redis.call(['INFO', 'server']));
-    const version = /redis_version:(\d+)\.(\d+)/.exec(info);
-    if (version && (Number(version[1]) < 6 || (Number(version[1]) === 6 && Number(version[2]) < 2))) {
-      throw new Error(`Redis ${version[1]}.${version[2]} is too old: 6.2 or later is needed`);
-    }
-    if (/redis_mode:cluster/.test(info)) {
-      throw new Error('Redis Cluster is not supported: point the store at a standalone primary');
-    }
+    await checkServer(this.redis);
     await this.redis.loadScripts();
     this.known = (await this.begin([])).revision;
-    const setting = async (name: string): Promise<string> =>
-      str(((await this.redis.call(['CONFIG', 'GET', name])) as Reply[])[1] ?? null);
-    let aof: string, fsync: string, maxmemory: string, policy: string;
-    try {
-      [aof, fsync, maxmemory, policy] = [
-        await setting('appendonly'),
-        await setting('appendfsync'),
-        await setting('maxmemory'),
-        await setting('maxmemory-policy'),
-      ];
-    } catch {
-      return `cannot read the persistence settings of ${this.description} (CONFIG GET is not allowed); acknowledged writes survive a crash of Redis only with appendonly yes and appendfsync always.`;
-    }
-    const problems: string[] = [];
-    if (aof !== 'yes' || fsync !== 'always') {
-      problems.push(
-        `it runs with appendonly ${aof || '?'}, appendfsync ${fsync || '?'}: a crash of Redis can lose acknowledged writes (set appendonly yes and appendfsync always for "acknowledged means durable")`,
-      );
-    }
-    // The board's keys carry no expiry, so only the allkeys-* policies can evict them.
-    if (maxmemory !== '' && maxmemory !== '0' && policy.startsWith('allkeys')) {
-      problems.push(`its maxmemory-policy ${policy} can evict the board's records when memory runs out (use noeviction)`);
-    }
-    return problems.length > 0 ? `${this.description}: ${problems.join('; ')}.` : undefined;
+    return durabilityWarning(this.redis, this.description);
   }
 
   now(): number {
