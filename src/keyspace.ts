@@ -105,6 +105,31 @@ export const userDataRange = (namespace: string | undefined): KeyRange => {
 export const familyOwnersRange = (namespace: string | undefined, family: string): KeyRange =>
   rangeOf(storageKey('d', token(namespace), `~${family}:`));
 
+/**
+ * The families' names as they are stored: part of every family key, so renaming one orphans its existing records.
+ * Plans are kept by id under owner {@link PLAN_OWNER}; what is known of threads under owner {@link THREAD_OWNER}.
+ */
+export const FAMILY = {
+  plan: 'plan',
+  planIndex: 'plan-index',
+  budget: 'budget',
+  history: 'history',
+  historySeq: 'history-seq',
+  scratchpad: 'scratchpad',
+  final: 'final',
+  lifecycle: 'lifecycle',
+  thread: 'thread',
+  checkpoint: 'cp',
+  checkpointIndex: 'cp-index',
+  blob: 'cp-blob',
+  blobRefs: 'cp-ref',
+} as const;
+export const PLAN_OWNER = 'id';
+export const THREAD_OWNER = 'meta';
+
+/** The sequence number of a history event's key (`e:` and the number, zero-padded so key order is number order). */
+export const historySeq = (storage: string): number => Number(lastPart(storage).slice(2));
+
 const SEQ_WIDTH = 16;
 
 /**
@@ -128,69 +153,69 @@ export class Keys {
 
   /** A plan, by id (so it is found, and watched, without its scope). */
   plan(planId: string): string {
-    return familyKey(this.namespace, 'plan', 'id', planId);
+    return familyKey(this.namespace, FAMILY.plan, PLAN_OWNER, planId);
   }
   /** The index entry that lists a plan in the scope it was made in, and a scope's index. */
   planIndex(scopeId: string, planId: string): string {
-    return familyKey(this.namespace, 'plan-index', scopeId, planId);
+    return familyKey(this.namespace, FAMILY.planIndex, scopeId, planId);
   }
   planIndexRange(scopeId: string): KeyRange {
-    return familyRange(this.namespace, 'plan-index', scopeId);
+    return familyRange(this.namespace, FAMILY.planIndex, scopeId);
   }
 
   /** A thread's budget by name, and all of a thread's budgets. */
   budget(thread: string, name: string): string {
-    return familyKey(this.namespace, 'budget', thread, name);
+    return familyKey(this.namespace, FAMILY.budget, thread, name);
   }
   budgetRange(thread: string): KeyRange {
-    return familyRange(this.namespace, 'budget', thread);
+    return familyRange(this.namespace, FAMILY.budget, thread);
   }
 
   /** A thread's history event by sequence number (zero-padded so key order is number order), and all of them. */
   historyEvent(thread: string, seq: number): string {
-    return familyKey(this.namespace, 'history', thread, `e:${String(seq).padStart(SEQ_WIDTH, '0')}`);
+    return familyKey(this.namespace, FAMILY.history, thread, `e:${String(seq).padStart(SEQ_WIDTH, '0')}`);
   }
   historyRange(thread: string): KeyRange {
-    return familyRange(this.namespace, 'history', thread);
+    return familyRange(this.namespace, FAMILY.history, thread);
   }
   /** The sequence number of a history event's key. */
   historySeq(storage: string): number {
-    return Number(lastPart(storage).slice(2));
+    return historySeq(storage);
   }
   /** A thread's last history sequence number (kept apart from the events, so pruning never reuses numbers). */
   historyCounter(thread: string): string {
-    return familyKey(this.namespace, 'history-seq', thread, 'seq');
+    return familyKey(this.namespace, FAMILY.historySeq, thread, 'seq');
   }
 
   /** A run's scratchpad, a thread's final answer, its lifecycle state, and what is known of the thread. */
   scratchpad(thread: string, run: string): string {
-    return familyKey(this.namespace, 'scratchpad', thread, run);
+    return familyKey(this.namespace, FAMILY.scratchpad, thread, run);
   }
   finalAnswer(thread: string): string {
-    return familyKey(this.namespace, 'final', thread, 'answer');
+    return familyKey(this.namespace, FAMILY.final, thread, 'answer');
   }
   lifecycle(thread: string): string {
-    return familyKey(this.namespace, 'lifecycle', thread, 'state');
+    return familyKey(this.namespace, FAMILY.lifecycle, thread, 'state');
   }
   threadInfo(thread: string): string {
-    return familyKey(this.namespace, 'thread', 'meta', thread);
+    return familyKey(this.namespace, FAMILY.thread, THREAD_OWNER, thread);
   }
 
   /** Checkpoints: manifests by id, each thread's index of them, and the content-addressed values with their counts. */
   checkpoint(id: string): string {
-    return familyKey(this.namespace, 'cp', 'all', id);
+    return familyKey(this.namespace, FAMILY.checkpoint, 'all', id);
   }
   checkpointIndex(thread: string, id: string): string {
-    return familyKey(this.namespace, 'cp-index', thread, id);
+    return familyKey(this.namespace, FAMILY.checkpointIndex, thread, id);
   }
   checkpointIndexRange(thread: string): KeyRange {
-    return familyRange(this.namespace, 'cp-index', thread);
+    return familyRange(this.namespace, FAMILY.checkpointIndex, thread);
   }
   blob(hash: string): string {
-    return familyKey(this.namespace, 'cp-blob', 'v', hash);
+    return familyKey(this.namespace, FAMILY.blob, 'v', hash);
   }
   blobRefs(hash: string): string {
-    return familyKey(this.namespace, 'cp-ref', 'v', hash);
+    return familyKey(this.namespace, FAMILY.blobRefs, 'v', hash);
   }
 
   /** Where the first result of an idempotent call is kept. */
@@ -210,7 +235,7 @@ export class Keys {
   }
   /** Checkpoints' own records: left out of namespace exports. */
   isCheckpointRecord(relative: string): boolean {
-    return isFamilyRelative(relative, ['cp', 'cp-index', 'cp-blob', 'cp-ref']);
+    return isFamilyRelative(relative, [FAMILY.checkpoint, FAMILY.checkpointIndex, FAMILY.blob, FAMILY.blobRefs]);
   }
 
   /**

@@ -1,10 +1,10 @@
 // Following the board: the namespace's changes after a revision, filtered by scope and prefix, optionally waiting.
 import { BlackboardError, invalid } from '../errors.js';
 import { checkPrefix, resolveScope } from '../context.js';
-import { dataRange, familyRange, namespaceRange, parseKey, type KeyRange } from '../keyspace.js';
+import { FAMILY, PLAN_OWNER, dataRange, familyRange, namespaceRange, parseKey, type KeyRange } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import type { ChangeRow } from '../store/types.js';
-import { checkTimeout } from './kv.js';
+import { checkTimeout } from './arguments.js';
 import type { Session } from './session.js';
 
 export const CHANGES_DEFAULT_LIMIT = 100;
@@ -27,9 +27,6 @@ export interface ChangesArgs {
   waitMs?: number;
 }
 
-/** Plans appear in the feed as scope `plan`, keyed by plan id; other families' records are internal and never do. */
-const PLAN_FAMILY = 'plan';
-const PLAN_OWNER = 'id';
 
 /**
  * The change feed of a namespace for agents: "what changed since revision N", never missing or repeating a change,
@@ -83,7 +80,7 @@ export class ChangesService {
     const ns = this.session.identity.namespace;
     const plan = scopeArg === 'plan';
     const range = plan
-      ? familyRange(ns, PLAN_FAMILY, PLAN_OWNER)
+      ? familyRange(ns, FAMILY.plan, PLAN_OWNER)
       : scopeArg === undefined
         ? namespaceRange(ns)
         : dataRange(ns, resolveScope(scopeArg, this.session.identity).id, prefix);
@@ -92,7 +89,8 @@ export class ChangesService {
       if (!parsed) return undefined;
       let scope: string;
       if (parsed.kind === 'data') scope = parsed.scope;
-      else if (parsed.family === PLAN_FAMILY && parsed.owner === PLAN_OWNER) scope = 'plan';
+      // Plans appear as scope `plan`, keyed by plan id; other families' records are internal and never do.
+      else if (parsed.family === FAMILY.plan && parsed.owner === PLAN_OWNER) scope = 'plan';
       else return undefined;
       if (!parsed.key.startsWith(prefix)) return undefined;
       return { scope, key: parsed.key, version: row.version, revision: row.revision, deleted: row.deleted };

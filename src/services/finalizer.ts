@@ -3,7 +3,7 @@ import { checkName, idempotencyStorageKey } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
-import { checkTimeout } from './kv.js';
+import { checkTimeout } from './arguments.js';
 import type { LifecycleService } from './lifecycle.js';
 import { anyJson, decode, encode } from './records.js';
 import type { Session } from './session.js';

@@ -1,3 +1,4 @@
+// The kv service: scoped, versioned key-value state — reads, writes, atomic updates, batches and watches.
 import { BlackboardError, invalid } from '../errors.js';
 import {
   checkKey,
@@ -7,9 +8,11 @@ import {
   writable,
   type ResolvedScope,
 } from '../context.js';
-import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
+import type { UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
+import { WATCH_DEFAULT_MS, checkIfVersion, checkOp, checkTimeout, ttl } from './arguments.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
@@ -18,10 +21,7 @@ export const LIST_MAX_LIMIT = 1000;
 export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
 export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
 export const SNAPSHOT_MAX_ROWS = 20_000;
-export const WATCH_DEFAULT_MS = 30_000;
-export const WATCH_MAX_MS = 600_000;
 export const BATCH_MAX_OPS = 100;
-const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 
 export interface GetResult {
   found: boolean;
@@ -355,50 +355,4 @@ export function describe(entry: Entry | undefined): GetResult {
 
 function pick(entry: Entry | undefined): { found: boolean; value?: Json; version?: number } {
   return entry ? { found: true, value: entry.value, version: entry.version } : { found: false };
-}
-
-
-function ttl(ttlSeconds: number | undefined): number | undefined {
-  if (ttlSeconds === undefined) return undefined;
-  if (typeof ttlSeconds !== 'number' || !(ttlSeconds > 0) || ttlSeconds > MAX_TTL_SECONDS) {
-    throw invalid(`ttlSeconds must be a number above 0 and at most ${MAX_TTL_SECONDS} (ten years).`, { ttlSeconds });
-  }
-  return Math.round(ttlSeconds * 1000);
-}
-
-export function checkIfVersion(version: number | undefined, what = 'ifVersion'): void {
-  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0)) {
-    throw invalid(`${what} must be a whole number, 0 or more (0 = the key must not exist).`, { [what]: version });
-  }
-}
-
-function checkOp(op: string): asserts op is UpdateOp {
-  if (!(UPDATE_OPS as readonly string[]).includes(op)) {
-    throw invalid(`Unknown op "${op}". Use one of: ${UPDATE_OPS.join(', ')}.`);
-  }
-}
-
-export function checkTimeout(value: number | undefined, fallback: number, what: string): number {
-  const ms = value ?? fallback;
-  if (!Number.isFinite(ms) || ms < 0 || ms > WATCH_MAX_MS) {
-    throw invalid(`${what} must be from 0 to ${WATCH_MAX_MS} milliseconds (10 minutes).`, { [what]: value });
-  }
-  return ms;
-}
-
-function encodeCursor(scope: ResolvedScope, prefix: string, lastKey: string): string {
-  return Buffer.from(JSON.stringify({ s: scope.id, p: prefix, k: lastKey }), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string, scope: ResolvedScope, prefix: string): string {
-  let parsed: { s?: unknown; p?: unknown; k?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
-  }
-  if (parsed?.s !== scope.id || parsed.p !== prefix || typeof parsed.k !== 'string') {
-    throw invalid('cursor belongs to a different listing (scope or prefix changed). Omit it to start over.');
-  }
-  return parsed.k;
 }

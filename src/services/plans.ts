@@ -5,7 +5,7 @@ import { idempotencyStorageKey, resolveScope, writable, type ResolvedScope } fro
 import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
-import { checkIfVersion } from './kv.js';
+import { checkIfVersion } from './arguments.js';
 import {
   MAX_STEPS,
   PLAN_STATUSES,

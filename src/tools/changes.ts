@@ -1,7 +1,7 @@
 // The state_changes tool: follow the board by revision instead of polling.
 import * as z from 'zod';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, type ChangesService } from '../services/changes.js';
-import { WATCH_MAX_MS } from '../services/kv.js';
+import { WATCH_MAX_MS } from '../services/arguments.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 /** Registers `state_changes` (part of the kv family). */

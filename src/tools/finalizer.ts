@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { FinalizerService } from '../services/finalizer.js';
-import { WATCH_MAX_MS } from '../services/kv.js';
+import { WATCH_MAX_MS } from '../services/arguments.js';
 import { idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 

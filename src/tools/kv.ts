@@ -6,10 +6,9 @@ import {
   LIST_MAX_LIMIT,
   SNAPSHOT_DEFAULT_BYTES,
   SNAPSHOT_MAX_BYTES,
-  WATCH_DEFAULT_MS,
-  WATCH_MAX_MS,
   type KvService,
 } from '../services/kv.js';
+import { WATCH_DEFAULT_MS, WATCH_MAX_MS } from '../services/arguments.js';
 import { counter, idempotencyKey, ifVersion, isoTime, json, jsonValue } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 import { SCOPE_FORMS } from '../context.js';

@@ -1,6 +1,5 @@
 // Reads one namespace's board — scopes and keys, plans, threads — through a read-only view of the store.
 import { z } from 'zod';
-import type { Json } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import {
   FAMILY,
@@ -19,6 +18,9 @@ import {
   type ParsedKey,
   type Section,
 } from './layout.js';
+import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
+
+export type * from './board-views.js';
 
 /**
  * What the board may do with the store: read records and ranges, and read the revision. The board is given only
@@ -43,89 +45,7 @@ export function readOnlyView(store: ReadableStore): BoardSource {
   });
 }
 
-/** A key as the board shows it. The value is JSON text, cut at {@link MAX_VALUE_CHARS} characters. */
-export interface KeyView {
-  key: string;
-  value: string;
-  /** the value's JSON size in characters, and whether `value` was cut */
-  size: number;
-  cut: boolean;
-  version: number;
-  updatedBy: string;
-  updatedAt: number;
-  expiresAt?: number;
-}
-
-export interface ScopeView {
-  scope: string;
-  keys: KeyView[];
-}
-
-export interface StepView {
-  id: string;
-  content: string;
-  status: string;
-  owner?: string;
-  blockedBy?: string[];
-  note?: string;
-}
-
-export interface PlanView {
-  planId: string;
-  title: string;
-  status: string;
-  scope: string;
-  steps: StepView[];
-  version: number;
-  createdAt?: number;
-  updatedAt: number;
-  updatedBy: string;
-  expiresAt?: number;
-}
-
-export interface HistoryView {
-  seq: number;
-  kind: string;
-  content: string;
-  data?: Json;
-  at: number;
-  by: string;
-}
-
-export interface ThreadView {
-  thread: string;
-  parent?: string;
-  root?: string;
-  level?: number;
-  runs?: number;
-  /** the thread's current run */
-  run?: string;
-  /** the current run's lifecycle state (`loading` until it reports) */
-  state: string;
-  reason?: string;
-  stateAt?: number;
-  /** who last wrote the thread's records */
-  agent?: string;
-  budgets: Array<{ name: string; current: number; max?: number }>;
-  finalAnswer?: { content: string; metadata?: Json; run: string; setAt: number; setBy: string };
-  /** the most recent events, oldest first */
-  history: HistoryView[];
-  lastSeq: number;
-  lastActivity: number;
-}
-
-/** A namespace's board, or the sections asked for. */
-export interface BoardView {
-  namespace: string;
-  /** the store revision read before the sections: the board shows at least this */
-  revision: number;
-  scopes?: ScopeView[];
-  plans?: PlanView[];
-  threads?: ThreadView[];
-  /** sections that hold only the first part of what the store has */
-  truncated: Section[];
-}
-
+/** Values are shown as JSON text cut at this many characters. */
 export const MAX_VALUE_CHARS = 4000;
 const MAX_KEYS = 2000;
 const MAX_PLANS = 200;

@@ -1,7 +1,11 @@
 // Where the board's records live: the families it reads, by their storage names, over the keyspace module.
 import {
+  FAMILY,
+  PLAN_OWNER,
+  THREAD_OWNER,
   allNamespacesRange,
-  familyKey,
+  historySeq,
+  keysOf,
   familyOwnersRange,
   familyRange,
   namespaceOf,
@@ -21,25 +25,7 @@ export type { KeyRange, ParsedKey };
 export const DEFAULT_NAMESPACE = '-';
 const ns = (namespace: string): string | undefined => (namespace === DEFAULT_NAMESPACE ? undefined : namespace);
 
-/** The families the board reads (the names the services keep them under), and what each record holds. */
-export const FAMILY = {
-  /** owner `meta`, key = thread id → ThreadInfo (delegation tree and current run) */
-  thread: 'thread',
-  /** owner = thread, key `state` → {state, run, reason?} */
-  lifecycle: 'lifecycle',
-  /** owner = thread, key = budget name → {current, max?} */
-  budget: 'budget',
-  /** owner = thread, key `answer` → {content, metadata?, run} */
-  final: 'final',
-  /** owner = thread, key `e:<seq, 16 digits>` → {kind, content, data?} */
-  history: 'history',
-  /** owner = thread, key `seq` → the last sequence number */
-  historySeq: 'history-seq',
-  /** owner `id`, key = plan id → the plan */
-  plan: 'plan',
-} as const;
-export const THREAD_OWNER = 'meta';
-export const PLAN_OWNER = 'id';
+export { FAMILY, PLAN_OWNER, THREAD_OWNER };
 /** The families whose changes move the threads section. */
 const THREAD_FAMILIES: readonly string[] = [FAMILY.thread, FAMILY.lifecycle, FAMILY.budget, FAMILY.final, FAMILY.history, FAMILY.historySeq];
 
@@ -62,13 +48,9 @@ export const ofOwner = (namespace: string, family: string, owner: string): KeyRa
 /** A storage key of the namespace, parsed: a user key in a scope, or a family's record. */
 export const parseKey = (namespace: string, storage: string): ParsedKey | undefined => parseStorageKey(ns(namespace), storage);
 
-/**
- * The history entry key of `seq` in a thread, to read the entries after it. The history service keeps entries under
- * `e:` and the sequence number padded to 16 digits, so that key order is sequence order.
- */
-export const historyKey = (namespace: string, thread: string, seq: number): string =>
-  familyKey(ns(namespace), FAMILY.history, thread, `e:${String(seq).padStart(16, '0')}`);
-export const historySeq = (key: string): number => Number(key.slice(key.lastIndexOf('e:') + 2));
+/** The history entry key of `seq` in a thread, to read the entries after it; and an entry key's sequence number. */
+export const historyKey = (namespace: string, thread: string, seq: number): string => keysOf(ns(namespace)).historyEvent(thread, seq);
+export { historySeq };
 
 /** The parts of the board a browser re-reads when the store changes. */
 export type Section = 'scopes' | 'plans' | 'threads';

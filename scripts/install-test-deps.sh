@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what the whole test suite drives, from Debian/Ubuntu packages, where it is missing: a PostgreSQL server,
+# Redis and Chromium. Their system services are kept from starting: the tests start throwaway servers of their own.
+# Without apt-get or root (or sudo) it says what is missing and leaves it: the tests then skip those backends.
+set -euo pipefail
+
+need=()
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+say() { echo "install-test-deps: $*" >&2; }
+if ! command -v apt-get >/dev/null; then
+  say "no apt-get here; install ${need[*]} yourself, or the tests skip what needs them"
+  exit 0
+fi
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo); else
+    say "installing ${need[*]} needs root (or sudo); the tests skip what needs them"
+    exit 0
+  fi
+fi
+
+# Debian 12 ships PostgreSQL 15 as postgresql-15; elsewhere the metapackage names the distribution's version.
+"${sudo[@]}" apt-get update -qq
+if [[ " ${need[*]} " == *" postgresql "* ]] && apt-cache show postgresql-15 >/dev/null 2>&1; then
+  need=("${need[@]/#postgresql/postgresql-15}")
+fi
+
+# policy-rc.d exit 101 = "do not start services" for the packages' install scripts (no system Postgres or Redis).
+policy=/usr/sbin/policy-rc.d
+made_policy=''
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+  "${sudo[@]}" chmod +x "$policy"
+  made_policy=1
+fi
+trap '[ -n "$made_policy" ] && "${sudo[@]}" rm -f "$policy"' EXIT
+say "installing ${need[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

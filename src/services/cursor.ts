@@ -1,0 +1,22 @@
+// The opaque cursor of state_list: it names the scope, prefix and last key of the page it continues.
+import { invalid } from '../errors.js';
+import type { ResolvedScope } from '../context.js';
+
+/** A cursor that continues a listing of `scope` and `prefix` after `lastKey`. */
+export function encodeCursor(scope: ResolvedScope, prefix: string, lastKey: string): string {
+  return Buffer.from(JSON.stringify({ s: scope.id, p: prefix, k: lastKey }), 'utf8').toString('base64url');
+}
+
+/** The key a cursor continues after; INVALID_ARGUMENT for a cursor of another listing or none of ours. */
+export function decodeCursor(cursor: string, scope: ResolvedScope, prefix: string): string {
+  let parsed: { s?: unknown; p?: unknown; k?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+  }
+  if (parsed?.s !== scope.id || parsed.p !== prefix || typeof parsed.k !== 'string') {
+    throw invalid('cursor belongs to a different listing (scope or prefix changed). Omit it to start over.');
+  }
+  return parsed.k;
+}

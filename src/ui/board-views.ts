@@ -1,0 +1,86 @@
+// What the board shows, as the JSON the page receives: keys, scopes, plans and steps, threads, history.
+import type { Json } from '../store/types.js';
+import type { Section } from './layout.js';
+
+/** A key as the board shows it. The value is JSON text, cut at MAX_VALUE_CHARS characters (board-reader.ts). */
+export interface KeyView {
+  key: string;
+  value: string;
+  /** the value's JSON size in characters, and whether `value` was cut */
+  size: number;
+  cut: boolean;
+  version: number;
+  updatedBy: string;
+  updatedAt: number;
+  expiresAt?: number;
+}
+
+export interface ScopeView {
+  scope: string;
+  keys: KeyView[];
+}
+
+export interface StepView {
+  id: string;
+  content: string;
+  status: string;
+  owner?: string;
+  blockedBy?: string[];
+  note?: string;
+}
+
+export interface PlanView {
+  planId: string;
+  title: string;
+  status: string;
+  scope: string;
+  steps: StepView[];
+  version: number;
+  createdAt?: number;
+  updatedAt: number;
+  updatedBy: string;
+  expiresAt?: number;
+}
+
+export interface HistoryView {
+  seq: number;
+  kind: string;
+  content: string;
+  data?: Json;
+  at: number;
+  by: string;
+}
+
+export interface ThreadView {
+  thread: string;
+  parent?: string;
+  root?: string;
+  level?: number;
+  runs?: number;
+  /** the thread's current run */
+  run?: string;
+  /** the current run's lifecycle state (`loading` until it reports) */
+  state: string;
+  reason?: string;
+  stateAt?: number;
+  /** who last wrote the thread's records */
+  agent?: string;
+  budgets: Array<{ name: string; current: number; max?: number }>;
+  finalAnswer?: { content: string; metadata?: Json; run: string; setAt: number; setBy: string };
+  /** the most recent events, oldest first */
+  history: HistoryView[];
+  lastSeq: number;
+  lastActivity: number;
+}
+
+/** A namespace's board, or the sections asked for. */
+export interface BoardView {
+  namespace: string;
+  /** the store revision read before the sections: the board shows at least this */
+  revision: number;
+  scopes?: ScopeView[];
+  plans?: PlanView[];
+  threads?: ThreadView[];
+  /** sections that hold only the first part of what the store has */
+  truncated: Section[];
+}
