@@ -131,6 +131,8 @@ export async function startRedis(options: { tls?: boolean } = {}): Promise<Redis
         '--save', '',
         '--daemonize', 'no',
         '--logfile', join(dir, 'redis.log'),
+        // for CI's exit trap, which stops by PID any server a test run left behind
+        '--pidfile', join(dir, 'redis.pid'),
         ...tlsArgs,
       ],
       { stdio: 'ignore' },
