@@ -67,6 +67,9 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGTERM', () => void shutdown(0));
 
   const where = store.backend.description;
+  // A backend that cannot promise "acknowledged means durable" with its server's settings says so (Redis).
+  const warning = (store.backend as { warning?: string }).warning;
+  if (warning) console.error(`mcp-blackboard: warning: ${warning}`);
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   if (config.http) return runHttp(config, store);
   const { tools, closed } = await serveStdio(config, store);

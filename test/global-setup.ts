@@ -1,5 +1,6 @@
 // Throwaway database servers for the whole test run: started when this machine has them installed, always stopped.
 import { startPostgres } from './services/postgres.js';
+import { startRedis } from './services/redis.js';
 
 type Stop = () => Promise<void>;
 
@@ -13,6 +14,7 @@ export default async function setup(): Promise<Stop> {
   const lines: string[] = [];
   const servers: Array<[name: string, envVar: string, start: () => Promise<{ url: string; destroy: Stop } | { skipped: string }>]> = [
     ['postgres', 'BLACKBOARD_TEST_POSTGRES_URL', startPostgres],
+    ['redis', 'BLACKBOARD_TEST_REDIS_URL', startRedis],
   ];
   for (const [name, envVar, start] of servers) {
     if (process.env[envVar]) {

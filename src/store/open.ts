@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MemoryBackend } from './memory.js';
 import { PostgresBackend, type PostgresOptions } from './postgres.js';
+import { RedisBackend } from './redis.js';
 import { maskPassword } from './postgres-schema.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
@@ -36,7 +37,7 @@ export const maskStoreUrl = (url: string): string => maskPassword(url);
 
 /**
  * Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`,
- * `postgres://user:pass@host:port/db?schema=NAME`) into a backend.
+ * `postgres://user:pass@host:port/db?schema=NAME`, `redis[s]://[:pass@]host:port[/db]?prefix=NAME`) into a backend.
  */
 export async function openBackend(url: string | undefined, options: SqliteOptions & PostgresOptions = {}): Promise<Backend> {
   if (url === undefined || url === '') return SqliteBackend.open(defaultStorePath(), options);
@@ -48,12 +49,10 @@ export async function openBackend(url: string | undefined, options: SqliteOption
   }
   const scheme = url.split(':')[0];
   if (scheme === 'postgres' || scheme === 'postgresql') return PostgresBackend.open(url, options);
-  if (scheme === 'redis' || scheme === 'rediss') {
-    throw new Error(
-      `The ${scheme} backend is not available in this version of mcp-blackboard. Use sqlite:// (the default, safe for many processes on one machine), postgres:// (many machines) or memory://.`,
-    );
-  }
-  throw new Error(`Unknown store URL "${maskPassword(url)}". Use sqlite:///absolute/path.db, sqlite://relative.db, postgres://user:password@host:port/database or memory://.`);
+  if (scheme === 'redis' || scheme === 'rediss') return RedisBackend.open(url);
+  throw new Error(
+    `Unknown store URL "${maskPassword(url)}". Use sqlite:///absolute/path.db, sqlite://relative.db, postgres://user:password@host:port/database, redis://[:password@]host:port or memory://.`,
+  );
 }
 
 export async function openStore(

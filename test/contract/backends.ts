@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { MemoryBackend } from '../../src/store/memory.js';
 import { PostgresBackend } from '../../src/store/postgres.js';
+import { RedisBackend } from '../../src/store/redis.js';
 import { SqliteBackend } from '../../src/store/sqlite.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
 
@@ -62,3 +63,7 @@ export const postgresCase = (url: string): BackendCase =>
     () => `${url}${url.includes('?') ? '&' : '?'}schema=t_${randomUUID().replaceAll('-', '')}`,
     (at) => PostgresBackend.open(at, { safetyPollMs: 200 }),
   );
+
+/** Redis: a fresh `?prefix=` per store on the server at `url`; a second backend on the same prefix is another host. */
+export const redisCase = (url: string): BackendCase =>
+  sharedCase('redis', () => `${url}${url.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`, (at) => RedisBackend.open(at));

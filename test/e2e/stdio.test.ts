@@ -65,9 +65,12 @@ describe('the built bin over stdio', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/namespace/);
     expect(bad.stdout).toBe('');
-    const redis = await runCli(['--store', 'redis://127.0.0.1:6379']);
+    // An unreachable Redis: one line naming the URL with the password masked, exit 1.
+    const redis = await runCli(['--store', 'redis://:s3cret@127.0.0.1:1/0']);
     expect(redis.code).toBe(1);
-    expect(redis.stderr).toMatch(/not available/);
+    expect(redis.stderr.trim().split('\n')).toHaveLength(1);
+    expect(redis.stderr).toMatch(/cannot open the store redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0: .*ECONNREFUSED/);
+    expect(redis.stderr).not.toContain('s3cret');
   });
 });
 

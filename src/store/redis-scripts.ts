@@ -1,0 +1,201 @@
+// The Lua scripts of the Redis backend, and the key layout they share. Scripts only validate and write strings.
+/**
+ * Every key of one board lives under one hash tag, `{prefix}`, so every script touches one cluster slot:
+ *
+ * - `rev`       the store revision, a counter bumped once by every commit that writes
+ * - `rec`       hash: storage key -> the record's JSON text, `{"rev":N,…}`, exactly as `JSON.stringify` produced it
+ *               (the script only prepends `{"rev":N,` to the text it was given; it never decodes or re-encodes JSON)
+ * - `idx`       sorted set, all scores 0: keys of records that are not tombstones, for `ZRANGEBYLEX` listing
+ *               (Redis compares members byte by byte, and UTF-8 byte order is code point order)
+ * - `exp`       sorted set scored by expiry (epoch ms) of records that have one
+ * - `tomb`      sorted set scored by the deletion time of tombstones
+ * - `log`       stream: the change log, one entry per commit (more for very large commits) with id
+ *               `<revision>-<n>`; field `""` holds the commit time, then one field per logged key whose value is the
+ *               version, suffixed `d` for a deletion
+ * - `compacted` the highest revision whose log entries were pruned
+ */
+export const KEY_NAMES = ['rev', 'rec', 'idx', 'exp', 'tomb', 'log', 'compacted'] as const;
+
+/** Redis keys of the board `prefix`, in the order every script receives them. */
+export const keysOf = (prefix: string): string[] => KEY_NAMES.map((name) => `{${prefix}}:${name}`);
+
+/** How many logged keys one stream entry holds (Lua's `unpack` has a stack limit). */
+export const LOG_CHUNK = 1000;
+
+/**
+ * The start of a transaction, atomically: the revision, the server clock, and the prefetched records.
+ * ARGV: keys to prefetch. Returns `{revision, seconds, microseconds, record|false…}`.
+ */
+export const BEGIN = `
+local t = redis.call('TIME')
+local out = {redis.call('GET', KEYS[1]) or '0', t[1], t[2]}
+for i = 1, #ARGV do out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) end
+return out`;
+
+/**
+ * Lua shared by the listing and the commit scripts: `scan` visits the live records (in the index, not expired at
+ * `now`) of a ZRANGEBYLEX range in order, up to `limit`, and stops early when `visit` returns false (then -1);
+ * `revOf` reads the revision at the head of a record's text (0 absent, -1 unreadable), as the backend does.
+ */
+const SCAN = `
+local function revOf(raw)
+  if not raw then return 0 end
+  return tonumber(string.match(raw, '^{"rev":(%d+),')) or -1
+end
+local function scan(start, stop, limit, now, visit)
+  local n = 0
+  while n < limit do
+    local want = limit - n
+    if want < 64 then want = 64 end
+    local keys = redis.call('ZRANGEBYLEX', KEYS[3], start, stop, 'LIMIT', 0, want)
+    for k = 1, #keys do
+      local key = keys[k]
+      local exp = redis.call('ZSCORE', KEYS[4], key)
+      if (not exp) or tonumber(exp) > now then
+        local raw = redis.call('HGET', KEYS[2], key)
+        if raw then
+          n = n + 1
+          if not visit(n, key, raw) then return -1 end
+          if n >= limit then return n end
+        end
+      end
+    end
+    if #keys < want then return n end
+    start = '(' .. keys[#keys]
+  end
+  return n
+end`;
+
+/**
+ * A consistent listing: live records (not tombstones, not expired) of a lexicographic range, and the revision.
+ * ARGV: start (`-`, `[lo` or `(after`), stop (`(hi`), limit, now. Returns `{revision, key, record, key, record…}`.
+ */
+export const LIST = `${SCAN}
+local out = {redis.call('GET', KEYS[1]) or '0'}
+scan(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), function(_, key, raw)
+  out[#out + 1] = key
+  out[#out + 1] = raw
+  return true
+end)
+return out`;
+
+/**
+ * A commit. Checks the read set — the revision of each record read (0 = absent), and each listing, run again with
+ * the same bounds, limit and time, still giving the same keys at the same revisions — and, when nothing changed,
+ * bumps the revision, appends the logged writes to the stream, applies the writes and trims the stream to its
+ * bound. Returns `{1, revision}`, or `{0, revision}` on a conflict (nothing written).
+ *
+ * ARGV: now, maxLogEntries, readCount, listCount, (key, rev)×readCount,
+ * (start, stop, limit, now, rowCount, (key, rev)×rowCount)×listCount, then per write:
+ * key, body (the record's JSON text without its leading `{`; empty = remove), exp (empty = none),
+ * tombstone time (empty = not a tombstone), log value (empty = not logged).
+ */
+export const COMMIT = `${SCAN}
+local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
+local i = 5
+for _ = 1, tonumber(ARGV[3]) do
+  if revOf(redis.call('HGET', KEYS[2], ARGV[i])) ~= tonumber(ARGV[i + 1]) then return {0, rev} end
+  i = i + 2
+end
+for _ = 1, tonumber(ARGV[4]) do
+  local count = tonumber(ARGV[i + 4])
+  local base = i + 5
+  local n = scan(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), function(n, key, raw)
+    local j = base + 2 * (n - 1)
+    return n <= count and ARGV[j] == key and tonumber(ARGV[j + 1]) == revOf(raw)
+  end)
+  if n ~= count then return {0, rev} end
+  i = base + 2 * count
+end
+if i > #ARGV then return {1, rev} end
+rev = redis.call('INCR', KEYS[1])
+local at = ARGV[1]
+local seq = 0
+local batch = {}
+local function flush()
+  if #batch == 0 then return nil end
+  local ok = redis.pcall('XADD', KEYS[6], rev .. '-' .. seq, '', at, unpack(batch))
+  seq = seq + 1
+  batch = {}
+  if type(ok) == 'table' and ok.err then return ok end
+  return nil
+end
+for j = i, #ARGV, 5 do
+  if ARGV[j + 4] ~= '' then
+    batch[#batch + 1] = ARGV[j]
+    batch[#batch + 1] = ARGV[j + 4]
+    if #batch >= ${LOG_CHUNK * 2} then
+      local failed = flush()
+      if failed then return failed end
+    end
+  end
+end
+local failed = flush()
+if failed then return failed end
+for j = i, #ARGV, 5 do
+  local key, body, exp, tomb = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3]
+  if body == '' then
+    redis.call('HDEL', KEYS[2], key)
+    redis.call('ZREM', KEYS[3], key)
+    redis.call('ZREM', KEYS[4], key)
+    redis.call('ZREM', KEYS[5], key)
+  else
+    redis.call('HSET', KEYS[2], key, '{"rev":' .. rev .. ',' .. body)
+    if tomb == '' then
+      redis.call('ZADD', KEYS[3], 0, key)
+      redis.call('ZREM', KEYS[5], key)
+    else
+      redis.call('ZREM', KEYS[3], key)
+      redis.call('ZADD', KEYS[5], tomb, key)
+    end
+    if exp == '' then redis.call('ZREM', KEYS[4], key) else redis.call('ZADD', KEYS[4], exp, key) end
+  end
+end
+local maxLog = tonumber(ARGV[2])
+if seq > 0 and maxLog > 0 then
+  local len = redis.call('XLEN', KEYS[6])
+  if len > maxLog + 100 then
+    local old = redis.call('XRANGE', KEYS[6], '-', '+', 'COUNT', len - maxLog)
+    local last = tonumber(string.match(old[#old][1], '^(%d+)'))
+    if last >= rev then last = rev - 1 end
+    redis.call('XTRIM', KEYS[6], 'MINID', (last + 1) .. '-0')
+    if last > tonumber(redis.call('GET', KEYS[7]) or '0') then redis.call('SET', KEYS[7], last) end
+  end
+end
+return {1, rev}`;
+
+/**
+ * The change log after a revision. ARGV: start id (inclusive, or `(id` exclusive), count.
+ * Returns `{revision, compacted, entries}` with entries as XRANGE gives them.
+ */
+export const CHANGES = `
+return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[7]) or '0',
+  redis.call('XRANGE', KEYS[6], ARGV[1], '+', 'COUNT', ARGV[2])}`;
+
+/**
+ * Prunes the oldest log entries committed at or before ARGV[1] (ms), at most ARGV[2] entries, and raises
+ * `compacted`. Returns how many logged writes were removed.
+ */
+export const PRUNE = `
+local before = tonumber(ARGV[1])
+local entries = redis.call('XRANGE', KEYS[6], '-', '+', 'COUNT', ARGV[2])
+local lastId, lastRev, rows = nil, 0, 0
+for _, e in ipairs(entries) do
+  local f = e[2]
+  if f[1] ~= '' or tonumber(f[2]) > before then break end
+  lastId = e[1]
+  lastRev = tonumber(string.match(lastId, '^(%d+)'))
+  rows = rows + (#f - 2) / 2
+end
+if not lastId then return 0 end
+local seq = tonumber(string.match(lastId, '-(%d+)$'))
+redis.call('XTRIM', KEYS[6], 'MINID', lastRev .. '-' .. (seq + 1))
+if lastRev > tonumber(redis.call('GET', KEYS[7]) or '0') then redis.call('SET', KEYS[7], lastRev) end
+return rows`;
+
+/** Where the follower stands: `{revision, compacted}`. */
+export const POSITION = `
+return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[7]) or '0'}`;
+
+export const SCRIPTS = { BEGIN, LIST, COMMIT, CHANGES, PRUNE, POSITION } as const;
+export type ScriptName = keyof typeof SCRIPTS;

@@ -1,0 +1,332 @@
+// The Redis backend at the seam, against a real redis-server: layout, ordering, exactness, conflicts, change log.
+import { randomUUID } from 'node:crypto';
+import { createClient } from '@redis/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareKeys } from '../../src/store/keys.js';
+import { RedisBackend, parseRedisUrl } from '../../src/store/redis.js';
+import { maskStoreUrl as maskUrl } from '../../src/store/open.js';
+import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
+import { VersionedStore } from '../../src/store/versioned-store.js';
+import { testRedis } from '../services/redis.js';
+
+let baseUrl: string | undefined;
+let skipped: string | undefined;
+let release = async (): Promise<void> => {};
+const opened: RedisBackend[] = [];
+
+// The run's server (BLACKBOARD_TEST_REDIS_URL), else a throwaway one for this file, else skipped with the reason.
+beforeAll(async () => {
+  const found = await testRedis();
+  if ('skipped' in found) skipped = found.skipped;
+  else ({ url: baseUrl, release } = found);
+});
+afterAll(async () => {
+  await Promise.allSettled(opened.map((b) => b.close()));
+  await release();
+});
+
+const withPrefix = (url: string, prefix: string): string => `${url}${url.includes('?') ? '&' : '?'}prefix=${prefix}`;
+async function open(prefix = `t${randomUUID().slice(0, 8)}`): Promise<RedisBackend> {
+  const backend = await RedisBackend.open(withPrefix(baseUrl!, prefix));
+  opened.push(backend);
+  return backend;
+}
+const rec = (v: RecordWrite['v'], ver = 1, extra: Partial<RecordWrite> = {}): RecordWrite => ({ v, ver, at: Date.now(), by: 'test', ...extra });
+const put = (entries: Array<[string, RecordWrite | null, boolean?]>): Writes =>
+  new Map(entries.map(([key, record, log]) => [key, { record, log: log ?? true }]));
+async function write(backend: RedisBackend, entries: Array<[string, RecordWrite | null, boolean?]>): Promise<number> {
+  const { revision } = await backend.transaction(async () => ({ result: null, writes: put(entries) }));
+  return revision;
+}
+
+describe('Redis URLs', () => {
+  it('parses prefix and timeout, masks the password and refuses unknown options', () => {
+    const target = parseRedisUrl('redis://:s3cret@127.0.0.1:6390/2?prefix=team-a&timeout=1500');
+    expect(target.options).toEqual({ prefix: 'team-a', callTimeoutMs: 1500 });
+    expect(target.clientUrl).toBe('redis://:s3cret@127.0.0.1:6390/2');
+    expect(target.description).toBe('redis://:***@127.0.0.1:6390/2?prefix=team-a&timeout=1500');
+    expect(parseRedisUrl('rediss://h:1').options.prefix).toBe('bb');
+    expect(() => parseRedisUrl('redis://h:1?prefix={x}')).toThrow(/prefix/);
+    expect(() => parseRedisUrl('redis://h:1?pool=3')).toThrow(/unknown Redis URL option "pool"/);
+    expect(() => parseRedisUrl('redis://h:1/abc')).toThrow(/database must be a number/);
+    expect(maskUrl('redis://user:pw@h:1/0')).toBe('redis://user:***@h:1/0');
+    expect(maskUrl('sqlite:///tmp/x.db')).toBe('sqlite:///tmp/x.db');
+  });
+
+  it('fails fast with one line when nothing listens', async () => {
+    const started = Date.now();
+    const error = await RedisBackend.open('redis://:pw@127.0.0.1:1').catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/ECONNREFUSED/);
+    expect((error as Error).message).not.toContain('\n');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('RedisBackend', () => {
+  it('keeps a record exactly as written, stamps the revision, and bumps it only when writing', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const backend = await open();
+    expect(backend.shared).toBe(true);
+    expect(await backend.revision()).toBe(0);
+    const value = JSON.parse('{"b":1,"a":[1.5,"x",null],"__proto__":{"p":true},"é😀":"\\u0000"}');
+    const revision = await write(backend, [['k\x1fone', rec(value, 1, { exp: Date.now() + 60_000 })]]);
+    expect(revision).toBe(1);
+    const got = await backend.get('k\x1fone');
+    expect(got?.rev).toBe(1);
+    expect(JSON.stringify(got?.v)).toBe(JSON.stringify(value));
+    expect(Object.keys(got!.v as object)).toEqual(['b', 'a', '__proto__', 'é😀']);
+    const none = await backend.transaction(async (tx) => ({ result: await tx.get('k\x1fone'), writes: new Map() }));
+    expect(none.revision).toBe(1);
+    expect(await backend.revision()).toBe(1);
+    expect(await backend.get('missing')).toBeUndefined();
+  });
+
+  it('lists in code point order, skipping tombstones and expired records, with after and limit', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const backend = await open();
+    const keys = ['a', 'a%', 'a_', 'a*', 'a[', 'a:', 'a\x1fb', 'A', 'é', 'z', '\uffff', '😀', '\u{10000}x', 'ab'];
+    const now = Date.now();
+    await write(backend, [
+      ...keys.map((k): [string, RecordWrite] => [`p\x1f${k}`, rec(k)]),
+      ['p\x1fdead', rec(null, 2, { del: 1 })],
+      ['p\x1fexpired', rec(1, 1, { exp: now - 1 })],
+      ['q\x1fother', rec('outside')],
+    ]);
+    const sorted = keys.map((k) => `p\x1f${k}`).sort(compareKeys);
+    const all = await backend.list({ lo: 'p\x1f', hi: 'p\x20', limit: 100, now });
+    expect(all.rows.map(([k]) => k)).toEqual(sorted);
+    expect(all.revision).toBe(1);
+    const page = await backend.list({ lo: 'p\x1f', hi: 'p\x20', after: sorted[3], limit: 4, now });
+    expect(page.rows.map(([k]) => k)).toEqual(sorted.slice(4, 8));
+    expect((await backend.get('p\x1fdead'))?.del).toBe(1);
+    expect((await backend.get('p\x1fexpired'))?.exp).toBe(now - 1);
+    const later = await backend.list({ lo: 'p\x1fexpired', hi: 'p\x1fexpiree', limit: 10, now: now - 10 });
+    expect(later.rows.map(([k]) => k)).toEqual(['p\x1fexpired']);
+  });
+
+  it('finds due records: expired ones and old tombstones', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const backend = await open();
+    const now = Date.now();
+    await write(backend, [
+      ['e1', rec(1, 1, { exp: now - 5 })],
+      ['e2', rec(1, 1, { exp: now + 60_000 })],
+      ['t1', rec(null, 3, { del: 1, at: now - 1000 })],
+      ['t2', rec(null, 3, { del: 1, at: now })],
+    ]);
+    expect((await backend.due({ now, tombstonesBefore: now - 500, limit: 10 })).sort()).toEqual(['e1', 't1']);
+    await write(backend, [['e1', null], ['t1', null]]);
+    expect(await backend.due({ now, tombstonesBefore: now - 500, limit: 10 })).toEqual([]);
+    expect(await backend.get('t1')).toBeUndefined();
+  });
+
+  it('keeps a change log by revision then key, filtered by range, and prunes it', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const backend = await open();
+    const r1 = await write(backend, [['c\x1fb', rec(1)], ['c\x1fa', rec(1)], ['d\x1fx', rec(1)], ['c\x1fquiet', rec(1), false]]);
+    const r2 = await write(backend, [['c\x1fa', rec(null, 2, { del: 1 })], ['c\x1fgone', null, true]]);
+    const all = await backend.changes({ after: 0, lo: 'c\x1f', hi: 'c\x20', limit: 100 });
+    expect(all.changes).toEqual([
+      { revision: r1, key: 'c\x1fa', version: 1, deleted: false },
+      { revision: r1, key: 'c\x1fb', version: 1, deleted: false },
+      { revision: r2, key: 'c\x1fa', version: 2, deleted: true },
+    ]);
+    expect(all.revision).toBe(r2);
+    expect(all.compacted).toBe(0);
+    expect((await backend.changes({ after: r1, lo: '', hi: '\u{10ffff}', limit: 100 })).changes).toHaveLength(1);
+    expect((await backend.changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 2 })).changes.map((c) => c.key)).toEqual([
+      'c\x1fa',
+      'c\x1fb',
+    ]);
+    expect(await backend.pruneChanges(Date.now() + 1000, 1)).toBe(3);
+    const pruned = await backend.changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 100 });
+    expect(pruned.compacted).toBe(r1);
+    expect(pruned.changes).toEqual([{ revision: r2, key: 'c\x1fa', version: 2, deleted: true }]);
+  });
+
+  it('logs and lists a commit larger than one stream entry', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const backend = await open();
+    const entries: Array<[string, RecordWrite]> = [];
+    for (let i = 2500; i > 0; i--) entries.push([`big\x1f${String(i).padStart(5, '0')}`, rec(i)]);
+    const revision = await write(backend, entries);
+    const log = await backend.changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 10_000 });
+    expect(log.changes).toHaveLength(2500);
+    expect(log.changes.every((c) => c.revision === revision)).toBe(true);
+    expect(log.changes.map((c) => c.key)).toEqual(entries.map(([k]) => k).sort(compareKeys));
+    const listed = await backend.list({ lo: 'big\x1f', hi: 'big\x20', limit: 3000, now: Date.now() });
+    expect(listed.rows).toHaveLength(2500);
+  });
+
+  it('keeps boards with different prefixes apart', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const a = await open();
+    const b = await open();
+    await write(a, [['k', rec('a')]]);
+    expect(await b.get('k')).toBeUndefined();
+    expect(await b.revision()).toBe(0);
+  });
+
+  it('re-runs a transaction whose read changed before it committed (two stores racing)', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `race${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    await write(a, [['n', rec(0)]]);
+    let runs = 0;
+    const { result } = await a.transaction(async (tx) => {
+      runs++;
+      const current = await tx.get('n');
+      if (runs === 1) await write(b, [['n', rec(100, current!.ver + 1)]]);
+      const next = (current!.v as number) + 1;
+      return { result: next, writes: put([['n', rec(next, current!.ver + 1)]]) };
+    }, ['n']);
+    expect(runs).toBe(2);
+    expect(result).toBe(101);
+    expect((await b.get('n'))?.v).toBe(101);
+  });
+
+  it('re-runs a transaction that listed a range only when that range changed meanwhile', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `race${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    await write(b, [['r\x1fold', rec(1)], ['r\x1fttl', rec(1, 1, { exp: Date.now() + 60_000 })]]);
+    const countRange = async (meanwhile: Array<[string, RecordWrite | null]>): Promise<{ runs: number; result: number }> => {
+      let runs = 0;
+      const { result } = await a.transaction(async (tx) => {
+        runs++;
+        const rows = await tx.list({ lo: 'r\x1f', hi: 'r\x20', limit: 100, now: Date.now() });
+        if (runs === 1) await write(b, meanwhile);
+        return { result: rows.length, writes: put([['count', rec(rows.length, runs + 10)]]) };
+      });
+      return { runs, result };
+    };
+    // writes elsewhere, even next to the range's ends, do not disturb it
+    expect(await countRange([['q\x1fz', rec(1)], ['r\x20', rec(1)], ['r', rec(1)]])).toEqual({ runs: 1, result: 2 });
+    // a key added, a record rewritten, a record removed: each makes it run again
+    expect(await countRange([['r\x1fnew', rec(1)]])).toEqual({ runs: 2, result: 3 });
+    expect(await countRange([['r\x1fold', rec(2, 2)]])).toEqual({ runs: 2, result: 3 });
+    expect(await countRange([['r\x1fnew', rec(null, 2, { del: 1 })]])).toEqual({ runs: 2, result: 2 });
+  });
+
+  it('decides again when a transaction failed on reads that no longer agree with each other', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `race${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    // b keeps x and y equal, changing both in one commit
+    await write(b, [['x', rec(1)], ['y', rec(1)]]);
+    let runs = 0;
+    const { result } = await a.transaction(async (tx) => {
+      runs++;
+      const x = await tx.get('x');
+      if (runs === 1) await write(b, [['x', rec(2, 2)], ['y', rec(2, 2)]]);
+      const y = await tx.get('y');
+      if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
+      return { result: x!.v, writes: new Map() };
+    }, ['x']);
+    expect(runs).toBe(2);
+    expect(result).toBe(2);
+    // an error from reads that agree stands, at once
+    runs = 0;
+    await expect(
+      a.transaction(async (tx) => {
+        runs++;
+        await tx.get('x');
+        await tx.get('y');
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(runs).toBe(1);
+  });
+
+  it('counts exactly under concurrent increments from two stores', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `inc${randomUUID().slice(0, 8)}`;
+    const stores = [await open(prefix), await open(prefix)];
+    const increment = (backend: RedisBackend) =>
+      backend.transaction(async (tx) => {
+        const current = await tx.get('counter');
+        const next = ((current?.v as number | undefined) ?? 0) + 1;
+        return { result: next, writes: put([['counter', rec(next, (current?.ver ?? 0) + 1)]]) };
+      }, ['counter']);
+    await Promise.all(Array.from({ length: 60 }, (_, i) => increment(stores[i % 2])));
+    expect((await stores[0].get('counter'))?.v).toBe(60);
+    expect((await stores[0].changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 1000 })).changes).toHaveLength(60);
+  });
+
+  it('tells a listener about another store\'s commits, with their keys, soon', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `watch${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    const events: CommitEvent[] = [];
+    let wake: (() => void) | undefined;
+    const stop = a.onForeignCommit((event) => {
+      events.push(event);
+      wake?.();
+    });
+    const delays: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const seen = new Promise<void>((resolve) => (wake = resolve));
+      const started = performance.now();
+      const revision = await write(b, [[`w${i}`, rec(i)]]);
+      await seen;
+      delays.push(performance.now() - started);
+      expect(events.at(-1)).toEqual({ revision, keys: [`w${i}`] });
+    }
+    stop();
+    expect(delays.sort((x, y) => x - y)[2]).toBeLessThan(500);
+    // With no listener left, nothing is followed: a later commit reaches nobody.
+    const count = events.length;
+    await write(b, [['after', rec(1)]]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(events.length).toBe(count);
+  });
+
+  it('delivers commits made between subscribing and the follower starting', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `watch${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    const events: CommitEvent[] = [];
+    const stop = a.onForeignCommit((event) => events.push(event));
+    const revision = await write(b, [['early', rec(1)]]);
+    await expect.poll(() => events.some((e) => 'revision' in e && e.revision === revision), { timeout: 2000 }).toBe(true);
+    stop();
+  });
+
+  it('reports a corrupt record, skips it in listings, and lets it be overwritten', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `bad${randomUUID().slice(0, 8)}`;
+    const store = new VersionedStore(await open(prefix), { sweepIntervalMs: 0 });
+    await store.transact(async (tx) => tx.set('c\x1fgood', 1, { by: 't' }));
+    const raw = createClient({ url: baseUrl });
+    await raw.connect();
+    try {
+      await raw.hSet(`{${prefix}}:rec`, 'c\x1fbad', '{"rev":1,"v":');
+      await raw.zAdd(`{${prefix}}:idx`, { score: 0, value: 'c\x1fbad' });
+    } finally {
+      await raw.close();
+    }
+    await expect(store.get('c\x1fbad')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', details: { cause: 'CORRUPT_RECORD' } });
+    expect((await store.list({ lo: 'c\x1f', hi: 'c\x20', limit: 10 })).entries.map(([k]) => k)).toEqual(['c\x1fgood']);
+    await store.transact(async (tx) => tx.set('c\x1fbad', 'fixed', { by: 't' }));
+    expect((await store.get('c\x1fbad'))?.value).toBe('fixed');
+  });
+
+  it('keeps databases apart (redis://host:port/N)', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `db${randomUUID().slice(0, 8)}`;
+    const one = await RedisBackend.open(`${baseUrl}/1?prefix=${prefix}`);
+    const zero = await RedisBackend.open(`${baseUrl}/0?prefix=${prefix}`);
+    opened.push(one, zero);
+    await write(one, [['k', rec('in db 1')]]);
+    expect((await one.get('k'))?.v).toBe('in db 1');
+    expect(await zero.get('k')).toBeUndefined();
+  });
+
+});
