@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { NAMESPACE_RE } from './context.js';
 import { ConfigError, defaultConfig, readFlags, type Subcommand } from './config.js';
-import { loadDocument } from './services/checkpoints.js';
+import { loadDocument } from './services/checkpoint.js';
 import { createServices } from './services/index.js';
 import { Session } from './services/session.js';
 import { openStore, storeFile } from './store/open.js';

@@ -3,7 +3,7 @@ import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema }
 import { checkKey, dataKey, resolveScope } from './context.js';
 import { BlackboardError } from './errors.js';
 import type { Services } from './services/index.js';
-import { checkPlanId } from './services/plans.js';
+import { checkPlanId } from './services/plan.js';
 import type { Session } from './services/session.js';
 import type { Entry, VersionedStore } from './store/versioned-store.js';
 import type { ToolHost } from './tools/define.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { CheckpointService } from '../services/checkpoints.js';
+import type { CheckpointService } from '../services/checkpoint.js';
 import { counter, idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 

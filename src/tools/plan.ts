@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { CLAIM_REASONS, PLAN_LIST_DEFAULT, PLAN_LIST_MAX, PLAN_STATUSES, STEP_STATUSES, type PlanService } from '../services/plans.js';
+import { CLAIM_REASONS, PLAN_LIST_DEFAULT, PLAN_LIST_MAX, PLAN_STATUSES, STEP_STATUSES, type PlanService } from '../services/plan.js';
 import { counter, idempotencyKey, ifVersion, isoTime } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { END_STATES, type RunService } from '../services/runs.js';
+import { END_STATES, type RunService } from '../services/run.js';
 import { STATES } from '../services/lifecycle.js';
 import { counter, idempotencyKey } from './common.js';
 import { defineTool, type ToolHost } from './define.js';

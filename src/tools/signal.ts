@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { SIGNAL_KINDS, type SignalService } from '../services/signals.js';
+import { SIGNAL_KINDS, type SignalService } from '../services/signal.js';
 import { counter, idempotencyKey } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadDocument } from '../../src/services/checkpoints.js';
+import { loadDocument } from '../../src/services/checkpoint.js';
 import { prefixEnd } from '../../src/store/keys.js';
 import { agentsClosedAfterEach, memoryStore, type Connected } from '../helpers.js';
 
@@ -176,7 +176,12 @@ describe('checkpoint restore is atomic', () => {
       const seen: string[] = [];
       let restoring = true;
       const reading = (async () => {
-        while (restoring) seen.push(JSON.stringify((await reader.ok('state_snapshot', { scope: 'thread:T' })).entries));
+        while (restoring) {
+          seen.push(JSON.stringify((await reader.ok('state_snapshot', { scope: 'thread:T' })).entries));
+          // A real client's next request comes through I/O; an in-memory loop of synchronous SQLite reads must yield
+          // the event loop too, or the writer's commit (started on the next turn, to group concurrent writes) never runs.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       })();
       for (let i = 0; i < 5; i++) {
         await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
