@@ -1,4 +1,4 @@
-/** Every error code a tool can return (see SPEC.md, "Result and error shape"). */
+/** Every error code a tool can return, each with what the caller should do next (README, "Results and errors"). */
 export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'NOT_FOUND'

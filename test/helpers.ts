@@ -19,7 +19,7 @@ export interface ToolError {
   details?: Record<string, unknown>;
 }
 
-/** A real MCP client talking to one server, with helpers that check the SPEC result shape on every call. */
+/** A real MCP client talking to one server, with helpers that check the documented result shape on every call. */
 export class Agent {
   constructor(
     readonly client: Client,
@@ -39,7 +39,7 @@ export class Agent {
     return result.structuredContent as T;
   }
 
-  /** Calls a tool that must fail with a SPEC error; returns the error (and checks its shape). */
+  /** Calls a tool that must fail with a documented error code; returns the error (and checks its shape). */
   async err(name: string, args: Record<string, unknown> = {}): Promise<ToolError> {
     const result = await this.raw(name, args);
     expect(result.isError, `${name} should fail`).toBe(true);

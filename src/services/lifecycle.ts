@@ -6,7 +6,7 @@ import type { Session } from './session.js';
 export const STATES = ['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'] as const;
 export type AgentState = (typeof STATES)[number];
 
-/** The only transitions agent_state_set accepts (SPEC.md, lifecycle). */
+/** The only transitions agent_state_set accepts; any other is INVALID_TRANSITION with the allowed targets. */
 export const TRANSITIONS: Record<AgentState, readonly AgentState[]> = {
   loading: ['running'],
   running: ['paused', 'awaiting_user_input', 'finished', 'error', 'stopped'],

@@ -19,7 +19,7 @@ async function reach(a: Awaited<ReturnType<typeof agent>>, state: string): Promi
 }
 
 describe('lifecycle tools', () => {
-  it('a new run is loading, and every transition of the table is allowed exactly as SPEC says', async () => {
+  it('a new run is loading, and every transition of the table is allowed exactly as documented', async () => {
     const a = await agent();
     expect(await a.ok('agent_state_get', {})).toMatchObject({ state: 'loading', allowed: ['running'] });
     for (const from of STATES) {
@@ -40,7 +40,7 @@ describe('lifecycle tools', () => {
     }
   });
 
-  it('the SPEC table itself', () => {
+  it('the documented table itself', () => {
     expect(TRANSITIONS).toEqual({
       loading: ['running'],
       running: ['paused', 'awaiting_user_input', 'finished', 'error', 'stopped'],
