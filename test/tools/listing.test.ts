@@ -15,7 +15,7 @@ const MUTATING = [
 ];
 
 describe('the whole tool list', () => {
-  it('every SPEC tool is there, with an output schema, a description and annotations that say whether it writes', async () => {
+  it('every documented tool is there, with an output schema, a description and annotations that say whether it writes', async () => {
     const a = await agent({ config: { allowBudgetAdmin: true } });
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...READ_ONLY, ...MUTATING].sort());

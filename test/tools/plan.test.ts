@@ -49,7 +49,7 @@ describe('plan tools', () => {
     expect(again.plan.steps[1].owner).toBeUndefined();
   });
 
-  it('reports bad plan edits with SPEC codes and changes nothing', async () => {
+  it('reports bad plan edits with documented codes and changes nothing', async () => {
     const a = await agent();
     const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a'] });
     expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's9', status: 'completed' }] })).code).toBe('NOT_FOUND');
