@@ -1,16 +1,83 @@
-// The SQLite backend's schema: table names, the schema version, the idempotent migration, prepared statements, row decoding.
-import type Database from 'better-sqlite3';
-import { corrupt, isRecord } from './codec.js';
+// The SQLite backend's database: opening it, table names, schema version and migration, prepared statements, rows.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import Keyv from 'keyv';
+import { corrupt, deserialize, isRecord, serialize } from './codec.js';
 import { legacyMetaKey } from './keys.js';
-import type { RangeQuery, StoredRecord } from './types.js';
+import { KeyvSqlite } from './keyv-sqlite.js';
+import { FileIdentityCheck } from './sqlite-files.js';
+import type { RangeQuery, StoredRecord, Writes } from './types.js';
 
 /** The records table: `key`, `value` (`{"value": record}` JSON), and `exp` and `del_at` for listing and sweeps. */
-export const TABLE = 'blackboard';
+const TABLE = 'blackboard';
 const META = 'blackboard_meta';
 const CHANGES = 'blackboard_changes';
 const SCHEMA = 2;
 
 type Row = { key: string; value: string };
+
+/** An opened database: the writer and reader connections, their statements, the reader's Keyv, the files' identity. */
+export interface SqliteDatabase {
+  /** the connection that owns every write */
+  writer: Database.Database;
+  /** the connection that only ever sees committed data */
+  reader: Database.Database;
+  w: WriterStatements;
+  r: ReaderStatements;
+  /** Keyv over {@link KeyvSqlite} on the reader: single-record reads */
+  keyv: Keyv<StoredRecord>;
+  /** which database, -wal and -shm files were opened */
+  files: FileIdentityCheck;
+}
+
+/**
+ * Opens (creating or upgrading) the database at `path`. Several processes may open a new or old file at once:
+ * schema creation and migration happen in one `BEGIN IMMEDIATE` transaction that only one of them gets at a time,
+ * the others retry after a random pause and then find the work done.
+ */
+export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL', busyTimeoutMs: number): Promise<SqliteDatabase> {
+  mkdirSync(dirname(path), { recursive: true });
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    let writer: Database.Database | undefined;
+    let reader: Database.Database | undefined;
+    try {
+      writer = new Database(path, { timeout: 0 });
+      writer.pragma('journal_mode = WAL');
+      migrate(writer);
+      writer.pragma(`synchronous = ${synchronous}`);
+      const w = writerStatements(writer);
+      reader = new Database(path, { timeout: 0 });
+      const r = readerStatements(reader);
+      const adapter = new KeyvSqlite({ db: reader, table: TABLE, keySize: 4096 });
+      const keyv = new Keyv<StoredRecord>({
+        store: adapter,
+        namespace: undefined,
+        useKeyPrefix: false,
+        serialize,
+        deserialize,
+        throwOnErrors: true,
+      });
+      keyv.on('error', () => {}); // failures surface as rejected calls; an unheard 'error' event would crash
+      // Both connections have read the database in WAL mode, so the -wal and -shm files exist and stay for as
+      // long as either connection is open: record which files they are.
+      r.revision.get();
+      const files = new FileIdentityCheck([path, `${path}-wal`, `${path}-shm`]);
+      return { writer, reader, w, r, keyv, files };
+    } catch (error) {
+      reader?.close();
+      writer?.close();
+      if (!isBusy(error) || Date.now() > deadline) throw error;
+      await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
+    }
+  }
+}
+
+/** Whether `error` is SQLite meeting another connection's lock (SQLITE_BUSY or SQLITE_LOCKED, any extended code). */
+export const isBusy = (error: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ''));
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Creates the schema, or upgrades a file made by the previous version (records in `blackboard(key, value)` as
@@ -21,7 +88,7 @@ type Row = { key: string; value: string };
  * expiry and tombstone sweeps never parse JSON in SQL, a `blackboard_meta` table (revision, compacted) and the change
  * log `blackboard_changes`.
  */
-export function migrate(db: Database.Database): void {
+function migrate(db: Database.Database): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
@@ -143,6 +210,27 @@ export function range(statements: ReturnType<typeof rangeStatements>, query: Ran
   return query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(query.lo)) >= 0
     ? statements.rangeAfter.all({ ...params, lo: query.after })
     : statements.rangeFrom.all({ ...params, lo: query.lo });
+}
+
+/**
+ * Writes a transaction's records through the writer's statements, each at `revision` (a `null` record deletes its
+ * row), and logs those marked to be logged, at `now`.
+ */
+export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): void {
+  for (const [key, write] of writes) {
+    if (write.record === null) {
+      w.remove.run(key);
+      continue;
+    }
+    const record: StoredRecord = { ...write.record, rev: revision };
+    w.put.run({
+      key,
+      value: serialize({ value: record }),
+      exp: record.exp ?? null,
+      delAt: record.del === 1 ? record.at : null,
+    });
+    if (write.log) w.log.run(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
+  }
 }
 
 /** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
