@@ -19,6 +19,12 @@ export const isLoggedKey = (key: string): boolean => !key.startsWith(`i${SEP}`) 
 /** The store's own bookkeeping lives under kind `m`, outside every namespace. */
 export const VERSION_FLOOR_KEY = storageKey('m', 'version-floor');
 
+/**
+ * Where the SQLite layout before schema version 2 kept the store's revision and compaction mark: rows of the records
+ * table under kind `m` (`legacyMetaKey('revision')`, `legacyMetaKey('compacted')`), which the migration moves out.
+ */
+export const legacyMetaKey = (name: 'revision' | 'compacted'): string => storageKey('m', name);
+
 /** The smallest string greater than every string that starts with `prefix` (code point order = UTF-8 byte order). */
 export function prefixEnd(prefix: string): string {
   const cps = Array.from(prefix);

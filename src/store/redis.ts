@@ -1,5 +1,4 @@
 // `redis://` and `rediss://`: the board in a Redis (or Valkey) with Lua scripting, shared by many processes and machines.
-import { isRecord, corrupt } from './codec.js';
 import { compareKeys } from './keys.js';
 import {
   RedisConnection,
@@ -12,6 +11,7 @@ import {
 } from './redis-client.js';
 import { KeyLocks } from './key-locks.js';
 import { RedisFollower } from './redis-follower.js';
+import { commitArgs, decode, listArgs, readListing, revOf, type Listed } from './redis-records.js';
 import { keysOf } from './redis-scripts.js';
 import type {
   Backend,
@@ -27,35 +27,7 @@ import type {
 
 export { parseRedisUrl, type RedisOptions } from './redis-client.js';
 
-/** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
-const revOf = (raw: string | null | undefined): number => {
-  if (raw === null || raw === undefined) return 0;
-  const match = /^\{"rev":(\d+),/.exec(raw);
-  return match ? Number(match[1]) : -1;
-};
-
-function decode(key: string, raw: string): StoredRecord {
-  let record: unknown;
-  try {
-    record = JSON.parse(raw);
-  } catch {
-    throw corrupt(key);
-  }
-  if (!isRecord(record)) throw corrupt(key);
-  return record;
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A listing made by a transaction, as the commit script checks it again. */
-interface Listed {
-  rows: Array<[string, StoredRecord]>;
-  revision: number;
-  /** the LIST script's arguments (none: an empty range, nothing to check) */
-  args: string[];
-  /** every row the script returned, corrupt ones included: key and revision */
-  seen: Array<[string, number]>;
-}
 
 type Attempt<T> = { done: true; result: T; revision: number } | { done: false; read: string[] };
 
@@ -336,26 +308,11 @@ export class RedisBackend implements Backend {
 
   /** A listing, with what a commit needs to check it again: its script arguments, and each row's key and revision. */
   private async listRaw(query: RangeQuery): Promise<Listed> {
-    if (query.limit <= 0 || compareKeys(query.lo, query.hi) >= 0) {
-      return { rows: [], revision: await this.revision(), args: [], seen: [] };
-    }
-    const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
-    const start = useAfter ? `(${query.after}` : query.lo === '' ? '-' : `[${query.lo}`;
-    const args = [start, `(${query.hi}`, String(query.limit), String(query.now)];
-    const reply = (await this.redis.script('LIST', args)) as string[];
-    const revision = Number(reply[0]);
-    this.see(revision);
-    const rows: Array<[string, StoredRecord]> = [];
-    const seen: Array<[string, number]> = [];
-    for (let i = 1; i < reply.length; i += 2) {
-      seen.push([reply[i], revOf(reply[i + 1])]);
-      try {
-        rows.push([reply[i], decode(reply[i], reply[i + 1])]);
-      } catch {
-        // A corrupt record is skipped in listings; reading that key directly reports it.
-      }
-    }
-    return { rows, revision, args, seen };
+    const args = listArgs(query);
+    if (!args) return { rows: [], revision: await this.revision(), args: [], seen: [] };
+    const listed = readListing((await this.redis.script('LIST', args)) as string[], args);
+    this.see(listed.revision);
+    return listed;
   }
 
   /** Runs the commit script: checks the read set, then applies `writes` (none: only checks). */
@@ -365,30 +322,7 @@ export class RedisBackend implements Backend {
     now: number,
     writes: Writes,
   ): Promise<{ ok: boolean; revision: number }> {
-    const checked = lists.filter((list) => list.args.length > 0);
-    const args = [String(now), String(this.options.maxLogEntries), String(reads.size), String(checked.length)];
-    for (const [key, rev] of reads) args.push(key, String(rev));
-    for (const list of checked) {
-      args.push(...list.args, String(list.seen.length));
-      for (const [key, rev] of list.seen) args.push(key, String(rev));
-    }
-    for (const [key, write] of writes) {
-      const record = write.record;
-      if (record === null) {
-        args.push(key, '', '', '', '');
-        continue;
-      }
-      // The text is JSON.stringify's; the script prepends `{"rev":N,` to it (a record written through a
-      // transaction never carries a revision of its own).
-      const text = JSON.stringify({ ...record, rev: undefined });
-      args.push(
-        key,
-        text.slice(1),
-        record.exp !== undefined ? String(record.exp) : '',
-        record.del === 1 ? String(record.at) : '',
-        write.log ? `${record.ver}${record.del === 1 ? 'd' : ''}` : '',
-      );
-    }
+    const args = commitArgs(reads, lists, now, this.options.maxLogEntries, writes);
     const [ok, revision] = ((await this.redis.script('COMMIT', args)) as Reply[]).map(Number);
     this.see(revision);
     return { ok: ok === 1, revision };

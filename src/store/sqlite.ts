@@ -1,11 +1,20 @@
 // The default backend: one SQLite file on better-sqlite3, shared safely by any number of processes on one machine.
-import { closeSync, mkdirSync, openSync, statSync, watch, writeSync, constants as fsConstants, type FSWatcher } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import Keyv from 'keyv';
-import { BlackboardError } from '../errors.js';
-import { corrupt, deserialize, isRecord, serialize } from './codec.js';
-import { KeyvSqlite } from './keyv-sqlite.js';
+import type Database from 'better-sqlite3';
+import type Keyv from 'keyv';
+import { corrupt, isRecord } from './codec.js';
+import type { KeyvSqlite } from './keyv-sqlite.js';
+import { type FileIdentityCheck, NotifyFile } from './sqlite-files.js';
+import { SqliteCommitListener } from './sqlite-listener.js';
+import {
+  decodeForWrite,
+  decodeRows,
+  isBusy,
+  openDatabase,
+  range,
+  writeRows,
+  type ReaderStatements,
+  type WriterStatements,
+} from './sqlite-schema.js';
 import type {
   Backend,
   BackendTx,
@@ -31,19 +40,6 @@ export interface SqliteOptions {
   pollMs?: number;
 }
 
-const TABLE = 'blackboard';
-const META = 'blackboard_meta';
-const CHANGES = 'blackboard_changes';
-/** Where the previous version kept the revision and compaction mark: rows `m\x1frevision`, `m\x1fcompacted`. */
-const OLD_META_PREFIX = 'm\x1f';
-const SCHEMA = 2;
-/** How often a read re-checks the files' identity (writes check every time). */
-const READ_IDENTITY_MS = 1000;
-/** Change log rows read per query when catching up with other processes' commits. */
-const CATCH_UP_ROWS = 1000;
-
-type Row = { key: string; value: string };
-
 /**
  * The SQLite backend. Two connections to one WAL-mode file: a reader (Keyv over {@link KeyvSqlite}, plus range,
  * change log and revision queries), which only ever sees committed data, and a writer that owns every write.
@@ -65,24 +61,12 @@ export class SqliteBackend implements Backend {
   readonly description: string;
   readonly shared = true;
 
-  private readonly listeners = new Set<(event: CommitEvent) => void>();
-  private watcher?: FSWatcher;
-  private poller?: NodeJS.Timeout;
-  /** the highest revision whose logged changes the listeners have been given */
-  private seen = 0;
+  private readonly commits: SqliteCommitListener;
+  private readonly notify: NotifyFile;
 
   private queue: Job[] = [];
-  /** while waiting for another process's write lock: a watch on the notify file, and the wait it ends */
-  private lockWatcher?: FSWatcher;
-  private lockWake?: () => void;
   private flushing?: Promise<void>;
   private closed = false;
-  private notifyFd?: number;
-  private readonly notifyByte = Buffer.from([0x2a]);
-
-  /** set once a file was found removed or replaced: every later call fails with it */
-  private gone?: BlackboardError;
-  private lastIdentityCheck = 0;
 
   /** How many SQLite commits this backend has made (each is one fsync in FULL mode), and the transactions in them. */
   readonly stats = { commits: 0, transactions: 0 };
@@ -94,62 +78,21 @@ export class SqliteBackend implements Backend {
     private readonly w: WriterStatements,
     private readonly r: ReaderStatements,
     private readonly keyv: Keyv<StoredRecord>,
-    private readonly identity: FileIdentity[],
-    private readonly notifyPath: string,
+    private readonly files: FileIdentityCheck,
+    notifyPath: string,
     private readonly busyTimeoutMs: number,
-    private readonly pollMs: number,
+    pollMs: number,
   ) {
     this.description = `sqlite://${path}`;
-    this.lastIdentityCheck = performance.now();
-    try {
-      this.notifyFd = openSync(notifyPath, fsConstants.O_WRONLY | fsConstants.O_CREAT, 0o644);
-    } catch {
-      // Not fatal: other processes then fall back to their slow poll.
-    }
+    this.notify = new NotifyFile(notifyPath);
+    this.commits = new SqliteCommitListener({ notifyPath, pollMs, reader: r, usable: () => !this.closed && !this.files.gone });
   }
 
-  /**
-   * Opens (creating or upgrading) the database at `path`. Several processes may open a new or old file at once:
-   * schema creation and migration happen in one `BEGIN IMMEDIATE` transaction that only one of them gets at a time,
-   * the others retry after a random pause and then find the work done.
-   */
+  /** Opens (creating or upgrading) the database at `path`; several processes may do so at once (see {@link openDatabase}). */
   static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
-    mkdirSync(dirname(path), { recursive: true });
     const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
-    const deadline = Date.now() + busyTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      let writer: Database.Database | undefined;
-      let reader: Database.Database | undefined;
-      try {
-        writer = new Database(path, { timeout: 0 });
-        writer.pragma('journal_mode = WAL');
-        migrate(writer);
-        writer.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-        const w = writerStatements(writer);
-        reader = new Database(path, { timeout: 0 });
-        const r = readerStatements(reader);
-        const adapter = new KeyvSqlite({ db: reader, table: TABLE, keySize: 4096 });
-        const keyv = new Keyv<StoredRecord>({
-          store: adapter,
-          namespace: undefined,
-          useKeyPrefix: false,
-          serialize,
-          deserialize,
-          throwOnErrors: true,
-        });
-        keyv.on('error', () => {}); // failures surface as rejected calls; an unheard 'error' event would crash
-        // Both connections have read the database in WAL mode, so the -wal and -shm files exist and stay for as
-        // long as either connection is open: record which files they are.
-        r.revision.get();
-        const identity = [path, `${path}-wal`, `${path}-shm`].map(identify);
-        return new SqliteBackend(path, writer, reader, w, r, keyv, identity, `${path}-notify`, busyTimeoutMs, options.pollMs ?? 1000);
-      } catch (error) {
-        reader?.close();
-        writer?.close();
-        if (!isBusy(error) || Date.now() > deadline) throw error;
-        await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
-      }
-    }
+    const db = await openDatabase(path, options.synchronous ?? 'FULL', busyTimeoutMs);
+    return new SqliteBackend(path, db.writer, db.reader, db.w, db.r, db.keyv, db.files, `${path}-notify`, busyTimeoutMs, options.pollMs ?? 1000);
   }
 
   now(): number {
@@ -157,7 +100,7 @@ export class SqliteBackend implements Backend {
   }
 
   async get(key: string): Promise<StoredRecord | undefined> {
-    this.checkForRead();
+    this.files.checkForRead();
     let record: unknown;
     try {
       record = await this.retryBusy(() => this.keyv.get(key));
@@ -171,12 +114,12 @@ export class SqliteBackend implements Backend {
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
-    this.checkForRead();
+    this.files.checkForRead();
     return this.retryBusy(() => this.r.snapshot(() => ({ rows: decodeRows(range(this.r, query)), revision: this.r.revision.get()!.value })));
   }
 
   async revision(): Promise<number> {
-    this.checkForRead();
+    this.files.checkForRead();
     return this.retryBusy(() => this.r.revision.get()!.value);
   }
 
@@ -188,31 +131,18 @@ export class SqliteBackend implements Backend {
       const { result, writes } = await fn(this.txReads, { revision, now });
       if (writes.size === 0) return { value: { result, revision }, revision };
       const next = revision + 1;
-      for (const [key, write] of writes) {
-        if (write.record === null) {
-          this.w.remove.run(key);
-          continue;
-        }
-        const record: StoredRecord = { ...write.record, rev: next };
-        this.w.put.run({
-          key,
-          value: serialize({ value: record }),
-          exp: record.exp ?? null,
-          delAt: record.del === 1 ? record.at : null,
-        });
-        if (write.log) this.w.log.run(next, key, record.ver, record.del === 1 ? 1 : 0, now);
-      }
+      writeRows(this.w, writes, next, now);
       return { value: { result, revision: next }, revision: next };
     });
   }
 
   async due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]> {
-    this.checkForRead();
+    this.files.checkForRead();
     return this.retryBusy(() => this.r.due.all(query.now, query.tombstonesBefore, query.limit).map((row) => row.key));
   }
 
   async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
-    this.checkForRead();
+    this.files.checkForRead();
     return this.retryBusy(() =>
       this.r.snapshot(() => ({
         changes: this.r.changes.all(query.after, query.lo, query.hi, query.limit).map((row) => ({
@@ -236,23 +166,17 @@ export class SqliteBackend implements Backend {
   }
 
   onForeignCommit(listener: (event: CommitEvent) => void): () => void {
-    this.listeners.add(listener);
-    if (this.listeners.size === 1) this.startListening();
-    return () => {
-      if (this.listeners.delete(listener) && this.listeners.size === 0) this.stopListening();
-    };
+    return this.commits.subscribe(listener);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.listeners.clear();
-    this.stopListening();
-    this.lockWake?.();
+    this.commits.close();
+    this.notify.wake();
     await this.flushing;
     for (const job of this.queue.splice(0)) job.reject(new Error('The store was closed.'));
-    if (this.notifyFd !== undefined) closeSync(this.notifyFd);
-    this.notifyFd = undefined;
+    this.notify.close();
     this.reader.close();
     this.writer.close();
   }
@@ -271,7 +195,7 @@ export class SqliteBackend implements Backend {
   private enqueue<T>(run: Job['run']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) return reject(new Error('The store was closed.'));
-      if (this.gone) return reject(this.gone);
+      if (this.files.gone) return reject(this.files.gone);
       this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       // Start on the next turn of the event loop, so every transaction asked for in this turn joins the batch.
       this.flushing ??= new Promise<void>((done) => setImmediate(() => void this.flush().finally(done)));
@@ -303,55 +227,26 @@ export class SqliteBackend implements Backend {
   private async begin(): Promise<void> {
     const deadline = Date.now() + this.busyTimeoutMs;
     for (let attempt = 0; ; attempt++) {
-      if (this.gone) throw this.gone;
+      if (this.files.gone) throw this.files.gone;
       if (this.closed) throw new Error('The store was closed.');
       try {
         this.w.begin.run();
         break;
       } catch (error) {
         if (!isBusy(error) || Date.now() > deadline) {
-          this.stopLockWatch();
+          this.notify.stopLockWatch();
           throw error;
         }
       }
-      await this.lockReleased(Math.min(16, 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
+      await this.notify.lockReleased(Math.min(16, 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
     }
-    this.stopLockWatch();
+    this.notify.stopLockWatch();
     try {
-      this.checkIdentity();
+      this.files.check();
     } catch (error) {
       this.w.rollback.run();
       throw error;
     }
-  }
-
-  /**
-   * Resolves when the process holding the write lock may have let it go: its commit touched the notify file (so the
-   * next one takes the lock within a fraction of a millisecond, not after a sleep), or after `ms` in any case (a
-   * holder that ends without committing, or a filesystem where watching does not work).
-   */
-  private lockReleased(ms: number): Promise<void> {
-    if (!this.lockWatcher) {
-      try {
-        this.lockWatcher = watch(this.notifyPath, { persistent: false }, () => this.lockWake?.());
-        this.lockWatcher.on('error', () => this.stopLockWatch());
-      } catch {
-        // the timer alone, then
-      }
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => this.lockWake?.(), ms);
-      this.lockWake = () => {
-        clearTimeout(timer);
-        this.lockWake = undefined;
-        resolve();
-      };
-    });
-  }
-
-  private stopLockWatch(): void {
-    this.lockWatcher?.close();
-    this.lockWatcher = undefined;
   }
 
   private async runBatch(jobs: Job[]): Promise<void> {
@@ -410,53 +305,10 @@ export class SqliteBackend implements Backend {
       return;
     }
     // Tells watchers of other processes about the commit, and their lock waiters that the lock is free.
-    this.notifyOthers();
-    if (revision !== start) {
-      // Our own commits need not be read back from the change log when nobody else committed in between.
-      if (this.seen === start) this.seen = revision;
-    }
+    this.notify.ring();
+    // Our own commits need not be read back from the change log when nobody else committed in between.
+    if (revision !== start) this.commits.ownCommit(start, revision);
     for (const [job, value] of done) job.resolve(value);
-  }
-
-  /** One byte written to the notify file, without fsync: wakes the processes that watch it. */
-  private notifyOthers(): void {
-    if (this.notifyFd === undefined) return;
-    try {
-      writeSync(this.notifyFd, this.notifyByte, 0, 1, 0);
-    } catch {
-      // Watchers still catch up on their slow poll.
-    }
-  }
-
-  // --- the file identity check ------------------------------------------------------------------------------------
-
-  /**
-   * An open SQLite connection keeps using a database, `-wal` or `-shm` file that was deleted or replaced under it:
-   * everything it writes then vanishes at the next start (for a `-wal`, earlier acknowledged writes too). Every
-   * write transaction checks all three right after taking the write lock (three `stat`s, a few microseconds beside
-   * a commit) and refuses with STORE_UNAVAILABLE. Reads only re-check once a second: a read from a file that was just
-   * removed still returns what was committed, so there is nothing to lose there, and the hot read path stays free of
-   * system calls. Once a change is seen, every later call fails the same way until the server is restarted.
-   */
-  private checkIdentity(): void {
-    if (this.gone) throw this.gone;
-    this.lastIdentityCheck = performance.now();
-    for (const file of this.identity) {
-      const st = statSync(file.path, { throwIfNoEntry: false });
-      if (!st || st.dev !== file.dev || st.ino !== file.ino) {
-        this.gone = new BlackboardError(
-          'STORE_UNAVAILABLE',
-          `The database file ${file.path} was removed or replaced while the server was running, so nothing can be read or written safely. Nothing was changed; ask the operator to restore the file and restart the server.`,
-          { cause: 'STORE_FILE_GONE' },
-        );
-        throw this.gone;
-      }
-    }
-  }
-
-  private checkForRead(): void {
-    if (this.gone) throw this.gone;
-    if (performance.now() - this.lastIdentityCheck > READ_IDENTITY_MS) this.checkIdentity();
   }
 
   /** Runs a read, retrying after a short pause while another connection briefly holds a lock readers must wait for. */
@@ -471,93 +323,6 @@ export class SqliteBackend implements Backend {
       await sleep(Math.min(20, 2 ** attempt) * (0.5 + Math.random()));
     }
   }
-
-  // --- other processes' commits -----------------------------------------------------------------------------------
-
-  private startListening(): void {
-    try {
-      this.seen = this.r.revision.get()!.value;
-    } catch {
-      this.seen = -1; // the first catch-up then reports a gap
-    }
-    this.watch();
-    this.poller = setInterval(() => {
-      if (!this.watcher) this.watch();
-      this.catchUp();
-    }, this.pollMs);
-    this.poller.unref();
-  }
-
-  /**
-   * Watches the notify file. A file removed or replaced (a `rename` event) is watched again under its name; where
-   * watching fails, the poll is all there is (and retries the watch on each tick).
-   */
-  private watch(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    try {
-      const watcher = watch(this.notifyPath, { persistent: false }, (event) => {
-        if (event === 'rename') this.watch();
-        this.catchUp();
-      });
-      watcher.on('error', () => {
-        watcher.close();
-        if (this.watcher === watcher) this.watcher = undefined;
-      });
-      this.watcher = watcher;
-    } catch {
-      // not watchable here (or not there yet)
-    }
-  }
-
-  private stopListening(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    if (this.poller) clearInterval(this.poller);
-    this.poller = undefined;
-  }
-
-  /** Reads the change log since the last revision seen and tells the listeners, one event per commit. */
-  private catchUp(): void {
-    if (this.listeners.size === 0 || this.closed || this.gone) return;
-    const events: CommitEvent[] = [];
-    try {
-      for (;;) {
-        const { rows, revision, compacted } = this.r.snapshot(() => ({
-          rows: this.r.since.all(this.seen, CATCH_UP_ROWS),
-          revision: this.r.revision.get()!.value,
-          compacted: this.r.compacted.get()!.value,
-        }));
-        if (this.seen < 0 || compacted > this.seen) {
-          events.push({ gap: true });
-          this.seen = revision;
-          break;
-        }
-        for (const row of rows) {
-          const last = events[events.length - 1];
-          if (last && 'keys' in last && last.revision === row.revision) last.keys.push(row.key);
-          else events.push({ revision: row.revision, keys: [row.key] });
-        }
-        if (rows.length < CATCH_UP_ROWS) {
-          this.seen = Math.max(this.seen, revision);
-          break;
-        }
-        this.seen = rows[rows.length - 1].revision - 1; // re-read the last commit whole if it was cut
-        events.pop();
-      }
-    } catch {
-      // Busy or failing: the next notification or poll tick tries again.
-    }
-    for (const event of events) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(event);
-        } catch {
-          // A listener's failure is its own.
-        }
-      }
-    }
-  }
 }
 
 interface Job {
@@ -567,176 +332,4 @@ interface Job {
   reject(error: unknown): void;
 }
 
-interface FileIdentity {
-  path: string;
-  dev: number;
-  ino: number;
-}
-
-function identify(path: string): FileIdentity {
-  const st = statSync(path);
-  return { path, dev: st.dev, ino: st.ino };
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-const isBusy = (error: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ''));
-
-/**
- * Creates the schema, or upgrades a file made by the previous version (records in `blackboard(key, value)` as
- * `{"value": record}` JSON, the revision in a row of that table), in one `BEGIN IMMEDIATE` transaction: idempotent,
- * and safe when several processes open the file at once (the losers get SQLITE_BUSY and retry, then find it done).
- *
- * Version 2 adds `exp` and `del_at` columns (the record's expiry, and its time when it is a tombstone) so that listing,
- * expiry and tombstone sweeps never parse JSON in SQL, a `blackboard_meta` table (revision, compacted) and the change
- * log `blackboard_changes`.
- */
-function migrate(db: Database.Database): void {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
-      CREATE TABLE IF NOT EXISTS ${META}(name TEXT PRIMARY KEY, value INTEGER NOT NULL);`);
-    const schema = (db.prepare(`SELECT value FROM ${META} WHERE name = 'schema'`).get() as { value: number } | undefined)?.value ?? 0;
-    if (schema < SCHEMA) {
-      const columns = new Set((db.pragma(`table_info(${TABLE})`) as Array<{ name: string }>).map((c) => c.name));
-      if (!columns.has('exp')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN exp INTEGER`);
-      if (!columns.has('del_at')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN del_at INTEGER`);
-      db.exec(`UPDATE ${TABLE} SET exp = json_extract(value, '$.value.exp'),
-          del_at = CASE WHEN json_extract(value, '$.value.del') = 1 THEN json_extract(value, '$.value.at') END
-        WHERE json_valid(value);
-        DROP INDEX IF EXISTS ${TABLE}_exp;
-        CREATE INDEX IF NOT EXISTS ${TABLE}_expiry ON ${TABLE}(exp) WHERE exp IS NOT NULL;
-        CREATE INDEX IF NOT EXISTS ${TABLE}_tombstones ON ${TABLE}(del_at) WHERE del_at IS NOT NULL;
-        CREATE TABLE IF NOT EXISTS ${CHANGES}(rev INTEGER NOT NULL, key TEXT NOT NULL, ver INTEGER NOT NULL,
-          del INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (rev, key)) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS ${CHANGES}_at ON ${CHANGES}(at);
-        INSERT OR IGNORE INTO ${META}(name, value) VALUES ('revision', 0), ('compacted', 0);`);
-      // The previous version kept the revision (and the compaction mark) as rows of the records table.
-      for (const name of ['revision', 'compacted']) {
-        const row = db.prepare(`SELECT value FROM ${TABLE} WHERE key = ?`).get(`${OLD_META_PREFIX}${name}`) as { value: string } | undefined;
-        if (!row) continue;
-        let old = 0;
-        try {
-          const parsed = JSON.parse(row.value) as { value?: unknown };
-          if (Number.isSafeInteger(parsed.value)) old = parsed.value as number;
-        } catch {
-          // unreadable: the revision is still raised past every record and change below
-        }
-        db.prepare(`UPDATE ${META} SET value = max(value, ?) WHERE name = ?`).run(old, name);
-        db.prepare(`DELETE FROM ${TABLE} WHERE key = ?`).run(`${OLD_META_PREFIX}${name}`);
-      }
-      // Never below a revision that a record or a change already carries.
-      db.exec(`UPDATE ${META} SET value = max(value,
-          (SELECT coalesce(max(json_extract(value, '$.value.rev')), 0) FROM ${TABLE} WHERE json_valid(value)),
-          (SELECT coalesce(max(rev), 0) FROM ${CHANGES})) WHERE name = 'revision'`);
-      db.prepare(`INSERT INTO ${META}(name, value) VALUES ('schema', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`).run(SCHEMA);
-    }
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.inTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
-}
-
-type WriterStatements = ReturnType<typeof writerStatements>;
-type ReaderStatements = ReturnType<typeof readerStatements>;
-
-/** Statements of the writer connection, prepared once. */
-function writerStatements(db: Database.Database) {
-  return {
-    begin: db.prepare('BEGIN IMMEDIATE'),
-    commit: db.prepare('COMMIT'),
-    rollback: db.prepare('ROLLBACK'),
-    savepoint: db.prepare('SAVEPOINT tx'),
-    release: db.prepare('RELEASE tx'),
-    rollbackTo: db.prepare('ROLLBACK TO tx'),
-    revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
-    setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
-    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
-    put: db.prepare<{ key: string; value: string; exp: number | null; delAt: number | null }>(
-      `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES (@key, @value, @exp, @delAt)
-       ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
-    ),
-    remove: db.prepare<[string]>(`DELETE FROM ${TABLE} WHERE key = ?`),
-    log: db.prepare<[number, string, number, number, number]>(
-      `INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES (?, ?, ?, ?, ?)`,
-    ),
-    prune: db.prepare<[number, number], { revision: number }>(
-      `DELETE FROM ${CHANGES} WHERE (rev, key) IN
-         (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
-    ),
-    raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
-    ...rangeStatements(db),
-  };
-}
-
-/** Statements of the reader connection, prepared once. */
-function readerStatements(db: Database.Database) {
-  return {
-    /** runs `read` in one read transaction, so that everything it reads comes from one snapshot */
-    snapshot: <T>(read: () => T): T => db.transaction(read)(),
-    revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
-    compacted: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'compacted'`),
-    due: db.prepare<[number, number, number], { key: string }>(
-      `SELECT key FROM ${TABLE} WHERE exp <= ? UNION SELECT key FROM ${TABLE} WHERE del_at <= ? LIMIT ?`,
-    ),
-    changes: db.prepare<[number, string, string, number], { revision: number; key: string; version: number; deleted: number }>(
-      `SELECT rev AS revision, key, ver AS version, del AS deleted FROM ${CHANGES} WHERE rev > ? AND key >= ? AND key < ?
-       ORDER BY rev, key LIMIT ?`,
-    ),
-    since: db.prepare<[number, number], { revision: number; key: string }>(
-      `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT ?`,
-    ),
-    ...rangeStatements(db),
-  };
-}
-
-/** Live records of a key range, in key order: `[lo, hi)` from the start, or after a key. */
-function rangeStatements(db: Database.Database) {
-  const live = 'del_at IS NULL AND (exp IS NULL OR exp > @now)';
-  return {
-    rangeFrom: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
-      `SELECT key, value FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
-    ),
-    rangeAfter: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
-      `SELECT key, value FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
-    ),
-  };
-}
-
-function range(statements: ReturnType<typeof rangeStatements>, query: RangeQuery): Row[] {
-  const params = { hi: query.hi, now: query.now, limit: query.limit };
-  // `after` below `lo` changes nothing; compared as SQLite compares (code points), not as JS compares (UTF-16).
-  return query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(query.lo)) >= 0
-    ? statements.rangeAfter.all({ ...params, lo: query.after })
-    : statements.rangeFrom.all({ ...params, lo: query.lo });
-}
-
-/** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
-function decodeRows(rows: Row[]): Array<[string, StoredRecord]> {
-  const out: Array<[string, StoredRecord]> = [];
-  for (const row of rows) {
-    const record = decode(row.value);
-    if (record) out.push([row.key, record]);
-  }
-  return out;
-}
-
-function decode(raw: string): StoredRecord | undefined {
-  try {
-    const record = (JSON.parse(raw) as { value?: unknown } | null)?.value;
-    return isRecord(record) ? record : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A record as a transaction reads it: a corrupt row is reported as such (`CORRUPT_RECORD`), which lets the store
- * overwrite or delete it instead of failing every write to that key.
- */
-function decodeForWrite(key: string, raw: string): StoredRecord {
-  const record = decode(raw);
-  if (!record) throw corrupt(key);
-  return record;
-}

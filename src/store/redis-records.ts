@@ -1,0 +1,95 @@
+// The Redis backend's records and read sets: record text, listing replies, and the commit script's arguments.
+import { corrupt, isRecord } from './codec.js';
+import { compareKeys } from './keys.js';
+import type { RangeQuery, StoredRecord, Writes } from './types.js';
+
+/** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
+export const revOf = (raw: string | null | undefined): number => {
+  if (raw === null || raw === undefined) return 0;
+  const match = /^\{"rev":(\d+),/.exec(raw);
+  return match ? Number(match[1]) : -1;
+};
+
+/** A record from its stored JSON text; text that is not a record is `CORRUPT_RECORD` for `key`. */
+export function decode(key: string, raw: string): StoredRecord {
+  let record: unknown;
+  try {
+    record = JSON.parse(raw);
+  } catch {
+    throw corrupt(key);
+  }
+  if (!isRecord(record)) throw corrupt(key);
+  return record;
+}
+
+/** A listing made by a transaction, as the commit script checks it again. */
+export interface Listed {
+  rows: Array<[string, StoredRecord]>;
+  revision: number;
+  /** the LIST script's arguments (none: an empty range, nothing to check) */
+  args: string[];
+  /** every row the script returned, corrupt ones included: key and revision */
+  seen: Array<[string, number]>;
+}
+
+/** The LIST script's arguments for `query`, or undefined when its range cannot hold anything. */
+export function listArgs(query: RangeQuery): string[] | undefined {
+  if (query.limit <= 0 || compareKeys(query.lo, query.hi) >= 0) return undefined;
+  const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;
+  const start = useAfter ? `(${query.after}` : query.lo === '' ? '-' : `[${query.lo}`;
+  return [start, `(${query.hi}`, String(query.limit), String(query.now)];
+}
+
+/** A LIST script's reply (`revision, key, record, key, record…`) as a listing made with `args`. */
+export function readListing(reply: string[], args: string[]): Listed {
+  const revision = Number(reply[0]);
+  const rows: Array<[string, StoredRecord]> = [];
+  const seen: Array<[string, number]> = [];
+  for (let i = 1; i < reply.length; i += 2) {
+    seen.push([reply[i], revOf(reply[i + 1])]);
+    try {
+      rows.push([reply[i], decode(reply[i], reply[i + 1])]);
+    } catch {
+      // A corrupt record is skipped in listings; reading that key directly reports it.
+    }
+  }
+  return { rows, revision, args, seen };
+}
+
+/**
+ * The COMMIT script's arguments: the read set (each record read with the revision it had, each listing to run
+ * again with the rows it returned), then `writes` (none: the script only checks).
+ */
+export function commitArgs(
+  reads: Map<string, number>,
+  lists: Listed[],
+  now: number,
+  maxLogEntries: number,
+  writes: Writes,
+): string[] {
+  const checked = lists.filter((list) => list.args.length > 0);
+  const args = [String(now), String(maxLogEntries), String(reads.size), String(checked.length)];
+  for (const [key, rev] of reads) args.push(key, String(rev));
+  for (const list of checked) {
+    args.push(...list.args, String(list.seen.length));
+    for (const [key, rev] of list.seen) args.push(key, String(rev));
+  }
+  for (const [key, write] of writes) {
+    const record = write.record;
+    if (record === null) {
+      args.push(key, '', '', '', '');
+      continue;
+    }
+    // The text is JSON.stringify's; the script prepends `{"rev":N,` to it (a record written through a
+    // transaction never carries a revision of its own).
+    const text = JSON.stringify({ ...record, rev: undefined });
+    args.push(
+      key,
+      text.slice(1),
+      record.exp !== undefined ? String(record.exp) : '',
+      record.del === 1 ? String(record.at) : '',
+      write.log ? `${record.ver}${record.del === 1 ? 'd' : ''}` : '',
+    );
+  }
+  return args;
+}

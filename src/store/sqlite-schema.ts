@@ -1,0 +1,263 @@
+// The SQLite backend's database: opening it, table names, schema version and migration, prepared statements, rows.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import Keyv from 'keyv';
+import { corrupt, deserialize, isRecord, serialize } from './codec.js';
+import { legacyMetaKey } from './keys.js';
+import { KeyvSqlite } from './keyv-sqlite.js';
+import { FileIdentityCheck } from './sqlite-files.js';
+import type { RangeQuery, StoredRecord, Writes } from './types.js';
+
+/** The records table: `key`, `value` (`{"value": record}` JSON), and `exp` and `del_at` for listing and sweeps. */
+const TABLE = 'blackboard';
+const META = 'blackboard_meta';
+const CHANGES = 'blackboard_changes';
+const SCHEMA = 2;
+
+type Row = { key: string; value: string };
+
+/** An opened database: the writer and reader connections, their statements, the reader's Keyv, the files' identity. */
+export interface SqliteDatabase {
+  /** the connection that owns every write */
+  writer: Database.Database;
+  /** the connection that only ever sees committed data */
+  reader: Database.Database;
+  w: WriterStatements;
+  r: ReaderStatements;
+  /** Keyv over {@link KeyvSqlite} on the reader: single-record reads */
+  keyv: Keyv<StoredRecord>;
+  /** which database, -wal and -shm files were opened */
+  files: FileIdentityCheck;
+}
+
+/**
+ * Opens (creating or upgrading) the database at `path`. Several processes may open a new or old file at once:
+ * schema creation and migration happen in one `BEGIN IMMEDIATE` transaction that only one of them gets at a time,
+ * the others retry after a random pause and then find the work done.
+ */
+export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL', busyTimeoutMs: number): Promise<SqliteDatabase> {
+  mkdirSync(dirname(path), { recursive: true });
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    let writer: Database.Database | undefined;
+    let reader: Database.Database | undefined;
+    try {
+      writer = new Database(path, { timeout: 0 });
+      writer.pragma('journal_mode = WAL');
+      migrate(writer);
+      writer.pragma(`synchronous = ${synchronous}`);
+      const w = writerStatements(writer);
+      reader = new Database(path, { timeout: 0 });
+      const r = readerStatements(reader);
+      const adapter = new KeyvSqlite({ db: reader, table: TABLE, keySize: 4096 });
+      const keyv = new Keyv<StoredRecord>({
+        store: adapter,
+        namespace: undefined,
+        useKeyPrefix: false,
+        serialize,
+        deserialize,
+        throwOnErrors: true,
+      });
+      keyv.on('error', () => {}); // failures surface as rejected calls; an unheard 'error' event would crash
+      // Both connections have read the database in WAL mode, so the -wal and -shm files exist and stay for as
+      // long as either connection is open: record which files they are.
+      r.revision.get();
+      const files = new FileIdentityCheck([path, `${path}-wal`, `${path}-shm`]);
+      return { writer, reader, w, r, keyv, files };
+    } catch (error) {
+      reader?.close();
+      writer?.close();
+      if (!isBusy(error) || Date.now() > deadline) throw error;
+      await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
+    }
+  }
+}
+
+/** Whether `error` is SQLite meeting another connection's lock (SQLITE_BUSY or SQLITE_LOCKED, any extended code). */
+export const isBusy = (error: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ''));
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Creates the schema, or upgrades a file made by the previous version (records in `blackboard(key, value)` as
+ * `{"value": record}` JSON, the revision in a row of that table), in one `BEGIN IMMEDIATE` transaction: idempotent,
+ * and safe when several processes open the file at once (the losers get SQLITE_BUSY and retry, then find it done).
+ *
+ * Version 2 adds `exp` and `del_at` columns (the record's expiry, and its time when it is a tombstone) so that listing,
+ * expiry and tombstone sweeps never parse JSON in SQL, a `blackboard_meta` table (revision, compacted) and the change
+ * log `blackboard_changes`.
+ */
+function migrate(db: Database.Database): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
+      CREATE TABLE IF NOT EXISTS ${META}(name TEXT PRIMARY KEY, value INTEGER NOT NULL);`);
+    const schema = (db.prepare(`SELECT value FROM ${META} WHERE name = 'schema'`).get() as { value: number } | undefined)?.value ?? 0;
+    if (schema < SCHEMA) {
+      const columns = new Set((db.pragma(`table_info(${TABLE})`) as Array<{ name: string }>).map((c) => c.name));
+      if (!columns.has('exp')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN exp INTEGER`);
+      if (!columns.has('del_at')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN del_at INTEGER`);
+      db.exec(`UPDATE ${TABLE} SET exp = json_extract(value, '$.value.exp'),
+          del_at = CASE WHEN json_extract(value, '$.value.del') = 1 THEN json_extract(value, '$.value.at') END
+        WHERE json_valid(value);
+        DROP INDEX IF EXISTS ${TABLE}_exp;
+        CREATE INDEX IF NOT EXISTS ${TABLE}_expiry ON ${TABLE}(exp) WHERE exp IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS ${TABLE}_tombstones ON ${TABLE}(del_at) WHERE del_at IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS ${CHANGES}(rev INTEGER NOT NULL, key TEXT NOT NULL, ver INTEGER NOT NULL,
+          del INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (rev, key)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS ${CHANGES}_at ON ${CHANGES}(at);
+        INSERT OR IGNORE INTO ${META}(name, value) VALUES ('revision', 0), ('compacted', 0);`);
+      // The previous version kept the revision (and the compaction mark) as rows of the records table.
+      for (const name of ['revision', 'compacted'] as const) {
+        const row = db.prepare(`SELECT value FROM ${TABLE} WHERE key = ?`).get(legacyMetaKey(name)) as { value: string } | undefined;
+        if (!row) continue;
+        let old = 0;
+        try {
+          const parsed = JSON.parse(row.value) as { value?: unknown };
+          if (Number.isSafeInteger(parsed.value)) old = parsed.value as number;
+        } catch {
+          // unreadable: the revision is still raised past every record and change below
+        }
+        db.prepare(`UPDATE ${META} SET value = max(value, ?) WHERE name = ?`).run(old, name);
+        db.prepare(`DELETE FROM ${TABLE} WHERE key = ?`).run(legacyMetaKey(name));
+      }
+      // Never below a revision that a record or a change already carries.
+      db.exec(`UPDATE ${META} SET value = max(value,
+          (SELECT coalesce(max(json_extract(value, '$.value.rev')), 0) FROM ${TABLE} WHERE json_valid(value)),
+          (SELECT coalesce(max(rev), 0) FROM ${CHANGES})) WHERE name = 'revision'`);
+      db.prepare(`INSERT INTO ${META}(name, value) VALUES ('schema', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`).run(SCHEMA);
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+/** The writer connection's prepared statements. */
+export type WriterStatements = ReturnType<typeof writerStatements>;
+/** The reader connection's prepared statements. */
+export type ReaderStatements = ReturnType<typeof readerStatements>;
+
+/** Statements of the writer connection, prepared once. */
+export function writerStatements(db: Database.Database) {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT tx'),
+    release: db.prepare('RELEASE tx'),
+    rollbackTo: db.prepare('ROLLBACK TO tx'),
+    revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
+    setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
+    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
+    put: db.prepare<{ key: string; value: string; exp: number | null; delAt: number | null }>(
+      `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES (@key, @value, @exp, @delAt)
+       ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
+    ),
+    remove: db.prepare<[string]>(`DELETE FROM ${TABLE} WHERE key = ?`),
+    log: db.prepare<[number, string, number, number, number]>(
+      `INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES (?, ?, ?, ?, ?)`,
+    ),
+    prune: db.prepare<[number, number], { revision: number }>(
+      `DELETE FROM ${CHANGES} WHERE (rev, key) IN
+         (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
+    ),
+    raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
+    ...rangeStatements(db),
+  };
+}
+
+/** Statements of the reader connection, prepared once. */
+export function readerStatements(db: Database.Database) {
+  return {
+    /** runs `read` in one read transaction, so that everything it reads comes from one snapshot */
+    snapshot: <T>(read: () => T): T => db.transaction(read)(),
+    revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
+    compacted: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'compacted'`),
+    due: db.prepare<[number, number, number], { key: string }>(
+      `SELECT key FROM ${TABLE} WHERE exp <= ? UNION SELECT key FROM ${TABLE} WHERE del_at <= ? LIMIT ?`,
+    ),
+    changes: db.prepare<[number, string, string, number], { revision: number; key: string; version: number; deleted: number }>(
+      `SELECT rev AS revision, key, ver AS version, del AS deleted FROM ${CHANGES} WHERE rev > ? AND key >= ? AND key < ?
+       ORDER BY rev, key LIMIT ?`,
+    ),
+    since: db.prepare<[number, number], { revision: number; key: string }>(
+      `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT ?`,
+    ),
+    ...rangeStatements(db),
+  };
+}
+
+/** Live records of a key range, in key order: `[lo, hi)` from the start, or after a key. */
+function rangeStatements(db: Database.Database) {
+  const live = 'del_at IS NULL AND (exp IS NULL OR exp > @now)';
+  return {
+    rangeFrom: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
+      `SELECT key, value FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    ),
+    rangeAfter: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
+      `SELECT key, value FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    ),
+  };
+}
+
+/** The live records of `query`'s range, as rows, through either connection's statements. */
+export function range(statements: ReturnType<typeof rangeStatements>, query: RangeQuery): Row[] {
+  const params = { hi: query.hi, now: query.now, limit: query.limit };
+  // `after` below `lo` changes nothing; compared as SQLite compares (code points), not as JS compares (UTF-16).
+  return query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(query.lo)) >= 0
+    ? statements.rangeAfter.all({ ...params, lo: query.after })
+    : statements.rangeFrom.all({ ...params, lo: query.lo });
+}
+
+/**
+ * Writes a transaction's records through the writer's statements, each at `revision` (a `null` record deletes its
+ * row), and logs those marked to be logged, at `now`.
+ */
+export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): void {
+  for (const [key, write] of writes) {
+    if (write.record === null) {
+      w.remove.run(key);
+      continue;
+    }
+    const record: StoredRecord = { ...write.record, rev: revision };
+    w.put.run({
+      key,
+      value: serialize({ value: record }),
+      exp: record.exp ?? null,
+      delAt: record.del === 1 ? record.at : null,
+    });
+    if (write.log) w.log.run(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
+  }
+}
+
+/** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
+export function decodeRows(rows: Row[]): Array<[string, StoredRecord]> {
+  const out: Array<[string, StoredRecord]> = [];
+  for (const row of rows) {
+    const record = decode(row.value);
+    if (record) out.push([row.key, record]);
+  }
+  return out;
+}
+
+function decode(raw: string): StoredRecord | undefined {
+  try {
+    const record = (JSON.parse(raw) as { value?: unknown } | null)?.value;
+    return isRecord(record) ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A record as a transaction reads it: a corrupt row is reported as such (`CORRUPT_RECORD`), which lets the store
+ * overwrite or delete it instead of failing every write to that key.
+ */
+export function decodeForWrite(key: string, raw: string): StoredRecord {
+  const record = decode(raw);
+  if (!record) throw corrupt(key);
+  return record;
+}
