@@ -1,3 +1,4 @@
+// Who is calling and where their keys live: identity, name, scope and key checks, scope resolution.
 import { BlackboardError, invalid } from './errors.js';
 import * as keyspace from './keyspace.js';
 import type { KeyRange } from './keyspace.js';

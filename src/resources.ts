@@ -1,3 +1,4 @@
+// MCP resources: blackboard:// URIs for keys and plans, read as JSON, and subscriptions on the change feed.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { checkKey, dataKey, resolveScope } from './context.js';

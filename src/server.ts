@@ -1,3 +1,4 @@
+// One MCP server over a shared store: the instructions a model sees at initialize, its services and tools.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { VERSION, type Config } from './config.js';
 import { SCOPE_FORMS } from './context.js';

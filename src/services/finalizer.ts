@@ -1,3 +1,4 @@
+// The finalizer service: one final answer per run, the first one set wins.
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotencyStorageKey } from '../context.js';
 import * as z from 'zod';

@@ -1,3 +1,4 @@
+// The history service: an append-only event log per thread, paged and pruned.
 import { invalid } from '../errors.js';
 import { idempotencyStorageKey } from '../context.js';
 import type { Json } from '../store/types.js';

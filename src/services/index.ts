@@ -1,3 +1,4 @@
+// Wires one connection's services over the shared store and the connection's session.
 import type { Config } from '../config.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { BudgetService } from './budget.js';

@@ -1,3 +1,4 @@
+// The lifecycle service: each thread's agent state and the transitions allowed between states.
 import { BlackboardError } from '../errors.js';
 import { checkName, idempotencyStorageKey } from '../context.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';

@@ -1,3 +1,4 @@
+// The run service: who this connection is, starting a run and ending one.
 import { checkName, idempotencyStorageKey, resolveScope } from '../context.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';

@@ -1,3 +1,4 @@
+// The scratchpad service: one run's working memory (variables, observations, failed approaches).
 import { invalid } from '../errors.js';
 import { checkKey, idempotencyStorageKey } from '../context.js';
 import * as z from 'zod';

@@ -1,3 +1,4 @@
+// One connection's session: its identity, its thread's place in the delegation tree, the thread's current run.
 import { randomUUID } from 'node:crypto';
 import { checkName, type Identity } from '../context.js';
 import { keysOf, type Keys } from '../keyspace.js';

@@ -1,3 +1,4 @@
+// The signal service: metacognitive signals recorded in the thread's history.
 import { invalid } from '../errors.js';
 import type { HistoryService } from './history.js';
 import type { Session } from './session.js';

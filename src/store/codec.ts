@@ -1,3 +1,4 @@
+// Records as stored text: Keyv's `{"value": record}` envelope, the record check, corrupt-record errors.
 import { BlackboardError } from '../errors.js';
 import { showStorageKey } from './keys.js';
 import type { StoredRecord } from './types.js';
@@ -38,15 +39,23 @@ export function corrupt(key: string): BlackboardError {
   );
 }
 
-/** Decodes a raw envelope; a row that is not a well-formed record is reported, never crashed on. */
+/** A record from its stored JSON text (Postgres, Redis); text that is not a record is CORRUPT_RECORD for `key`. */
 export function decodeRecord(key: string, raw: string): StoredRecord {
-  let parsed: unknown;
+  return checked(key, () => JSON.parse(raw));
+}
+
+/** A record from Keyv's envelope `{"value": record}` (SQLite); reported as {@link decodeRecord} does, never crashed on. */
+export function decodeEnvelope(key: string, raw: string): StoredRecord {
+  return checked(key, () => (JSON.parse(raw) as { value?: unknown } | null)?.value);
+}
+
+function checked(key: string, parse: () => unknown): StoredRecord {
+  let record: unknown;
   try {
-    parsed = JSON.parse(raw);
+    record = parse();
   } catch {
     throw corrupt(key);
   }
-  const record = (parsed as { value?: unknown } | null)?.value;
   if (!isRecord(record)) throw corrupt(key);
   return record;
 }

@@ -1,3 +1,4 @@
+// Store URLs to backends: the default SQLite path, URL parsing and masking, opening a backend or a store.
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MemoryBackend } from './memory.js';

@@ -1,3 +1,4 @@
+// The atomic read-modify-write operations of state_update: increment, append, merge, add_to_set.
 import { BlackboardError, invalid } from '../errors.js';
 import type { Json } from './types.js';
 

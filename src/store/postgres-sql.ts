@@ -1,6 +1,6 @@
 // The Postgres backend's SQL: literals, the one write statement of a commit, range conditions and record decoding.
 import pg from 'pg';
-import { corrupt, isRecord } from './codec.js';
+import { decodeRecord } from './codec.js';
 import { compareKeys } from './keys.js';
 import type { Tables } from './postgres-schema.js';
 import type { RangeQuery, StoredRecord, Writes } from './types.js';
@@ -63,16 +63,8 @@ export function rangeWhere(query: RangeQuery, first: number): [string, unknown[]
   ];
 }
 
-export function decode(key: string, raw: string): StoredRecord {
-  let record: unknown;
-  try {
-    record = JSON.parse(raw);
-  } catch {
-    throw corrupt(key);
-  }
-  if (!isRecord(record)) throw corrupt(key);
-  return record;
-}
+/** A record from its stored JSON text; text that is not a record is CORRUPT_RECORD for `key`. */
+export const decode = decodeRecord;
 
 export function decodeRows(rows: Array<{ key: string | null; record: string | null }>): Array<[string, StoredRecord]> {
   const out: Array<[string, StoredRecord]> = [];

@@ -1,5 +1,5 @@
 // The Redis backend's records and read sets: record text, listing replies, and the commit script's arguments.
-import { corrupt, isRecord } from './codec.js';
+import { decodeRecord } from './codec.js';
 import { compareKeys } from './keys.js';
 import type { RangeQuery, StoredRecord, Writes } from './types.js';
 
@@ -11,16 +11,7 @@ export const revOf = (raw: string | null | undefined): number => {
 };
 
 /** A record from its stored JSON text; text that is not a record is `CORRUPT_RECORD` for `key`. */
-export function decode(key: string, raw: string): StoredRecord {
-  let record: unknown;
-  try {
-    record = JSON.parse(raw);
-  } catch {
-    throw corrupt(key);
-  }
-  if (!isRecord(record)) throw corrupt(key);
-  return record;
-}
+export const decode = decodeRecord;
 
 /** A listing made by a transaction, as the commit script checks it again. */
 export interface Listed {

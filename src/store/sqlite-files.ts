@@ -129,8 +129,10 @@ export class NotifyFile {
     this.lockWatcher = undefined;
   }
 
-  /** Closes the file. */
+  /** Closes the file, and the watch of a lock wait that the close cut short. */
   close(): void {
+    this.stopLockWatch();
+    this.lockWake?.();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import Keyv from 'keyv';
-import { corrupt, deserialize, isRecord, serialize } from './codec.js';
+import { decodeEnvelope, deserialize, serialize } from './codec.js';
 import { legacyMetaKey } from './keys.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
 import { FileIdentityCheck } from './sqlite-files.js';
@@ -245,8 +245,7 @@ export function decodeRows(rows: Row[]): Array<[string, StoredRecord]> {
 
 function decode(raw: string): StoredRecord | undefined {
   try {
-    const record = (JSON.parse(raw) as { value?: unknown } | null)?.value;
-    return isRecord(record) ? record : undefined;
+    return decodeEnvelope('', raw);
   } catch {
     return undefined;
   }
@@ -256,8 +255,4 @@ function decode(raw: string): StoredRecord | undefined {
  * A record as a transaction reads it: a corrupt row is reported as such (`CORRUPT_RECORD`), which lets the store
  * overwrite or delete it instead of failing every write to that key.
  */
-export function decodeForWrite(key: string, raw: string): StoredRecord {
-  const record = decode(raw);
-  if (!record) throw corrupt(key);
-  return record;
-}
+export const decodeForWrite = decodeEnvelope;

@@ -1,3 +1,4 @@
+// The budget tools: budget_status, budget_step, and with admin budget_configure and budget_increase.
 import * as z from 'zod';
 import type { BudgetService } from '../services/budget.js';
 import { counter, idempotencyKey, threadArg } from './common.js';

@@ -1,3 +1,4 @@
+// The checkpoint tools: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete.
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoint.js';
 import { counter, idempotencyKey, isoTime, threadArg } from './common.js';

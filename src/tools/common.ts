@@ -1,3 +1,4 @@
+// Schemas shared by several tool families.
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 

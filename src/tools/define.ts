@@ -1,3 +1,4 @@
+// How tools are declared and registered: the tool host, argument errors with suggestions, results, progress.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {

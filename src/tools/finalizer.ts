@@ -1,3 +1,4 @@
+// The finalizer tools: final_answer_set, final_answer_get.
 import * as z from 'zod';
 import type { FinalizerService } from '../services/finalizer.js';
 import { WATCH_MAX_MS } from '../services/arguments.js';

@@ -1,3 +1,4 @@
+// The history tools: history_append, history_list, history_prune.
 import * as z from 'zod';
 import { HISTORY_MAX_LIMIT, type HistoryService } from '../services/history.js';
 import { counter, idempotencyKey, isoTime, json, jsonValue } from './common.js';

@@ -1,3 +1,4 @@
+// Declares every enabled tool family on the tool host.
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import { registerBudgetTools } from './budget.js';

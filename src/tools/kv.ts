@@ -1,3 +1,4 @@
+// The kv tools: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch.
 import * as z from 'zod';
 import { UPDATE_OPS } from '../store/ops.js';
 import {

@@ -1,3 +1,4 @@
+// The lifecycle tools: agent_state_get, agent_state_set.
 import * as z from 'zod';
 import { STATES, type LifecycleService } from '../services/lifecycle.js';
 import { idempotencyKey, isoTime, threadArg } from './common.js';

@@ -1,3 +1,4 @@
+// The plan tools: plan_create, plan_get, plan_list, plan_update, plan_claim, plan_delete.
 import * as z from 'zod';
 import { CLAIM_REASONS, PLAN_LIST_DEFAULT, PLAN_LIST_MAX, PLAN_STATUSES, STEP_STATUSES, type PlanService } from '../services/plan.js';
 import { counter, idempotencyKey, ifVersion, isoTime } from './common.js';

@@ -1,3 +1,4 @@
+// The run tools: whoami, run_start, run_end.
 import * as z from 'zod';
 import { END_STATES, type RunService } from '../services/run.js';
 import { STATES } from '../services/lifecycle.js';

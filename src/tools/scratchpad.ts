@@ -1,3 +1,4 @@
+// The scratchpad tools: this run's working memory.
 import * as z from 'zod';
 import type { ScratchpadService } from '../services/scratchpad.js';
 import { counter, idempotencyKey, json, jsonValue } from './common.js';

@@ -1,3 +1,4 @@
+// The signal tool: recorded in the thread's history and sent to the client as an MCP log message.
 import * as z from 'zod';
 import { SIGNAL_KINDS, type SignalService } from '../services/signal.js';
 import { counter, idempotencyKey } from './common.js';
