@@ -1,13 +1,16 @@
 // MCP resources: blackboard:// URIs for keys and plans, read as JSON, and subscriptions on the change feed.
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { checkKey, dataKey, resolveScope } from './context.js';
+import { checkKey, resolveScope } from './context.js';
 import { BlackboardError } from './errors.js';
 import type { Services } from './services/index.js';
 import { checkPlanId } from './services/plan.js';
 import type { Session } from './services/session.js';
-import type { Entry, VersionedStore } from './store/versioned-store.js';
+import { WATCH_MAX_MS } from './services/arguments.js';
 import type { ToolHost } from './tools/define.js';
+
+/** What a resource URI names: a key in a scope, or a plan. */
+type Target = { scope: string; key: string } | { plan: string };
 
 /** How the unnamespaced store is named in URIs (a namespace cannot start with "_"). */
 export const DEFAULT_NAMESPACE_URI = '_default';
@@ -15,12 +18,11 @@ const LIST_LIMIT = 200;
 
 /**
  * Resources: `blackboard://{namespace}/{scope}/{key}` for each key and `blackboard://{namespace}/plans/{planId}`,
- * read as JSON. `resources/subscribe` watches a URI on the store's change feed (changes by any process) and sends
+ * read as JSON through the kv and plan services. `resources/subscribe` watches a URI (changes by any process) and sends
  * `notifications/resources/updated`. Returns a function that stops every subscription.
  */
 export function registerResources(
   server: McpServer,
-  store: VersionedStore,
   session: Session,
   services: Services,
   /** renders the tool names in error messages */
@@ -30,8 +32,8 @@ export function registerResources(
   const uriOf = (scope: string, key: string): string => `blackboard://${ns()}/${encodeURIComponent(scope)}/${encodeURIComponent(key)}`;
   const notFound = (uri: string, why: string): McpError => new McpError(-32002, `Resource not found: ${uri} (${why})`);
 
-  /** The storage key behind a URI of this server's namespace; a malformed URI is an invalid-params error. */
-  const storageKeyOf = (uri: string): string => {
+  /** What a URI of this server's namespace names; a malformed URI is an invalid-params error. */
+  const target = (uri: string): Target => {
     const m = /^blackboard:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(uri);
     if (!m) throw new McpError(ErrorCode.InvalidParams, `Not a blackboard resource URI: ${uri}`);
     let parts: string[];
@@ -43,18 +45,36 @@ export function registerResources(
     const [namespace, scope, key] = parts;
     if (namespace !== ns()) throw notFound(uri, `this server serves namespace ${ns()}`);
     try {
-      if (scope === 'plans') return services.plans.key(checkPlanId(key));
-      return dataKey(session.identity, resolveScope(scope, session.identity), checkKey(key));
+      if (scope === 'plans') return { plan: checkPlanId(key) };
+      resolveScope(scope, session.identity);
+      return { scope, key: checkKey(key) };
     } catch (error) {
-      throw new McpError(ErrorCode.InvalidParams, error instanceof BlackboardError ? tools.render(error.message) : String(error));
+      throw invalidParams(error);
     }
+  };
+  const invalidParams = (error: unknown): McpError =>
+    new McpError(ErrorCode.InvalidParams, error instanceof BlackboardError ? tools.render(error.message) : String(error));
+
+  /** The current value behind a target, through the services (`undefined`: no such key or plan). */
+  const valueOf = async (t: Target): Promise<{ value: unknown; version: number } | undefined> => {
+    if ('plan' in t) {
+      try {
+        const { plan } = await services.plans.get({ planId: t.plan });
+        return { value: plan, version: plan.version };
+      } catch (error) {
+        if (error instanceof BlackboardError && error.code === 'NOT_FOUND') return undefined;
+        throw error;
+      }
+    }
+    const got = await services.kv.get({ key: t.key, scope: t.scope });
+    return got.found ? { value: got.value, version: got.version! } : undefined;
   };
 
   const read = async (uri: URL | string) => {
     const href = String(uri);
-    const entry = await store.get(storageKeyOf(href));
-    if (!entry) throw notFound(href, 'no such key or plan');
-    return { contents: [{ uri: href, mimeType: 'application/json', text: JSON.stringify(entry.value) }] };
+    const found = await valueOf(target(href));
+    if (!found) throw notFound(href, 'no such key or plan');
+    return { contents: [{ uri: href, mimeType: 'application/json', text: JSON.stringify(found.value) }] };
   };
 
   server.registerResource(
@@ -97,11 +117,11 @@ export function registerResources(
   const subscriptions = new Map<string, AbortController>();
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const uri = request.params.uri;
-    const key = storageKeyOf(uri);
+    const t = target(uri);
     if (!subscriptions.has(uri)) {
       const controller = new AbortController();
       subscriptions.set(uri, controller);
-      void follow(uri, key, controller.signal);
+      void follow(uri, t, controller.signal);
     }
     return {};
   });
@@ -111,16 +131,19 @@ export function registerResources(
     return {};
   });
 
-  const same = (a: Entry | undefined, b: Entry | undefined): boolean => a?.revision === b?.revision && a?.version === b?.version;
-  async function follow(uri: string, key: string, signal: AbortSignal): Promise<void> {
-    let seen = await store.get(key).catch(() => undefined);
+  /** Sends `resources/updated` after every change of the target, by `watch`ing it (versions never repeat). */
+  async function follow(uri: string, t: Target, signal: AbortSignal): Promise<void> {
+    let seen = (await valueOf(t).catch(() => undefined))?.version;
     while (!signal.aborted) {
-      const baseline = seen;
-      const result = await store.waitUntil(key, (entry) => !same(entry, baseline), { timeoutMs: 600_000, signal }).catch(() => undefined);
+      const watched = 'plan' in t ? { key: t.plan, scope: 'plan' } : { key: t.key, scope: t.scope };
+      const result = await services.kv
+        .watch({ ...watched, afterVersion: seen, timeoutMs: WATCH_MAX_MS }, signal)
+        .catch(() => undefined);
       if (!result || signal.aborted) return;
       if (result.timedOut) continue;
-      seen = result.entry;
+      seen = result.version;
       await server.server.sendResourceUpdated({ uri }).catch(() => {});
+      // after a delete, the next change is the key's return
     }
   }
 

@@ -78,7 +78,7 @@ export async function createServer(
     .join(' ');
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
   host.install(server);
-  const stopSubscriptions = registerResources(server, store, session, services, host);
+  const stopSubscriptions = registerResources(server, session, services, host);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
     stopSubscriptions();
