@@ -1,4 +1,7 @@
 // Throwaway database servers for the whole test run: started when this machine has them installed, always stopped.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startPostgres } from './services/postgres.js';
 import { startRedis } from './services/redis.js';
 
@@ -6,10 +9,16 @@ type Stop = () => Promise<void>;
 
 /**
  * Starts a Postgres (and, where installed, other shareable stores) on 127.0.0.1 in a temp dir and exports its URL to
- * every test file (`BLACKBOARD_TEST_POSTGRES_URL`), unless the URL is already given. Says plainly which backends the
+ * every test file (`BLACKBOARD_TEST_POSTGRES_URL`), unless the URL is already given; points TMPDIR at a directory of
+ * the run's own. Says plainly which backends the
  * run skips, and why. Returns the teardown that stops them.
  */
 export default async function setup(): Promise<Stop> {
+  // Every temp dir of the run — test files', spawned servers', throwaway databases' — goes under one directory that
+  // the teardown removes, whether or not a worker got to clean up after itself.
+  const runDir = mkdtempSync(join(tmpdir(), 'bb-run-'));
+  chmodSync(runDir, 0o755); // the throwaway Postgres runs as the postgres user
+  process.env.TMPDIR = runDir;
   const stops: Stop[] = [];
   const lines: string[] = [];
   const servers: Array<[name: string, envVar: string, start: () => Promise<{ url: string; destroy: Stop } | { skipped: string }>]> = [
@@ -33,5 +42,10 @@ export default async function setup(): Promise<Stop> {
   console.error(`\n[mcp-blackboard tests] shareable backends: sqlite (always); ${lines.join('; ')}\n`);
   return async () => {
     await Promise.allSettled(stops.map((stop) => stop()));
+    try {
+      rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    } catch (error) {
+      console.error(`[mcp-blackboard tests] could not remove ${runDir}: ${String(error)}`);
+    }
   };
 }
