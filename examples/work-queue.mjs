@@ -1,7 +1,8 @@
 // A planner and three worker processes share one SQLite blackboard through a plan. The planner creates a plan whose
 // steps depend on each other; each worker takes the next free step with plan_claim (atomically: no two workers get
 // the same step, and no step starts before the steps it is blocked by are done), does it, and marks it completed.
-// Run after `npm install`: node examples/work-queue.mjs
+// Run after `npm install`: node examples/work-queue.mjs. To watch it on the board, give it a store and a slower pace:
+//   BLACKBOARD_STORE=sqlite:///tmp/board.db WORK_MS=1000 node examples/work-queue.mjs   (and `mcp-blackboard ui` on it)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +11,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'bb-example-'));
-const store = `sqlite://${join(dir, 'board.db')}`;
+// A store of your own stays; otherwise a temporary one is made and removed at the end.
+const given = process.env.BLACKBOARD_STORE;
+const dir = given ? undefined : mkdtempSync(join(tmpdir(), 'bb-example-'));
+const store = given ?? `sqlite://${join(dir, 'board.db')}`;
+const workMs = Number(process.env.WORK_MS ?? 50);
 
 async function agent(name) {
   const client = new Client({ name, version: '1.0.0' });
@@ -55,7 +59,7 @@ try {
           continue;
         }
         const step = claim.step;
-        await sleep(50); // the work
+        await sleep(workMs); // the work
         done.push(step.id);
         await worker.call('plan_update', { planId, stepUpdates: [{ id: step.id, status: 'completed', note: `done by ${worker.name}` }] });
       }
@@ -68,5 +72,5 @@ try {
   console.log(`planner: all ${plan.steps.filter((s) => s.status === 'completed').length} steps completed, each by one worker`);
   await Promise.all([planner, ...workers].map((a) => a.client.close()));
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }

@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../contract/backends.js';
+import { CLI } from '../helpers.js';
+
+// Three agent processes work a plan (examples/work-queue.mjs) while a person watches the board: the page shows the
+// steps being claimed and finished live, without a reload.
+const CHROMIUM = process.env.BLACKBOARD_CHROMIUM ?? '/usr/bin/chromium';
+const EXAMPLE = join(import.meta.dirname, '..', '..', 'examples', 'work-queue.mjs');
+
+describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () => {
+  it('shows steps claimed by their owners and finished, live', async () => {
+    const store = `sqlite://${join(tempDir(), 'queue.db')}`;
+    const ui = spawn(process.execPath, [CLI, 'ui', '--store', store, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const url = await new Promise<string>((resolve, reject) => {
+      let stderr = '';
+      ui.stderr!.on('data', (c: Buffer) => {
+        stderr += c.toString();
+        const m = /board at (http:\/\/\S+\/)/.exec(stderr);
+        if (m) resolve(m[1]);
+      });
+      ui.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
+    });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      let navigations = 0;
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) navigations++;
+      });
+      await page.goto(url);
+      await page.locator('#conn[data-state="live"]').waitFor();
+      const loadsBefore = navigations;
+
+      const example = spawn(process.execPath, [EXAMPLE], { env: { ...process.env, BLACKBOARD_STORE: store, WORK_MS: '700' }, stdio: 'pipe' });
+      let output = '';
+      example.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+      const exited = new Promise<number | null>((resolve) => example.on('exit', resolve));
+
+      // The plan appears, then steps in progress with their owners, then all of them done.
+      const plan = page.locator('.plan', { hasText: 'Release 1.0' });
+      await plan.waitFor({ timeout: 15_000 });
+      const owners = new Set<string>();
+      let sawInProgress = false;
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        const text = await plan.innerText();
+        for (const owner of await plan.locator('.chip.owner').allInnerTexts()) owners.add(owner);
+        if (text.includes('◐')) sawInProgress = true;
+        if (/5\/5/.test(text)) break;
+        await page.waitForTimeout(100);
+      }
+      expect(await plan.innerText()).toMatch(/5\/5/);
+      expect(sawInProgress).toBe(true);
+      expect([...owners].every((o) => /^worker-[abc]$/.test(o))).toBe(true);
+      expect(owners.size).toBeGreaterThanOrEqual(2);
+      expect(navigations).toBe(loadsBefore); // never reloaded
+      expect(await exited).toBe(0);
+      expect(output).toMatch(/all 5 steps completed/);
+    } finally {
+      await browser.close();
+      ui.kill();
+    }
+  });
+});
