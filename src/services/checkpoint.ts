@@ -8,7 +8,7 @@ import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { CheckpointBlobs } from './checkpoint-blobs.js';
 import { FORMAT, corrupt, fromSaved, saved, sortKeys, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
-import type { Session, ThreadInfo } from './session.js';
+import { threadInfoOf, type Session } from './session.js';
 
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
 
@@ -199,7 +199,7 @@ export class CheckpointService {
     for (const [key] of entries) if (!Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
     for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
     const metaKey = this.keys.threadInfo(doc.thread);
-    const meta = ((await tx.get(metaKey))?.value as ThreadInfo | undefined) ?? { root: doc.thread, level: 0, runs: 1 };
+    const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
     await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by: this.session.by });
     return Object.keys(doc.records).length;
   }
@@ -207,7 +207,7 @@ export class CheckpointService {
   /** The live records that make up a thread's state, keyed by storage key. */
   private async collect(tx: StoreTx, thread: string): Promise<{ run: string; entries: Array<[string, Entry]> }> {
     const who = this.who;
-    const run = ((await tx.get(this.keys.threadInfo(thread)))?.value as ThreadInfo | undefined)?.run ?? '';
+    const run = threadInfoOf((await tx.get(this.keys.threadInfo(thread)))?.value)?.run ?? '';
     const state = this.keys.threadState(
       thread,
       resolveScope('thread', { ...who, thread }).id,

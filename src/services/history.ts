@@ -1,7 +1,9 @@
 // The history service: an append-only event log per thread, paged and pruned.
 import { invalid } from '../errors.js';
 import { idempotencyStorageKey } from '../context.js';
+import * as z from 'zod';
 import type { Json } from '../store/types.js';
+import { anyJson, decode } from './records.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Session } from './session.js';
 
@@ -13,6 +15,10 @@ export interface HistoryEntry {
   at: string;
   by: string;
 }
+
+/** A stored history event, and a thread's last sequence number. */
+const HistoryRecord = z.object({ kind: z.string(), content: z.string(), data: anyJson.optional() });
+const Counter = z.number().int().min(0);
 
 const KIND_RE = /^[a-z][a-z0-9_.-]{0,63}$/;
 export const HISTORY_DEFAULT_LIMIT = 50;
@@ -53,7 +59,7 @@ export class HistoryService {
     if (typeof args.content !== 'string') throw invalid('content must be a string.');
     const thread = this.session.identity.thread;
     const counter = await tx.update(this.seqKey(thread), 'increment', 1, { by: this.session.by });
-    const seq = counter.value as number;
+    const seq = decode(Counter, counter.value, 'history counter');
     const entry = { kind: args.kind, content: args.content, ...(args.data !== undefined ? { data: args.data } : {}) };
     await tx.set(this.entryKey(thread, seq), entry as Json, { by: this.session.by, ifVersion: 0 });
     return seq;
@@ -78,7 +84,7 @@ export class HistoryService {
       for (const [key, entry] of page.entries) {
         const seq = this.session.keys.historySeq(key);
         scanned++;
-        const v = entry.value as { kind: string; content: string; data?: Json };
+        const v = decode(HistoryRecord, entry.value, 'history event');
         if (args.kind === undefined || v.kind === args.kind) {
           if (entries.length === limit) return { entries, nextAfterSeq: entries[entries.length - 1].seq };
           entries.push({
@@ -104,7 +110,8 @@ export class HistoryService {
     }
     const thread = this.session.identity.thread;
     const { result } = await this.store.transact(async (tx) => {
-      const last = ((await tx.get(this.seqKey(thread)))?.value as number | undefined) ?? 0;
+      const stored = (await tx.get(this.seqKey(thread)))?.value;
+      const last = stored === undefined ? 0 : decode(Counter, stored, 'history counter');
       const cut = last - args.keepLast;
       if (cut <= 0) return { removed: 0 };
       return { removed: await tx.deleteRange(this.range(thread).lo, this.entryKey(thread, cut + 1)) };

@@ -1,7 +1,10 @@
 // The lifecycle service: each thread's agent state and the transitions allowed between states.
 import { BlackboardError } from '../errors.js';
 import { checkName, idempotencyStorageKey } from '../context.js';
+import * as z from 'zod';
+import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import { decode } from './records.js';
 import type { Session } from './session.js';
 
 export const STATES = ['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'] as const;
@@ -18,11 +21,11 @@ export const TRANSITIONS: Record<AgentState, readonly AgentState[]> = {
   stopped: [],
 };
 
-interface LifecycleRecord {
-  state: AgentState;
-  run: string;
-  reason?: string;
-}
+/** A thread's stored lifecycle: its state, the run it belongs to, and why. */
+const LifecycleRecord = z.object({ state: z.enum(STATES), run: z.string(), reason: z.string().optional() });
+type LifecycleRecord = z.infer<typeof LifecycleRecord>;
+const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefined =>
+  value === undefined ? undefined : decode(LifecycleRecord, value, 'lifecycle');
 
 export interface LifecycleView {
   thread: string;
@@ -52,7 +55,7 @@ export class LifecycleService {
     const who = this.session.identity;
     const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
     const entry = await this.store.get(this.key(thread));
-    const record = entry?.value as LifecycleRecord | undefined;
+    const record = lifecycleOf(entry?.value);
     // Our own thread is seen from this run; another thread as it last reported.
     const mine = thread === who.thread;
     const current = record && (!mine || record.run === who.run) ? record : undefined;
@@ -103,7 +106,7 @@ export class LifecycleService {
   /** This run's state, read inside a transaction. */
   async stateIn(tx: StoreTx): Promise<AgentState> {
     const who = this.session.identity;
-    const record = (await tx.get(this.key(who.thread)))?.value as LifecycleRecord | undefined;
+    const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
     return record && record.run === who.run ? record.state : 'loading';
   }
 

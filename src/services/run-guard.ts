@@ -3,7 +3,7 @@ import { resolveScope } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
-import type { Session, ThreadInfo } from './session.js';
+import { threadInfoOf, type Session } from './session.js';
 
 /** Checked inside every kv write's transaction, before the write. */
 export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
@@ -15,7 +15,7 @@ export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
 export function runScopeGuard(session: Session, lifecycle: LifecycleService): WriteGuard {
   return async (scope, tx) => {
     if (scope.id !== resolveScope('run', session.identity).id) return;
-    const current = ((await tx.get(session.threadKey(session.identity.thread)))?.value as ThreadInfo | undefined)?.run;
+    const current = threadInfoOf((await tx.get(session.threadKey(session.identity.thread)))?.value)?.run;
     if (current !== session.identity.run) {
       throw new BlackboardError('RUN_FINISHED', 'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.');
     }

@@ -1,8 +1,11 @@
 // One connection's session: its identity, its thread's place in the delegation tree, the thread's current run.
 import { randomUUID } from 'node:crypto';
+import * as z from 'zod';
 import { checkName, type Identity } from '../context.js';
 import { keysOf, type Keys } from '../keyspace.js';
+import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import { decode } from './records.js';
 
 export interface SessionOptions {
   namespace?: string;
@@ -27,6 +30,17 @@ export interface ThreadInfo {
   /** the current run, shared by every connection serving the thread */
   run?: string;
 }
+
+const ThreadInfoRecord = z.object({
+  parent: z.string().optional(),
+  root: z.string(),
+  level: z.number().int(),
+  runs: z.number().int(),
+  run: z.string().optional(),
+});
+/** What is known of a thread, from its stored record (`undefined` when none). */
+export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
+  value === undefined ? undefined : decode(ThreadInfoRecord, value, 'thread');
 
 export const newId = (): string => randomUUID();
 
@@ -123,19 +137,19 @@ export class Session {
 
   /** What {@link enterThreadIn} would write, from reads only. */
   private async planThread(
-    read: (key: string) => Promise<{ value: unknown } | undefined>,
+    read: (key: string) => Promise<{ value: Json } | undefined>,
     thread: string,
     parentThread: string | undefined,
     newRun: boolean,
   ): Promise<{ before: ThreadInfo; next: ThreadInfo }> {
     checkName('thread', thread);
     if (parentThread !== undefined) checkName('parent thread', parentThread);
-    const known = (await read(this.threadKey(thread)))?.value as ThreadInfo | undefined;
+    const known = threadInfoOf((await read(this.threadKey(thread)))?.value);
     let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
     if (known && (parentThread === undefined || known.parent === parentThread)) {
       tree = { parent: known.parent, root: known.root, level: known.level };
     } else if (parentThread !== undefined && parentThread !== thread) {
-      const parent = (await read(this.threadKey(parentThread)))?.value as ThreadInfo | undefined;
+      const parent = threadInfoOf((await read(this.threadKey(parentThread)))?.value);
       tree = { parent: parentThread, root: parent?.root ?? parentThread, level: (parent?.level ?? 0) + 1 };
     } else {
       tree = { root: thread, level: 0 };
@@ -161,7 +175,7 @@ export class Session {
 
   /** Follows a `run_start` made by another connection on this thread. Call before run-scoped work. */
   async refresh(): Promise<void> {
-    const info = (await this.store.get(this.threadKey(this.identity.thread)))?.value as ThreadInfo | undefined;
+    const info = threadInfoOf((await this.store.get(this.threadKey(this.identity.thread)))?.value);
     if (info?.run && info.run !== this.identity.run) this.identity = { ...this.identity, run: info.run };
   }
 
@@ -171,7 +185,7 @@ export class Session {
     let current = this.identity.parentThread;
     while (current !== undefined && out.length < 64 && !out.includes(current)) {
       out.push(current);
-      const info = (await this.store.get(this.threadKey(current)))?.value as ThreadInfo | undefined;
+      const info = threadInfoOf((await this.store.get(this.threadKey(current)))?.value);
       current = info?.parent;
     }
     return out;

@@ -33,7 +33,7 @@ describe.each(sharedStores())('following the board across processes ($name)', (s
         after = page.revision;
       }
     })();
-    const ops = 1200;
+    const ops = 2000;
     let i = 0;
     let written = 0; // the writes the server acknowledged as made (a delete of an absent key writes nothing)
     await Promise.all(
