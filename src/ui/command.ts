@@ -1,6 +1,5 @@
 // The `ui` subcommand: its flags, its help, and serving the read-only board until stopped.
-import { parseArgs } from 'node:util';
-import { VERSION } from '../config.js';
+import { VERSION, readFlags } from '../config.js';
 import { NAMESPACE_RE } from '../context.js';
 import { defaultStorePath, openStore } from '../store/open.js';
 import { fileAuth, tokenAuth, type BoardAuth } from './auth.js';
@@ -43,22 +42,16 @@ export class UiConfigError extends Error {}
 export function parseUiArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): { help: true } | { help: false; config: UiConfig } {
   let values;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        store: { type: 'string' },
-        namespace: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        token: { type: 'string' },
-        auth: { type: 'string' },
-      },
+    ({ values } = readFlags('ui', argv, {
+      store: { type: 'string' },
+      namespace: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      auth: { type: 'string' },
     }));
   } catch (error) {
-    throw new UiConfigError(`${(error as Error).message}. Run mcp-blackboard ui --help for the flags.`);
+    throw new UiConfigError((error as Error).message);
   }
   if (values.help) return { help: true };
   const pick = (flag: string | undefined, name: string): string | undefined => flag ?? (env[name] === '' ? undefined : env[name]);

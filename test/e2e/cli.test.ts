@@ -76,6 +76,7 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ['export: a bad namespace', ['export', '--namespace', 'NS!'], /--namespace "NS!" must match/],
     ['export: from a store that is always empty', ['export', '--store', 'memory://'], /memory:\/\/ is empty in a new process/],
     ['ui: a negative port', ['ui', '--port', '-1'], /^mcp-blackboard ui: --port must be a whole number from 0 to 65535, got "-1"\./],
+    ['ui: a flag missing its value', ['ui', '--token', '-x'], /^mcp-blackboard ui: --token needs a value; to give one that starts with "-", write --token=VALUE\./],
     ['import: no file', ['import'], /^mcp-blackboard import: import takes one FILE \(or - for stdin\), got 0/],
     ['import: two files', ['import', 'a.json', 'b.json'], /takes one FILE .*got 2/],
   ])('%s', async (_name, args, message, env) => {

@@ -55,7 +55,7 @@ describe('ui subcommand flags', () => {
     for (const [args, message] of [
       [['ui', '--port', 'x'], '--port must be a whole number'],
       [['ui', '--namespace', 'Bad'], '--namespace "Bad" must match'],
-      [['ui', '--bogus'], "Unknown option '--bogus'"],
+      [['ui', '--bogus'], "unknown flag --bogus. Run mcp-blackboard ui --help for the flags."],
       [['ui', '--token', 'a', '--auth', 'f.json'], 'not both'],
       [['ui', '--host', '0.0.0.0'], 'Refusing to serve the board on 0.0.0.0 without --token or --auth'],
     ] as const) {
