@@ -1,7 +1,6 @@
 // Who may look at the board: the shared token or an auth file's clients, and the browser cookie that stands for them.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { loadAuthFile } from '../transports/auth.js';
 
 /** What a request that proved a token may see. */
 export interface Viewer {
@@ -54,42 +53,10 @@ export function tokenAuth(token: string): BoardAuth {
   return authOver([{ sha256: hash, cookie: cookieOf(hash), viewer: { namespaces: '*' } }]);
 }
 
-const authFile = z.object({
-  clients: z
-    .array(
-      z
-        .object({
-          token: z.string().min(1).optional(),
-          tokenSha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits').optional(),
-          agent: z.string().min(1),
-          agentType: z.string().optional(),
-          namespaces: z.array(z.string().regex(/^(\*|[a-z][a-z0-9_]{0,31})$/, 'must be a namespace or "*"')).min(1),
-          access: z.enum(['read', 'readwrite']).optional(),
-        })
-        .refine((c) => (c.token === undefined) !== (c.tokenSha256 === undefined), 'needs exactly one of token and tokenSha256'),
-    )
-    .min(1),
-});
-
-/**
- * The clients of an auth file (`--auth FILE`), as the MCP endpoint reads it: each may look at the namespaces it
- * lists, whatever its access (the board only reads). Throws an Error with a one-line reason for a malformed file.
- */
 export function fileAuth(path: string): BoardAuth {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`--auth ${path}: ${(error as Error).message.split('\n')[0]}`);
-  }
-  const parsed = authFile.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`--auth ${path}: ${issue.path.join('.') || 'the file'} ${issue.message}`);
-  }
   return authOver(
-    parsed.data.clients.map((c) => {
-      const hash = c.token !== undefined ? sha256(c.token) : Buffer.from(c.tokenSha256!, 'hex');
+    loadAuthFile(path).map((c) => {
+      const hash = Buffer.from(c.tokenSha256, 'hex');
       return { sha256: hash, cookie: cookieOf(hash), viewer: { namespaces: c.namespaces.includes('*') ? '*' : c.namespaces } };
     }),
   );

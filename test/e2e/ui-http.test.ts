@@ -69,10 +69,11 @@ describe('ui subcommand flags', () => {
 
   it('a malformed auth file stops start-up with one line naming the problem', async () => {
     const file = join(tempDir(), 'auth.json');
-    writeFileSync(file, JSON.stringify({ clients: [{ agent: 'a', namespaces: ['team'] }] }));
+    // The same parser as the MCP endpoint's --auth: a client without a token is named, at its place in the file.
+    writeFileSync(file, JSON.stringify({ clients: [{ agent: 'a', namespaces: ['team'], access: 'read' }] }));
     const run = await runCli(['ui', '--auth', file, '--port', '0']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('needs exactly one of token and tokenSha256');
+    expect(run.stderr).toContain('malformed at clients[0]: give exactly one of token and tokenSha256');
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
   });
 
