@@ -18,7 +18,7 @@ export interface BudgetView {
 }
 
 /** A thread's budget: how much is spent, and its max — stored with the thread, fixed by the first server that serves it, changed only by an admin. */
-const BudgetRecord = z.object({ current: z.number(), max: z.number().optional() });
+export const BudgetRecord = z.object({ current: z.number(), max: z.number().optional() });
 type BudgetRecord = z.infer<typeof BudgetRecord>;
 /** The budget in a stored value, or a fresh one (nothing spent, no max) when there is none. */
 const budgetOf = (value: Json | undefined): BudgetRecord => (value === undefined ? { current: 0 } : decode(BudgetRecord, value, 'budget'));

@@ -19,7 +19,7 @@ export interface FinalAnswer {
 }
 
 /** The stored answer: the run it belongs to, so a new run takes a new answer. */
-const AnswerRecord = z.object({ content: z.string(), metadata: anyJson.optional(), run: z.string() });
+export const AnswerRecord = z.object({ content: z.string(), metadata: anyJson.optional(), run: z.string() });
 type AnswerRecord = z.infer<typeof AnswerRecord>;
 const answerOf = (entry: Entry): AnswerRecord => decode(AnswerRecord, entry.value, 'final answer');
 

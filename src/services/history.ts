@@ -17,7 +17,7 @@ export interface HistoryEntry {
 }
 
 /** A stored history event, and a thread's last sequence number. */
-const HistoryRecord = z.object({ kind: z.string(), content: z.string(), data: anyJson.optional() });
+export const HistoryRecord = z.object({ kind: z.string(), content: z.string(), data: anyJson.optional() });
 const Counter = z.number().int().min(0);
 
 const KIND_RE = /^[a-z][a-z0-9_.-]{0,63}$/;

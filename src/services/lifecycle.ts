@@ -22,7 +22,7 @@ export const TRANSITIONS: Record<AgentState, readonly AgentState[]> = {
 };
 
 /** A thread's stored lifecycle: its state, the run it belongs to, and why. */
-const LifecycleRecord = z.object({ state: z.enum(STATES), run: z.string(), reason: z.string().optional() });
+export const LifecycleRecord = z.object({ state: z.enum(STATES), run: z.string(), reason: z.string().optional() });
 type LifecycleRecord = z.infer<typeof LifecycleRecord>;
 const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefined =>
   value === undefined ? undefined : decode(LifecycleRecord, value, 'lifecycle');

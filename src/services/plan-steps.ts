@@ -56,7 +56,7 @@ const Step = z.object({
   blockedBy: z.array(z.string()).optional(),
   note: z.string().optional(),
 });
-const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
+export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
   title: z.string(),
   status: z.enum(PLAN_STATUSES),
   scope: z.string(),

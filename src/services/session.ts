@@ -31,7 +31,8 @@ export interface ThreadInfo {
   run?: string;
 }
 
-const ThreadInfoRecord = z.object({
+/** What is stored for a thread (the board reads it too). */
+export const ThreadInfoRecord = z.object({
   parent: z.string().optional(),
   root: z.string(),
   level: z.number().int(),

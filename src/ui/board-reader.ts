@@ -18,6 +18,12 @@ import {
   type ParsedKey,
   type Section,
 } from './layout.js';
+import { BudgetRecord } from '../services/budget.js';
+import { AnswerRecord } from '../services/finalizer.js';
+import { HistoryRecord } from '../services/history.js';
+import { LifecycleRecord } from '../services/lifecycle.js';
+import { PlanRecordSchema } from '../services/plan-steps.js';
+import { ThreadInfoRecord } from '../services/session.js';
 import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
 
 export type * from './board-views.js';
@@ -55,35 +61,7 @@ const HISTORY_SHOWN = 15;
 const MAX_NAMESPACES = 200;
 const PAGE = 500;
 
-const threadInfo = z.object({
-  parent: z.string().optional(),
-  root: z.string().optional(),
-  level: z.number().optional(),
-  runs: z.number().optional(),
-  run: z.string().optional(),
-});
-const lifecycleRecord = z.object({ state: z.string(), run: z.string(), reason: z.string().optional() });
-const budgetRecord = z.object({ current: z.number(), max: z.number().optional() });
-const answerRecord = z.object({ content: z.string(), run: z.string(), metadata: z.json().optional() });
-const historyRecord = z.object({ kind: z.string(), content: z.string(), data: z.json().optional() });
-const planRecord = z.object({
-  title: z.string(),
-  status: z.string(),
-  scope: z.string(),
-  createdAt: z.number().optional(),
-  steps: z.array(
-    z.object({
-      id: z.string(),
-      content: z.string(),
-      status: z.string(),
-      owner: z.string().optional(),
-      blockedBy: z.array(z.string()).optional(),
-      note: z.string().optional(),
-    }),
-  ),
-});
-
-/** Decodes a stored value; a record of an unexpected shape is left out rather than crashing the board. */
+/** Decodes a stored value with the schema of the service that writes it; a record of an unexpected shape is left out rather than crashing the board. */
 function decode<T>(schema: z.ZodType<T>, entry: Entry | undefined): T | undefined {
   if (!entry) return undefined;
   const parsed = schema.safeParse(entry.value);
@@ -152,7 +130,7 @@ export class BoardReader {
     const { entries, truncated } = await this.listAll(ofOwner(namespace, FAMILY.plan, PLAN_OWNER), MAX_PLANS);
     const plans: PlanView[] = [];
     for (const [storageKey, entry] of entries) {
-      const record = decode(planRecord, entry);
+      const record = decode(PlanRecordSchema, entry);
       if (!record) continue;
       plans.push({
         planId: parseKey(namespace, storageKey)!.key,
@@ -201,14 +179,14 @@ export class BoardReader {
       if (own) t.agent = entry.updatedBy;
     };
     for (const [storageKey, entry] of metas.entries) {
-      const info = decode(threadInfo, entry);
+      const info = decode(ThreadInfoRecord, entry);
       if (!info) continue;
       const t = thread(parseKey(namespace, storageKey)!.key);
       Object.assign(t, info);
       touch(t, entry);
     }
     for (const [storageKey, entry] of lifecycles.entries) {
-      const record = decode(lifecycleRecord, entry);
+      const record = decode(LifecycleRecord, entry);
       if (!record) continue;
       const t = thread(owner(storageKey));
       touch(t, entry);
@@ -221,14 +199,14 @@ export class BoardReader {
       }
     }
     for (const [storageKey, entry] of budgets.entries) {
-      const record = decode(budgetRecord, entry);
+      const record = decode(BudgetRecord, entry);
       if (!record) continue;
       const t = thread(owner(storageKey));
       touch(t, entry, false);
       t.budgets.push({ name: parseKey(namespace, storageKey)!.key, current: record.current, ...(record.max !== undefined ? { max: record.max } : {}) });
     }
     for (const [storageKey, entry] of finals.entries) {
-      const record = decode(answerRecord, entry);
+      const record = decode(AnswerRecord, entry);
       if (!record) continue;
       const t = thread(owner(storageKey));
       touch(t, entry);
@@ -264,7 +242,7 @@ export class BoardReader {
     });
     const out: HistoryView[] = [];
     for (const [storageKey, entry] of entries) {
-      const record = decode(historyRecord, entry);
+      const record = decode(HistoryRecord, entry);
       if (!record) continue;
       out.push({
         seq: historySeq(storageKey),
