@@ -4,7 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { MemoryBackend } from './memory.js';
 import { PostgresBackend, type PostgresOptions } from './postgres.js';
 import { RedisBackend } from './redis.js';
-import { maskPassword } from './postgres-schema.js';
+import { maskPassword } from './url.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
 import type { Backend } from './types.js';

@@ -1,4 +1,5 @@
 // The Postgres backend's URL options and its schema: tables, creation on first use and the schema version check.
+import { maskPassword } from './url.js';
 import type pg from 'pg';
 
 /** The schema layout this code reads and writes; a later layout migrates from the version stored in `meta`. */
@@ -21,18 +22,6 @@ export interface PostgresUrl {
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,59}$/;
-
-/** Masks the password of a URL-shaped string, even one that does not parse. */
-export function maskPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
-  }
-}
 
 /** Parses a `postgres://` or `postgresql://` URL; a bad option is an error naming it (the password never shown). */
 export function parsePostgresUrl(url: string): PostgresUrl {
