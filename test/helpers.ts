@@ -8,7 +8,7 @@ import { afterEach, expect } from 'vitest';
 import { defaultConfig, type Config } from '../src/config.js';
 import { createServer, type BlackboardServer } from '../src/server.js';
 import type { SessionOptions } from '../src/services/session.js';
-import { MemoryBackend } from '../src/store/memory.js';
+import { MemoryBackend } from '../src/store/memory/backend.js';
 import { VersionedStore } from '../src/store/versioned-store.js';
 
 export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');

@@ -1,11 +1,11 @@
 // Store URLs to backends: the default SQLite path, URL parsing and masking, opening a backend or a store.
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { MemoryBackend } from './memory.js';
-import { PostgresBackend, type PostgresOptions } from './postgres.js';
-import { RedisBackend } from './redis.js';
+import { MemoryBackend } from './memory/backend.js';
+import { PostgresBackend, type PostgresOptions } from './postgres/backend.js';
+import { RedisBackend } from './redis/backend.js';
 import { maskPassword } from './url.js';
-import { SqliteBackend, type SqliteOptions } from './sqlite.js';
+import { SqliteBackend, type SqliteOptions } from './sqlite/backend.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
 import type { Backend } from './types.js';
 

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { MemoryBackend } from '../../src/store/memory.js';
-import { PostgresBackend } from '../../src/store/postgres.js';
-import { RedisBackend } from '../../src/store/redis.js';
-import { SqliteBackend } from '../../src/store/sqlite.js';
+import { MemoryBackend } from '../../src/store/memory/backend.js';
+import { PostgresBackend } from '../../src/store/postgres/backend.js';
+import { RedisBackend } from '../../src/store/redis/backend.js';
+import { SqliteBackend } from '../../src/store/sqlite/backend.js';
 import { VersionedStore, type StoreOptions } from '../../src/store/versioned-store.js';
 
 /**

@@ -2,7 +2,7 @@
 // at the backend and through server processes.
 import { createClient } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RedisBackend } from '../../src/store/redis.js';
+import { RedisBackend } from '../../src/store/redis/backend.js';
 import type { CommitEvent, RecordWrite } from '../../src/store/types.js';
 import { sleep, spawnAgent, type Spawned } from '../helpers.js';
 import { startRedis, type RedisHandle } from '../services/redis.js';

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SqliteBackend } from '../../src/store/sqlite.js';
+import { SqliteBackend } from '../../src/store/sqlite/backend.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { tempDir } from '../contract/backends.js';
 import { runCli, spawnAgent } from '../helpers.js';

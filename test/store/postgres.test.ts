@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresBackend } from '../../src/store/postgres.js';
-import { parsePostgresUrl } from '../../src/store/postgres-schema.js';
+import { PostgresBackend } from '../../src/store/postgres/backend.js';
+import { parsePostgresUrl } from '../../src/store/postgres/schema.js';
 import { maskPassword } from '../../src/store/url.js';
 import type { CommitEvent, RecordWrite, StoredRecord, Writes } from '../../src/store/types.js';
 import { freePort, startPostgres, type PostgresHandle } from '../services/postgres.js';

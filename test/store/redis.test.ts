@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
-import { RedisBackend, parseRedisUrl } from '../../src/store/redis.js';
+import { RedisBackend, parseRedisUrl } from '../../src/store/redis/backend.js';
 import { maskStoreUrl as maskUrl } from '../../src/store/open.js';
 import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';

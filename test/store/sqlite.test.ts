@@ -3,7 +3,7 @@ import { createHook } from 'node:async_hooks';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteBackend } from '../../src/store/sqlite.js';
+import { SqliteBackend } from '../../src/store/sqlite/backend.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import type { CommitEvent, StoredRecord, Writes } from '../../src/store/types.js';
 import { tempDir } from '../contract/backends.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryBackend } from '../../src/store/memory.js';
+import { MemoryBackend } from '../../src/store/memory/backend.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
 

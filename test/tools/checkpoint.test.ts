@@ -155,7 +155,7 @@ describe('checkpoint tools', () => {
 
 describe('checkpoint restore is atomic', () => {
   it('a concurrent reader on another connection sees the state before or after a restore, never half', async () => {
-    const { SqliteBackend } = await import('../../src/store/sqlite.js');
+    const { SqliteBackend } = await import('../../src/store/sqlite/backend.js');
     const { VersionedStore } = await import('../../src/store/versioned-store.js');
     const { tempDir } = await import('../contract/backends.js');
     const path = join(tempDir(), 'atomic.db');

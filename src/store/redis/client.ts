@@ -1,7 +1,7 @@
 // The Redis connection of the Redis backend: URL options, a client that fails fast instead of queueing, timeouts, scripts.
 import { createClient } from '@redis/client';
-import { KEY_NAMES, SCRIPTS, type ScriptName } from './redis-scripts.js';
-import { maskPassword as maskStoreUrl } from './url.js';
+import { KEY_NAMES, SCRIPTS, type ScriptName } from './scripts.js';
+import { maskPassword as maskStoreUrl } from '../url.js';
 
 /** Options of a Redis store, from the URL query (`?prefix=…&timeout=…`) or given by a caller. */
 export interface RedisOptions {

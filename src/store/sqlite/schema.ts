@@ -3,11 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import Keyv from 'keyv';
-import { decodeEnvelope, deserialize, serialize } from './codec.js';
-import { legacyMetaKey } from './keys.js';
+import { decodeEnvelope, deserialize, serialize } from '../codec.js';
+import { legacyMetaKey } from '../keys.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
-import { FileIdentityCheck } from './sqlite-files.js';
-import type { RangeQuery, StoredRecord, Writes } from './types.js';
+import { FileIdentityCheck } from './files.js';
+import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /** The records table: `key`, `value` (`{"value": record}` JSON), and `exp` and `del_at` for listing and sweeps. */
 const TABLE = 'blackboard';

@@ -1,5 +1,5 @@
 // The Postgres backend's URL options and its schema: tables, creation on first use and the schema version check.
-import { maskPassword } from './url.js';
+import { maskPassword } from '../url.js';
 import type pg from 'pg';
 
 /** The schema layout this code reads and writes; a later layout migrates from the version stored in `meta`. */

@@ -1,7 +1,7 @@
 // The SQLite backend's commit listener: the notify file watched, a safety poll, and catch-up from the change log.
 import { watch, type FSWatcher } from 'node:fs';
-import type { ReaderStatements } from './sqlite-schema.js';
-import type { CommitEvent } from './types.js';
+import type { ReaderStatements } from './schema.js';
+import type { CommitEvent } from '../types.js';
 
 /** Change log rows read per query when catching up with other processes' commits. */
 const CATCH_UP_ROWS = 1000;

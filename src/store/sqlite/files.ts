@@ -1,6 +1,6 @@
 // The files around a SQLite board: the identity check of the database, -wal and -shm files, and the notify file.
 import { closeSync, openSync, statSync, watch, writeSync, constants as fsConstants, type FSWatcher } from 'node:fs';
-import { BlackboardError } from '../errors.js';
+import { BlackboardError } from '../../errors.js';
 
 /** How often a read re-checks the files' identity (writes check every time). */
 const READ_IDENTITY_MS = 1000;

@@ -1,10 +1,10 @@
 // The Postgres backend (`postgres://`, `postgresql://`): many machines share one store through `pg`.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { VERSION_FLOOR_KEY } from './keys.js';
-import { CommitListener, type Doorbell, type LogTail } from './postgres-listener.js';
-import { ensureSchema, parsePostgresUrl, tablesOf, type Tables } from './postgres-schema.js';
-import { array, decode, decodeRows, lit, rangeWhere, writeStatement } from './postgres-sql.js';
+import { VERSION_FLOOR_KEY } from '../keys.js';
+import { CommitListener, type Doorbell, type LogTail } from './listener.js';
+import { ensureSchema, parsePostgresUrl, tablesOf, type Tables } from './schema.js';
+import { array, decode, decodeRows, lit, rangeWhere, writeStatement } from './sql.js';
 import type {
   Backend,
   BackendTx,
@@ -15,7 +15,7 @@ import type {
   StoredRecord,
   TxContext,
   Writes,
-} from './types.js';
+} from '../types.js';
 
 /** Tuning for tests; users set connection options in the URL. */
 export interface PostgresOptions {

@@ -1,5 +1,5 @@
 // `redis://` and `rediss://`: the board in a Redis (or Valkey) with Lua scripting, shared by many processes and machines.
-import { compareKeys } from './keys.js';
+import { compareKeys } from '../keys.js';
 import {
   RedisConnection,
   checkServer,
@@ -8,11 +8,11 @@ import {
   parseRedisUrl,
   type RedisOptions,
   type Reply,
-} from './redis-client.js';
+} from './client.js';
 import { KeyLocks } from './key-locks.js';
-import { RedisFollower } from './redis-follower.js';
-import { commitArgs, decode, listArgs, readListing, revOf, type Listed } from './redis-records.js';
-import { keysOf } from './redis-scripts.js';
+import { RedisFollower } from './follower.js';
+import { commitArgs, decode, listArgs, readListing, revOf, type Listed } from './records.js';
+import { keysOf } from './scripts.js';
 import type {
   Backend,
   BackendTx,
@@ -23,9 +23,9 @@ import type {
   StoredRecord,
   TxContext,
   Writes,
-} from './types.js';
+} from '../types.js';
 
-export { parseRedisUrl, type RedisOptions } from './redis-client.js';
+export { parseRedisUrl, type RedisOptions } from './client.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

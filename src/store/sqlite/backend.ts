@@ -1,10 +1,10 @@
 // The default backend: one SQLite file on better-sqlite3, shared safely by any number of processes on one machine.
 import type Database from 'better-sqlite3';
 import type Keyv from 'keyv';
-import { corrupt, isRecord } from './codec.js';
+import { corrupt, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
-import { type FileIdentityCheck, NotifyFile } from './sqlite-files.js';
-import { SqliteCommitListener } from './sqlite-listener.js';
+import { type FileIdentityCheck, NotifyFile } from './files.js';
+import { SqliteCommitListener } from './listener.js';
 import {
   decodeForWrite,
   decodeRows,
@@ -14,7 +14,7 @@ import {
   writeRows,
   type ReaderStatements,
   type WriterStatements,
-} from './sqlite-schema.js';
+} from './schema.js';
 import type {
   Backend,
   BackendTx,
@@ -25,7 +25,7 @@ import type {
   StoredRecord,
   TxContext,
   Writes,
-} from './types.js';
+} from '../types.js';
 
 /** How the SQLite backend waits, syncs and listens. */
 export interface SqliteOptions {

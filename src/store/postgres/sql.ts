@@ -1,9 +1,9 @@
 // The Postgres backend's SQL: literals, the one write statement of a commit, range conditions and record decoding.
 import pg from 'pg';
-import { decodeRecord } from './codec.js';
-import { compareKeys } from './keys.js';
-import type { Tables } from './postgres-schema.js';
-import type { RangeQuery, StoredRecord, Writes } from './types.js';
+import { decodeRecord } from '../codec.js';
+import { compareKeys } from '../keys.js';
+import type { Tables } from './schema.js';
+import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /**
  * Statements that travel with others in one round trip (`BEGIN; …; COMMIT`) use the simple query protocol, which

@@ -1,6 +1,6 @@
 // The Postgres backend's commit listener: one LISTEN connection per process, caught up from the change log.
 import pg from 'pg';
-import type { CommitEvent } from './types.js';
+import type { CommitEvent } from '../types.js';
 
 /** What a commit's doorbell carries: its revision, its keys (absent when too many to fit) and the sender. */
 export interface Doorbell {

@@ -1,9 +1,9 @@
 // `memory://`: the backend for tests and throw-away sessions, a Keyv over a Map in this process.
 import Keyv from 'keyv';
-import { compareKeys } from './keys.js';
+import { compareKeys } from '../keys.js';
 import { Mutex } from './mutex.js';
-import { serialize, deserialize, isRecord, corrupt } from './codec.js';
-import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from './types.js';
+import { serialize, deserialize, isRecord, corrupt } from '../codec.js';
+import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
 /**
  * `memory://`: a Keyv over a Map, for tests and throw-away sessions. One process only; everything is lost on exit.

@@ -1,7 +1,7 @@
 // The Redis backend's records and read sets: record text, listing replies, and the commit script's arguments.
-import { decodeRecord } from './codec.js';
-import { compareKeys } from './keys.js';
-import type { RangeQuery, StoredRecord, Writes } from './types.js';
+import { decodeRecord } from '../codec.js';
+import { compareKeys } from '../keys.js';
+import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
 export const revOf = (raw: string | null | undefined): number => {

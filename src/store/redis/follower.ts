@@ -1,6 +1,6 @@
 // Follows a Redis board's change log with XREAD BLOCK on a connection of its own, across reconnects.
-import type { RedisConnection } from './redis-client.js';
-import type { CommitEvent } from './types.js';
+import type { RedisConnection } from './client.js';
+import type { CommitEvent } from '../types.js';
 
 /** a stream id after every entry of a revision */
 const afterRevision = (revision: number): string => `${revision}-18446744073709551615`;
