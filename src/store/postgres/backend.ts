@@ -26,6 +26,8 @@ import type {
 export interface PostgresOptions {
   /** how often the commit listener's safety poll reads the change log while somebody listens (default 2000 ms) */
   safetyPollMs?: number;
+  /** how long a call may try before it answers (default 10000 ms, or the statement timeout if longer) */
+  callBudgetMs?: number;
   /** called at each moment of a write where the connection may break (tests break it there) */
   failPoint?: (point: FailPoint, client: pg.ClientBase) => void | Promise<void>;
 }
@@ -78,7 +80,7 @@ export class PostgresBackend implements Backend {
   /** Connects, creates the schema if needed and measures the clock; an unreachable server fails with its cause. */
   static async open(url: string, options: PostgresOptions = {}): Promise<PostgresBackend> {
     const parsed = parsePostgresUrl(url);
-    const db = new Connections(parsed);
+    const db = new Connections(parsed, options.callBudgetMs);
     const backend = new PostgresBackend(db, tablesOf(parsed.schema), parsed.masked, options);
     try {
       const client = await db.pool.connect();

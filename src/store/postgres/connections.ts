@@ -21,7 +21,10 @@ export class Connections {
   readonly queryTimeoutMs: number;
   private readonly connectTimeoutMs: number;
 
-  constructor(parsed: PostgresUrl) {
+  constructor(
+    parsed: PostgresUrl,
+    private readonly budgetMs = Math.max(CALL_BUDGET_MS, parsed.statementTimeoutMs),
+  ) {
     this.config = {
       connectionString: parsed.connectionString,
       connectionTimeoutMillis: parsed.connectTimeoutMs,
@@ -47,7 +50,7 @@ export class Connections {
 
   /** When a call that starts now must have answered (its attempts; finding out a write's fate may take a little more). */
   deadline(): number {
-    return Date.now() + Math.max(CALL_BUDGET_MS, this.statementTimeoutMs);
+    return Date.now() + this.budgetMs;
   }
 
   /** A pooled connection, or a fresh one (connecting within the call's time). */

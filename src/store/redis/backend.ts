@@ -76,7 +76,9 @@ export class RedisBackend implements Backend {
       maxLogEntries: 100_000,
       ...target.options,
       ...overrides,
+      callBudgetMs: 0,
     };
+    options.callBudgetMs = overrides.callBudgetMs ?? Math.max(CALL_BUDGET_MS, options.callTimeoutMs);
     let redis: RedisConnection | undefined;
     try {
       redis = await RedisConnection.connect(target.clientUrl, keysOf(options.prefix), options.callTimeoutMs);
@@ -127,7 +129,7 @@ export class RedisBackend implements Backend {
     prefetch: string[] = [],
   ): Promise<{ result: T; revision: number }> {
     const deadline = Date.now() + this.options.conflictTimeoutMs;
-    const callDeadline = Date.now() + Math.max(CALL_BUDGET_MS, this.options.callTimeoutMs);
+    const callDeadline = Date.now() + this.options.callBudgetMs;
     let retried = false;
     const lockKeys = new Set(prefetch);
     let release = lockKeys.size > 0 ? await this.locks.acquire(lockKeys, this.options.callTimeoutMs) : undefined;
@@ -171,8 +173,7 @@ export class RedisBackend implements Backend {
     mayRetry: boolean,
     callDeadline: number,
   ): Promise<Attempt<T>> {
-    await this.failPoint?.('begin');
-    const begun = await unapplied(this.begin(prefetch));
+    const begun = await unapplied(Promise.resolve().then(() => this.failPoint?.('begin')).then(() => this.begin(prefetch)));
     const cache = new Map<string, string | null>(begun.fetched);
     const reads = new Map<string, number>();
     const lists: Listed[] = [];
@@ -275,7 +276,7 @@ export class RedisBackend implements Backend {
 
   /** A read, once more when its connection failed (reset, reconnecting): a read changes nothing, so a retry is safe. */
   private async read<T>(run: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + Math.max(CALL_BUDGET_MS, this.options.callTimeoutMs);
+    const deadline = Date.now() + this.options.callBudgetMs;
     try {
       return await run();
     } catch (error) {
@@ -321,7 +322,7 @@ export class RedisBackend implements Backend {
     lists: Listed[],
     now: number,
     writes: Writes,
-    deadline = Date.now() + CALL_BUDGET_MS,
+    deadline = Date.now() + this.options.callBudgetMs,
   ): Promise<{ ok: boolean; revision: number }> {
     const marker = writes.size > 0 ? newMarker(this.options.prefix) : undefined;
     const args = commitArgs(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS);
