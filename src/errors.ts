@@ -36,14 +36,37 @@ export class BlackboardError extends Error {
 export const invalid = (message: string, details?: Record<string, unknown>): BlackboardError =>
   new BlackboardError('INVALID_ARGUMENT', message, details);
 
-/** Turns a failure of the storage layer (driver error, closed connection, I/O error) into STORE_UNAVAILABLE. */
+/**
+ * A storage failure after a write may have reached the database (its COMMIT or script was sent) whose outcome could
+ * not be found out within the call's time. Backends throw it; {@link storeUnavailable} words it.
+ */
+export class WriteFateUnknown extends Error {
+  constructor(readonly reason: unknown) {
+    super(reason instanceof Error ? reason.message : String(reason));
+    this.name = 'WriteFateUnknown';
+  }
+}
+
+/**
+ * Turns a failure of the storage layer (driver error, closed connection, I/O error) into STORE_UNAVAILABLE. The one
+ * home of its wording: "nothing was changed" only when that is known; a write whose fate is unknown says so, with
+ * `details.outcome: "unknown"`, and points at `idempotencyKey`.
+ */
 export function storeUnavailable(cause: unknown, what: string): BlackboardError {
   if (cause instanceof BlackboardError) return cause;
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  const code = (cause as { code?: unknown } | null)?.code;
+  const unknown = cause instanceof WriteFateUnknown;
+  const inner = unknown ? cause.reason : cause;
+  const reason = inner instanceof Error ? inner.message : String(inner);
+  const code = (inner as { code?: unknown } | null)?.code;
+  const details: Record<string, unknown> = {};
+  if (typeof code === 'string') details.cause = code;
+  if (unknown) details.outcome = 'unknown';
+  const next = unknown
+    ? 'The write may or may not have been applied; retry with the same idempotencyKey (a call without one: read the current state before retrying), or ask the operator to check the store.'
+    : 'Nothing was changed by this call; retry later or ask the operator to check the store.';
   return new BlackboardError(
     'STORE_UNAVAILABLE',
-    `The store could not ${what}: ${reason}. Nothing was changed by this call; retry later or ask the operator to check the store.`,
-    typeof code === 'string' ? { cause: code } : undefined,
+    `The store could not ${what}: ${reason}. ${next}`,
+    Object.keys(details).length > 0 ? details : undefined,
   );
 }

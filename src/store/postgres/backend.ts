@@ -2,9 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { VERSION_FLOOR_KEY } from '../keys.js';
-import { CommitListener, type Doorbell, type LogTail } from './listener.js';
-import { ensureSchema, parsePostgresUrl, tablesOf, type Tables } from './schema.js';
-import { array, decode, decodeRows, lit, rangeWhere, writeStatement } from './sql.js';
+import { WriteFateUnknown } from '../../errors.js';
+import { Connections } from './connections.js';
+import { describeError, isDriverError, RESOLVE_GRACE_MS, resolveFate, type FailPoint } from './fate.js';
+
+export { describeError } from './fate.js';
+import { CommitListener, doorbellStatement } from './listener.js';
+import { ensureSchema, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
+import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
 import type {
   Backend,
   BackendTx,
@@ -21,14 +26,16 @@ import type {
 export interface PostgresOptions {
   /** how often the commit listener's safety poll reads the change log while somebody listens (default 2000 ms) */
   safetyPollMs?: number;
+  /** how long a call may try before it answers (default 10000 ms, or the statement timeout if longer) */
+  callBudgetMs?: number;
+  /** called at each moment of a write where the connection may break (tests break it there) */
+  failPoint?: (point: FailPoint, client: pg.ClientBase) => void | Promise<void>;
 }
 
-/** The database clock in epoch milliseconds, read when the statement runs (not when its transaction began). */
 /** A commit writing this many records or more asks for fresh planner statistics (see `analyzeSoon`). */
 const BULK_WRITES = 1000;
+/** The database clock in epoch milliseconds, read when the statement runs (not when its transaction began). */
 const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
-/** A doorbell must fit a NOTIFY payload (8000 bytes); larger commits ring without their keys. */
-const DOORBELL_BYTES = 7000;
 
 /**
  * Records live in `records (key text COLLATE "C", record text)`, the JSON text exactly as written; the change log in
@@ -51,46 +58,32 @@ export class PostgresBackend implements Backend {
   private closed = false;
   private lastAnalyze = 0;
 
+  private readonly failPoint: PostgresOptions['failPoint'];
+
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly db: Connections,
     private readonly t: Tables,
     description: string,
-    listenerConfig: pg.ClientConfig,
-    pollMs: number,
+    options: PostgresOptions,
   ) {
     this.description = description;
+    this.failPoint = options.failPoint;
     this.listener = new CommitListener({
-      config: listenerConfig,
+      config: db.config,
       channel: t.channel,
       instance: this.instance,
-      pollMs,
-      readLog: (client, after, limit) => this.readLog(client, after, limit),
+      pollMs: options.safetyPollMs ?? 2000,
+      readLog: (client, after, limit) => readLog(client, this.t, after, limit),
     });
   }
 
   /** Connects, creates the schema if needed and measures the clock; an unreachable server fails with its cause. */
   static async open(url: string, options: PostgresOptions = {}): Promise<PostgresBackend> {
     const parsed = parsePostgresUrl(url);
-    const config: pg.ClientConfig = {
-      connectionString: parsed.connectionString,
-      connectionTimeoutMillis: parsed.connectTimeoutMs,
-      statement_timeout: parsed.statementTimeoutMs,
-      // A host that freezes mid-transaction must not hold the store's lock for long.
-      idle_in_transaction_session_timeout: parsed.statementTimeoutMs + 5000,
-      // The client gives up a little after the server would, also when the server is unreachable mid-query.
-      query_timeout: parsed.statementTimeoutMs + 2000,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-      application_name: 'mcp-blackboard',
-    };
-    const pool = new pg.Pool({ ...config, max: parsed.poolMax, idleTimeoutMillis: 30_000 });
-    // A connection that breaks is dropped (idle: by the pool; checked out: on release, as its call fails) and the next
-    // call reconnects. Its 'error' event must never go unheard: that would end the process.
-    pool.on('error', () => {});
-    pool.on('connect', (client) => client.on('error', () => {}));
-    const backend = new PostgresBackend(pool, tablesOf(parsed.schema), parsed.masked, config, options.safetyPollMs ?? 2000);
+    const db = new Connections(parsed, options.callBudgetMs);
+    const backend = new PostgresBackend(db, tablesOf(parsed.schema), parsed.masked, options);
     try {
-      const client = await pool.connect();
+      const client = await db.pool.connect();
       try {
         const { rows } = await client.query<{ server_encoding: string }>('SHOW server_encoding');
         const encoding = rows[0]?.server_encoding;
@@ -103,7 +96,7 @@ export class PostgresBackend implements Backend {
         client.release();
       }
     } catch (error) {
-      await pool.end().catch(() => {});
+      await db.end();
       throw new Error(describeError(error));
     }
     return backend;
@@ -114,14 +107,14 @@ export class PostgresBackend implements Backend {
   }
 
   async get(key: string): Promise<StoredRecord | undefined> {
-    const { rows } = await this.pool.query<{ record: string }>(`SELECT record FROM ${this.t.records} WHERE key = $1`, [key]);
+    const { rows } = await this.db.read<{ record: string }>(`SELECT record FROM ${this.t.records} WHERE key = $1`, [key]);
     return rows.length > 0 ? decode(key, rows[0].record) : undefined;
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
     // One statement, one snapshot: the rows and the revision they were read at.
     const [where, params] = rangeWhere(query, 2);
-    const { rows } = await this.pool.query<{ revision: string; key: string | null; record: string | null }>(
+    const { rows } = await this.db.read<{ revision: string; key: string | null; record: string | null }>(
       `SELECT m.revision, r.key, r.record FROM ${this.t.meta} m
          LEFT JOIN LATERAL (SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1) r ON true
         WHERE m.id = 1 ORDER BY r.key`,
@@ -132,35 +125,61 @@ export class PostgresBackend implements Backend {
   }
 
   async revision(): Promise<number> {
-    const { rows } = await this.pool.query<{ revision: string }>(`SELECT revision FROM ${this.t.meta} WHERE id = 1`);
+    const { rows } = await this.db.read<{ revision: string }>(`SELECT revision FROM ${this.t.meta} WHERE id = 1`);
     if (rows.length === 0) throw tablesGone(this.t);
     return Number(rows[0].revision);
   }
 
+  /**
+   * Runs `fn` in one transaction. A failure before the writes and COMMIT were sent changed nothing: the transaction
+   * runs once more on a fresh connection while the call has time. A failure after they were sent is looked up by the
+   * transaction's id (see {@link resolveFate}) and answered truthfully; only a fate that stays unknown within the
+   * call's time is reported so (`WriteFateUnknown`).
+   */
   async transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[] = [],
   ): Promise<{ result: T; revision: number }> {
-    const client = await this.pool.connect();
-    let release = true;
+    const deadline = this.db.deadline();
+    // The version floor is read by every transaction that creates a key: fetching it up front saves a round trip.
+    const keys = [...new Set([...prefetch, VERSION_FLOOR_KEY])];
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.attempt(fn, keys, deadline, attempt > 0);
+      if ('value' in outcome) return outcome.value;
+      if (attempt > 0 || Date.now() > deadline - 200) throw outcome.unchanged;
+    }
+  }
+
+  /** One run of a transaction: its result, or the error of a failure that changed nothing (the caller may retry). */
+  private async attempt<T>(
+    fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
+    keys: string[],
+    deadline: number,
+    fresh: boolean,
+  ): Promise<{ value: { result: T; revision: number } } | { unchanged: unknown }> {
+    const lent = await this.db.lend(fresh, deadline).catch((error: unknown) => ({ failed: error }));
+    if ('failed' in lent) return { unchanged: lent.failed };
+    const { client, done } = lent;
+    const q = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => this.db.query<R>(client, deadline, text, values);
+    let sent: { next: number; xid: string; keys: string[]; result: T } | undefined;
     try {
-      // The version floor is read by every transaction that creates a key: fetching it up front saves a round trip.
-      const keys = [...new Set([...prefetch, VERSION_FLOOR_KEY])];
-      // One round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted) the clock
-      // and the prefetched keys.
-      const sent = Date.now();
-      const results = (await client.query(
+      await this.failPoint?.('begin', client);
+      // One round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted) the clock,
+      // the transaction's id (to look its fate up if the connection breaks after COMMIT) and the prefetched keys.
+      const began = Date.now();
+      const results = (await q(
         `BEGIN ISOLATION LEVEL READ COMMITTED;
          SELECT revision FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
-         SELECT ${NOW_MS} AS now;
+         SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid;
          SELECT key, record FROM ${this.t.records} WHERE key = ANY(${array(keys.map(lit), 'text')})`,
       )) as unknown as pg.QueryResult[];
       if (results[1].rows.length === 0) throw tablesGone(this.t);
       const revision = Number(results[1].rows[0].revision);
       const now = Number(results[2].rows[0].now);
+      const xid = String(results[2].rows[0].xid);
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
-      if (received - sent < 50) this.offset = now - Math.round((sent + received) / 2);
+      if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
       const fetched = new Map<string, string>(results[3].rows.map((row) => [String(row.key), String(row.record)]));
       const prefetched = new Set(keys);
       const tx: BackendTx = {
@@ -169,12 +188,12 @@ export class PostgresBackend implements Backend {
             const raw = fetched.get(key);
             return raw === undefined ? undefined : decode(key, raw);
           }
-          const { rows } = await client.query<{ record: string }>(`SELECT record FROM ${this.t.records} WHERE key = $1`, [key]);
+          const { rows } = await q<{ record: string }>(`SELECT record FROM ${this.t.records} WHERE key = $1`, [key]);
           return rows.length > 0 ? decode(key, rows[0].record) : undefined;
         },
         list: async (query) => {
           const [where, params] = rangeWhere(query, 2);
-          const { rows } = await client.query<{ key: string; record: string }>(
+          const { rows } = await q<{ key: string; record: string }>(
             `SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1`,
             [query.limit, ...params],
           );
@@ -183,37 +202,48 @@ export class PostgresBackend implements Backend {
       };
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {
-        await client.query('COMMIT');
-        return { result, revision };
+        await q('COMMIT');
+        done();
+        return { value: { result, revision } };
       }
       const next = revision + 1;
-      await client.query(`${writeStatement(this.t, writes, next, now)}; COMMIT`);
-      this.listener.ownCommit(next);
-      this.ring(client, next, [...writes.keys()]);
-      release = false; // the doorbell releases the connection when it has rung
+      const statement = `${writeStatement(this.t, writes, next, now)}; COMMIT`;
+      // From here on the store may change: a failure is looked up, never retried blindly.
+      sent = { next, xid, keys: [...writes.keys()], result };
+      await this.failPoint?.('commit', client);
+      await q(statement);
+      await this.failPoint?.('committed', client);
+      this.ring(sent.next, sent.keys, client, done);
       if (writes.size >= BULK_WRITES) this.analyzeSoon();
-      return { result, revision: next };
+      return { value: { result, revision: next } };
     } catch (error) {
-      if (error instanceof pg.DatabaseError || !isDriverError(error)) {
+      if (!sent) {
+        if (isDriverError(error)) {
+          done(error as Error); // a broken or timed-out connection is discarded, never reused
+          return { unchanged: error };
+        }
         // An SQL error or the transaction function's own: the connection is fine, end the transaction.
         await client.query('ROLLBACK').then(
-          () => client.release(),
-          (rollbackError: Error) => client.release(rollbackError),
+          () => done(),
+          (rollbackError: Error) => done(rollbackError),
         );
-      } else {
-        client.release(error as Error); // a broken or timed-out connection is discarded, never reused
+        throw error;
       }
-      release = false;
-      throw error;
-    } finally {
-      if (release) client.release();
+      done(error as Error);
+      const pid = Number(Reflect.get(client, 'processID')) || null;
+      const fate = await resolveFate(this.db.config, sent.xid, pid, deadline + RESOLVE_GRACE_MS, (point) => this.failPoint?.(point, client));
+      if (fate === 'committed') {
+        this.ring(sent.next, sent.keys);
+        return { value: { result: sent.result, revision: sent.next } };
+      }
+      if (fate === 'aborted') {
+        if (isDriverError(error)) return { unchanged: error };
+        throw error;
+      }
+      throw new WriteFateUnknown(error);
     }
   }
 
-  /**
-   * Rings the doorbell after the commit, on the same connection, then gives the connection back. Its own small
-   * transaction commits asynchronously: a doorbell lost in a crash is found by the listeners' safety poll.
-   */
   /**
    * After a bulk write (an import, a restore, a burst of keys), Postgres's statistics lag until its autoanalyze runs,
    * up to a minute later; meanwhile the planner takes a grown table for a tiny one and lists by scanning and sorting
@@ -224,7 +254,7 @@ export class PostgresBackend implements Backend {
     const now = Date.now();
     if (this.closed || now - this.lastAnalyze < 60_000) return;
     this.lastAnalyze = now;
-    const done = this.pool
+    const done = this.db.pool
       .query(`ANALYZE ${this.t.records}`)
       .then(
         () => {},
@@ -234,21 +264,30 @@ export class PostgresBackend implements Backend {
     this.bells.add(done);
   }
 
-  private ring(client: pg.PoolClient, revision: number, keys: string[]): void {
-    let bell: Doorbell = { r: revision, k: keys, i: this.instance };
-    if (Buffer.byteLength(JSON.stringify(bell)) > DOORBELL_BYTES) bell = { r: revision, i: this.instance };
-    const done = client
-      .query(`BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify(${lit(this.t.channel)}, ${lit(JSON.stringify(bell))}); COMMIT`)
+  /**
+   * After this process's commit (which its own listener needs no doorbell for), rings the doorbell for the others,
+   * on the same connection (or the pool's), then gives the connection back. Its own small transaction commits
+   * asynchronously: a doorbell lost in a crash is found by the listeners' safety poll.
+   */
+  private ring(revision: number, keys: string[], client?: pg.ClientBase, done?: (error?: Error) => void): void {
+    this.listener.ownCommit(revision);
+    const text = doorbellStatement(this.t.channel, { r: revision, k: keys, i: this.instance });
+    // A doorbell that fails (the connection broke after the commit) changes nothing about the write, which stands:
+    // the listeners' safety poll finds the commit instead.
+    const rung = client
+      ? Promise.resolve(this.failPoint?.('doorbell', client)).then(() => client.query(text))
+      : this.db.pool.query(text);
+    const done_ = rung
       .then(
-        () => client.release(),
-        (error: Error) => client.release(error),
+        () => done?.(),
+        (error: Error) => done?.(error),
       )
-      .finally(() => this.bells.delete(done));
-    this.bells.add(done);
+      .finally(() => this.bells.delete(done_));
+    this.bells.add(done_);
   }
 
   async due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]> {
-    const { rows } = await this.pool.query<{ key: string }>(
+    const { rows } = await this.db.read<{ key: string }>(
       `SELECT key FROM (
          (SELECT key FROM ${this.t.records} WHERE exp <= $1 ORDER BY exp LIMIT $3)
          UNION
@@ -261,7 +300,7 @@ export class PostgresBackend implements Backend {
 
   async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
     // One statement, one snapshot: entries up to the revision it reports, never a later commit's half.
-    const { rows } = await this.pool.query<{
+    const { rows } = await this.db.read<{
       current: string;
       compacted: string;
       revision: string | null;
@@ -286,7 +325,7 @@ export class PostgresBackend implements Backend {
   }
 
   async pruneChanges(before: number, limit: number): Promise<number> {
-    const { rows } = await this.pool.query<{ count: string }>(
+    const { rows } = await this.db.read<{ count: string }>(
       `WITH gone AS (
          DELETE FROM ${this.t.changes} WHERE ctid IN (SELECT ctid FROM ${this.t.changes} WHERE at <= $1 ORDER BY at LIMIT $2)
          RETURNING revision),
@@ -309,24 +348,7 @@ export class PostgresBackend implements Backend {
     this.closed = true;
     await Promise.allSettled([...this.bells]);
     await this.listener.close();
-    await this.pool.end().catch(() => {});
-  }
-
-  /** The change log after `after` with the revision and `compacted` of the same snapshot (for the listener). */
-  private async readLog(client: pg.ClientBase, after: number, limit: number): Promise<LogTail> {
-    const { rows } = await client.query<{ current: string; compacted: string; revision: string | null; key: string | null }>(
-      `SELECT m.revision AS current, m.compacted, c.revision, c.key FROM ${this.t.meta} m
-         LEFT JOIN LATERAL (SELECT revision, key FROM ${this.t.changes} WHERE revision > $1
-                             ORDER BY revision, key LIMIT $2) c ON true
-        WHERE m.id = 1`,
-      [after, limit],
-    );
-    if (rows.length === 0) throw tablesGone(this.t);
-    return {
-      revision: Number(rows[0].current),
-      compacted: Number(rows[0].compacted),
-      rows: rows.filter((row) => row.revision !== null).map((row) => ({ revision: Number(row.revision), key: row.key! })),
-    };
+    await this.db.end();
   }
 
   private async clock(client: pg.ClientBase): Promise<void> {
@@ -334,26 +356,4 @@ export class PostgresBackend implements Backend {
     const { rows } = await client.query<{ now: number }>(`SELECT ${NOW_MS} AS now`);
     this.offset = Number(rows[0].now) - Math.round((sent + Date.now()) / 2);
   }
-}
-
-function tablesGone(t: Tables): Error {
-  return new Error(`the store's tables in schema "${t.schema}" are missing or empty (dropped while the server was running?)`);
-}
-
-/** Errors of the connection itself (refused, reset, timed out), as opposed to an SQL error or a caller's error. */
-function isDriverError(error: unknown): boolean {
-  if (error instanceof pg.DatabaseError) return false;
-  const e = error as { code?: unknown; message?: unknown } | null;
-  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) return true;
-  return typeof e?.message === 'string' && /Connection terminated|timeout|not queryable|Client was closed/i.test(e.message);
-}
-
-/** One line naming the cause of a failed open: the driver's message, or each address tried when all were refused. */
-export function describeError(error: unknown): string {
-  const errors = (error as { errors?: unknown[] } | null)?.errors;
-  if (Array.isArray(errors) && errors.length > 0) {
-    return [...new Set(errors.map((e) => (e as Error).message))].join('; ');
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] || String((error as { code?: unknown })?.code ?? 'unknown error');
 }

@@ -29,6 +29,15 @@ export interface ListenerOptions {
   readLog(client: pg.ClientBase, after: number, limit: number): Promise<LogTail>;
 }
 
+/** A doorbell must fit a NOTIFY payload (8000 bytes); larger commits ring without their keys. */
+const DOORBELL_BYTES = 7000;
+
+/** The doorbell's own small transaction, committed asynchronously (a doorbell lost in a crash is found by polling). */
+export function doorbellStatement(channel: string, bell: Doorbell): string {
+  if (Buffer.byteLength(JSON.stringify(bell)) > DOORBELL_BYTES) bell = { r: bell.r, i: bell.i };
+  return `BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_notify(${pg.escapeLiteral(channel)}, ${pg.escapeLiteral(JSON.stringify(bell))}); COMMIT`;
+}
+
 const CATCH_UP_LIMIT = 1000;
 const LINGER_MS = 5000;
 

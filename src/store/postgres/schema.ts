@@ -124,3 +124,8 @@ export async function ensureSchema(client: pg.ClientBase, t: Tables): Promise<vo
     throw error;
   }
 }
+
+/** The store's tables are gone from under a running server. */
+export function tablesGone(t: Tables): Error {
+  return new Error(`the store's tables in schema "${t.schema}" are missing or empty (dropped while the server was running?)`);
+}

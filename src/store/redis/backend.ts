@@ -1,7 +1,7 @@
 // `redis://` and `rediss://`: the board in a Redis (or Valkey) with Lua scripting, shared by many processes and machines.
-import { compareKeys } from '../keys.js';
 import {
   RedisConnection,
+  RedisTimeoutError,
   checkServer,
   describeError,
   durabilityWarning,
@@ -10,8 +10,11 @@ import {
   type Reply,
 } from './client.js';
 import { KeyLocks } from './key-locks.js';
+import { ErrorReply } from '@redis/client';
+import { WriteFateUnknown } from '../../errors.js';
+import { CALL_BUDGET_MS, lookUp, MARKER_TTL_MS, newMarker, notRun, RESOLVE_GRACE_MS, Unapplied, type FailPoint } from './fate.js';
 import { RedisFollower } from './follower.js';
-import { commitArgs, decode, listArgs, readListing, revOf, type Listed } from './records.js';
+import { commitArgs, decode, listArgs, readChanges, readListing, revOf, type Listed } from './records.js';
 import { keysOf } from './scripts.js';
 import type {
   Backend,
@@ -53,6 +56,8 @@ export class RedisBackend implements Backend {
   private follower?: RedisFollower;
   private readonly locks = new KeyLocks();
   private closed = false;
+  /** called at each moment of a write where the connection may break (tests break it there) */
+  failPoint?: (point: FailPoint) => void | Promise<void>;
 
   private constructor(
     readonly description: string,
@@ -71,7 +76,9 @@ export class RedisBackend implements Backend {
       maxLogEntries: 100_000,
       ...target.options,
       ...overrides,
+      callBudgetMs: 0,
     };
+    options.callBudgetMs = overrides.callBudgetMs ?? Math.max(CALL_BUDGET_MS, options.callTimeoutMs);
     let redis: RedisConnection | undefined;
     try {
       redis = await RedisConnection.connect(target.clientUrl, keysOf(options.prefix), options.callTimeoutMs);
@@ -97,17 +104,17 @@ export class RedisBackend implements Backend {
   }
 
   async get(key: string): Promise<StoredRecord | undefined> {
-    const raw = (await this.redis.call(['HGET', this.keys[1], key])) as string | null;
+    const raw = (await this.read(() => this.redis.call(['HGET', this.keys[1], key]))) as string | null;
     return raw === null ? undefined : decode(key, raw);
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
-    const { rows, revision } = await this.listRaw(query);
+    const { rows, revision } = await this.read(() => this.listRaw(query));
     return { rows, revision };
   }
 
   async revision(): Promise<number> {
-    const revision = Number((await this.redis.call(['GET', this.keys[0]])) ?? 0);
+    const revision = Number((await this.read(() => this.redis.call(['GET', this.keys[0]]))) ?? 0);
     this.see(revision);
     return revision;
   }
@@ -122,11 +129,23 @@ export class RedisBackend implements Backend {
     prefetch: string[] = [],
   ): Promise<{ result: T; revision: number }> {
     const deadline = Date.now() + this.options.conflictTimeoutMs;
+    const callDeadline = Date.now() + this.options.callBudgetMs;
+    let retried = false;
     const lockKeys = new Set(prefetch);
     let release = lockKeys.size > 0 ? await this.locks.acquire(lockKeys, this.options.callTimeoutMs) : undefined;
     try {
       for (let attempt = 0; ; attempt++) {
-        const outcome = await this.attempt(fn, prefetch, Date.now() < deadline);
+        let outcome: Attempt<T>;
+        try {
+          outcome = await this.attempt(fn, prefetch, Date.now() < deadline, callDeadline);
+        } catch (error) {
+          if (!(error instanceof Unapplied)) throw error;
+          // Nothing was changed: once more when connected again (a reset costs the caller nothing), unless the store
+          // did not answer at all (a partition: another try would only wait as long again).
+          if (retried || error.reason instanceof RedisTimeoutError || !(await this.redis.ready(callDeadline))) throw error.reason;
+          retried = true;
+          continue;
+        }
         if (outcome.done) return { result: outcome.result, revision: outcome.revision };
         if (Date.now() > deadline) {
           throw new Error(`a transaction met conflicting writes ${attempt + 1} times in a row for ${this.options.conflictTimeoutMs} ms and gave up`);
@@ -144,13 +163,17 @@ export class RedisBackend implements Backend {
     }
   }
 
-  /** One run of a transaction: its result, or the keys it read when something it read changed before commit. */
+  /**
+   * One run of a transaction: its result, or the keys it read when something it read changed before commit. A
+   * failure that changed nothing is thrown as `Unapplied`.
+   */
   private async attempt<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[],
     mayRetry: boolean,
+    callDeadline: number,
   ): Promise<Attempt<T>> {
-    const begun = await this.begin(prefetch);
+    const begun = await unapplied(Promise.resolve().then(() => this.failPoint?.('begin')).then(() => this.begin(prefetch)));
     const cache = new Map<string, string | null>(begun.fetched);
     const reads = new Map<string, number>();
     const lists: Listed[] = [];
@@ -165,7 +188,7 @@ export class RedisBackend implements Backend {
         if (raw !== undefined && begun.fetched.has(key)) prefetchedReads++;
         if (raw === undefined) {
           laterReads++;
-          raw = (await this.redis.call(['HGET', this.keys[1], key])) as string | null;
+          raw = (await unapplied(this.redis.call(['HGET', this.keys[1], key]))) as string | null;
           cache.set(key, raw);
         }
         if (!reads.has(key)) reads.set(key, revOf(raw));
@@ -173,7 +196,7 @@ export class RedisBackend implements Backend {
       },
       list: async (query) => {
         laterReads++;
-        const listed = await this.listRaw(query);
+        const listed = await unapplied(this.listRaw(query));
         lists.push(listed);
         revision = Math.max(revision, listed.revision);
         return listed.rows;
@@ -193,7 +216,7 @@ export class RedisBackend implements Backend {
       throw error;
     }
     if (outcome.writes.size === 0 && !needsCheck()) return { done: true, result: outcome.result, revision };
-    const committed = await this.commit(reads, lists, begun.now, outcome.writes);
+    const committed = await this.commit(reads, lists, begun.now, outcome.writes, callDeadline);
     if (committed.ok) return { done: true, result: outcome.result, revision: committed.revision };
     return conflict();
   }
@@ -208,44 +231,7 @@ export class RedisBackend implements Backend {
   }
 
   async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
-    const changes: ChangeRow[] = [];
-    /** rows of the revision being read, sorted by key once it is complete (a large commit spans entries) */
-    let pending: ChangeRow[] = [];
-    const flush = (): boolean => {
-      pending.sort((a, b) => compareKeys(a.key, b.key));
-      for (const row of pending) {
-        if (changes.length >= query.limit) break;
-        changes.push(row);
-      }
-      pending = [];
-      return changes.length >= query.limit;
-    };
-    const batch = Math.min(1000, Math.max(100, query.limit));
-    let start = `${query.after + 1}-0`;
-    for (;;) {
-      // Each call reads the revision and the entries together: once the end of the log is reached, every logged
-      // write at or below that revision has been read.
-      const [rev, compacted, entries] = (await this.redis.script('CHANGES', [start, String(batch)])) as [string, string, Array<[string, string[]]>];
-      const revision = Number(rev);
-      this.see(revision);
-      for (const [id, fields] of entries) {
-        const entryRevision = Number(id.slice(0, id.indexOf('-')));
-        if (pending.length > 0 && pending[0].revision !== entryRevision && flush()) {
-          return { changes, revision, compacted: Number(compacted) };
-        }
-        for (let i = 2; i < fields.length; i += 2) {
-          const key = fields[i];
-          if (compareKeys(key, query.lo) < 0 || compareKeys(key, query.hi) >= 0) continue;
-          const value = fields[i + 1];
-          pending.push({ revision: entryRevision, key, version: parseInt(value, 10), deleted: value.endsWith('d') });
-        }
-      }
-      if (entries.length < batch) {
-        flush();
-        return { changes, revision, compacted: Number(compacted) };
-      }
-      start = `(${entries[entries.length - 1][0]}`;
-    }
+    return this.read(() => readChanges(this.redis, query, (revision) => this.see(revision)));
   }
 
   async pruneChanges(before: number, limit: number): Promise<number> {
@@ -288,6 +274,17 @@ export class RedisBackend implements Backend {
     await this.redis.close();
   }
 
+  /** A read, once more when its connection failed (reset, reconnecting): a read changes nothing, so a retry is safe. */
+  private async read<T>(run: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.options.callBudgetMs;
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof ErrorReply || error instanceof RedisTimeoutError || !(await this.redis.ready(deadline))) throw error;
+      return run();
+    }
+  }
+
   private see(revision: number): void {
     if (revision > this.known) this.known = revision;
   }
@@ -315,16 +312,41 @@ export class RedisBackend implements Backend {
     return listed;
   }
 
-  /** Runs the commit script: checks the read set, then applies `writes` (none: only checks). */
+  /**
+   * Runs the commit script: checks the read set, then applies `writes` (none: only checks). A commit that writes
+   * carries a marker; when its reply is lost, the marker is looked up (see {@link lookUp}) until the call's deadline:
+   * applied, the commit stands; fenced, nothing changed (`Unapplied`); otherwise its fate is unknown.
+   */
   private async commit(
     reads: Map<string, number>,
     lists: Listed[],
     now: number,
     writes: Writes,
+    deadline = Date.now() + this.options.callBudgetMs,
   ): Promise<{ ok: boolean; revision: number }> {
-    const args = commitArgs(reads, lists, now, this.options.maxLogEntries, writes);
-    const [ok, revision] = ((await this.redis.script('COMMIT', args)) as Reply[]).map(Number);
+    const marker = writes.size > 0 ? newMarker(this.options.prefix) : undefined;
+    const args = commitArgs(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS);
+    let reply: number[];
+    try {
+      if (marker) await this.failPoint?.('commit');
+      reply = ((await this.redis.script('COMMIT', args, marker ? [marker] : [])) as Reply[]).map(Number);
+      if (marker) await this.failPoint?.('committed');
+    } catch (error) {
+      if (!marker || notRun(error)) throw new Unapplied(error);
+      const fate = await lookUp(this.redis, marker, deadline + RESOLVE_GRACE_MS, this.failPoint);
+      if (fate === 'unknown') throw new WriteFateUnknown(error);
+      if (fate === 'fenced') throw new Unapplied(error);
+      reply = [1, fate];
+    }
+    const [ok, revision] = reply;
     this.see(revision);
+    if (ok === 2) throw new Unapplied(new Error('the commit was fenced by a lookup of its fate'));
     return { ok: ok === 1, revision };
   }
 }
+
+/** A read's failure changed nothing. */
+const unapplied = <T>(promise: Promise<T>): Promise<T> =>
+  promise.catch((error: unknown) => {
+    throw error instanceof Unapplied ? error : new Unapplied(error);
+  });

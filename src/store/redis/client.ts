@@ -13,6 +13,8 @@ export interface RedisOptions {
   conflictTimeoutMs?: number;
   /** change log entries kept at most, whatever their age (default 100000) */
   maxLogEntries?: number;
+  /** how long a call may try before it answers (ms; default 10000, or the call timeout if longer) */
+  callBudgetMs?: number;
 }
 
 /** A parsed store URL: what the client connects to, and what people are shown (password masked). */
@@ -77,11 +79,16 @@ const newClient = (url: string, connectTimeout: number, connected: () => boolean
   });
 type Client = ReturnType<typeof newClient>;
 
+/** A call that got no answer in time: the connection may be dead without knowing it (a silent partition). */
+export class RedisTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
 /** Rejects when `promise` has not settled within `ms` (the promise itself is left to settle unheard). */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new RedisTimeoutError(`Redis did not answer within ${ms} ms`)), ms);
   });
   promise.catch(() => {});
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
@@ -95,12 +102,16 @@ export function describeError(error: unknown): string {
   return e?.code ?? String(error);
 }
 
-/** One connection to the board's Redis: calls with a timeout, and the board's scripts by SHA. */
+/**
+ * One connection to the board's Redis: calls with a timeout, and the board's scripts by SHA. The client reconnects
+ * by itself when its socket closes; a call that times out replaces the socket too (see {@link renew}), since a
+ * connection cut by a silent partition never closes on its own.
+ */
 export class RedisConnection {
   private readonly shas: Map<ScriptName, string>;
 
   private constructor(
-    private readonly client: Client,
+    private client: Client,
     /** the board's Redis keys, in the order the scripts take them */
     readonly keys: string[],
     readonly timeoutMs: number,
@@ -154,23 +165,54 @@ export class RedisConnection {
    * here.
    */
   async call(args: string[], timeoutMs = this.timeoutMs): Promise<Reply> {
-    return withTimeout(this.client.sendCommand(args, { timeout: timeoutMs }) as Promise<Reply>, timeoutMs);
+    const client = this.client;
+    try {
+      return await withTimeout(client.sendCommand(args, { timeout: timeoutMs }) as Promise<Reply>, timeoutMs);
+    } catch (error) {
+      if (error instanceof RedisTimeoutError) this.renew(client);
+      throw error;
+    }
   }
 
-  /** Runs a script by its SHA, loading it again when the server no longer has it (after a restart). */
-  async script(name: ScriptName, argv: string[]): Promise<Reply> {
-    const args = [String(KEY_NAMES.length), ...this.keys, ...argv];
+  /**
+   * Runs a script by its SHA, loading it again when the server no longer has it (after a restart). `extraKeys` follow
+   * the board's keys (KEYS[8]…).
+   */
+  async script(name: ScriptName, argv: string[], extraKeys: string[] = [], timeoutMs = this.timeoutMs): Promise<Reply> {
+    const args = [String(KEY_NAMES.length + extraKeys.length), ...this.keys, ...extraKeys, ...argv];
     const sha = this.shas.get(name);
     if (sha !== undefined) {
       try {
-        return await this.call(['EVALSHA', sha, ...args]);
+        return await this.call(['EVALSHA', sha, ...args], timeoutMs);
       } catch (error) {
         if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
       }
     }
-    const loaded = String(await this.call(['SCRIPT', 'LOAD', SCRIPTS[name]]));
+    const loaded = String(await this.call(['SCRIPT', 'LOAD', SCRIPTS[name]], timeoutMs));
     this.shas.set(name, loaded);
-    return this.call(['EVALSHA', loaded, ...args]);
+    return this.call(['EVALSHA', loaded, ...args], timeoutMs);
+  }
+
+  /** Whether calls can be sent now (connected), waiting for a reconnect until `deadline`. */
+  async ready(deadline: number): Promise<boolean> {
+    while (!this.client.isReady) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return true;
+  }
+
+  /**
+   * Replaces a client whose call timed out by a fresh one (which keeps reconnecting by itself) and drops the old
+   * socket, so that nothing sent on it can still arrive later. Calls fail fast (offline) until the new one is ready.
+   */
+  private renew(stale: Client): void {
+    if (stale !== this.client) return;
+    const fresh = stale.duplicate();
+    fresh.on('error', () => {});
+    this.client = fresh;
+    fresh.connect().catch(() => {});
+    stale.destroy();
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 // The Redis backend's records and read sets: record text, listing replies, and the commit script's arguments.
 import { decodeRecord } from '../codec.js';
 import { compareKeys } from '../keys.js';
-import type { RangeQuery, StoredRecord, Writes } from '../types.js';
+import type { RedisConnection } from './client.js';
+import type { ChangeQuery, ChangeRow, RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
 export const revOf = (raw: string | null | undefined): number => {
@@ -57,9 +58,10 @@ export function commitArgs(
   now: number,
   maxLogEntries: number,
   writes: Writes,
+  markerTtlMs = 0,
 ): string[] {
   const checked = lists.filter((list) => list.args.length > 0);
-  const args = [String(now), String(maxLogEntries), String(reads.size), String(checked.length)];
+  const args = [String(now), String(maxLogEntries), String(reads.size), String(checked.length), String(markerTtlMs)];
   for (const [key, rev] of reads) args.push(key, String(rev));
   for (const list of checked) {
     args.push(...list.args, String(list.seen.length));
@@ -83,4 +85,53 @@ export function commitArgs(
     );
   }
   return args;
+}
+
+/**
+ * The change log after `query.after`, read in batches (each batch reads the revision and the entries together: once
+ * the end of the log is reached, every logged write at or below that revision has been read).
+ */
+export async function readChanges(
+  redis: RedisConnection,
+  query: ChangeQuery,
+  see: (revision: number) => void,
+): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
+  const changes: ChangeRow[] = [];
+  /** rows of the revision being read, sorted by key once it is complete (a large commit spans entries) */
+  let pending: ChangeRow[] = [];
+  const flush = (): boolean => {
+    pending.sort((a, b) => compareKeys(a.key, b.key));
+    for (const row of pending) {
+      if (changes.length >= query.limit) break;
+      changes.push(row);
+    }
+    pending = [];
+    return changes.length >= query.limit;
+  };
+  const batch = Math.min(1000, Math.max(100, query.limit));
+  let start = `${query.after + 1}-0`;
+  for (;;) {
+    // Each call reads the revision and the entries together: once the end of the log is reached, every logged
+    // write at or below that revision has been read.
+    const [rev, compacted, entries] = (await redis.script('CHANGES', [start, String(batch)])) as [string, string, Array<[string, string[]]>];
+    const revision = Number(rev);
+    see(revision);
+    for (const [id, fields] of entries) {
+      const entryRevision = Number(id.slice(0, id.indexOf('-')));
+      if (pending.length > 0 && pending[0].revision !== entryRevision && flush()) {
+        return { changes, revision, compacted: Number(compacted) };
+      }
+      for (let i = 2; i < fields.length; i += 2) {
+        const key = fields[i];
+        if (compareKeys(key, query.lo) < 0 || compareKeys(key, query.hi) >= 0) continue;
+        const value = fields[i + 1];
+        pending.push({ revision: entryRevision, key, version: parseInt(value, 10), deleted: value.endsWith('d') });
+      }
+    }
+    if (entries.length < batch) {
+      flush();
+      return { changes, revision, compacted: Number(compacted) };
+    }
+    start = `(${entries[entries.length - 1][0]}`;
+  }
 }

@@ -13,11 +13,16 @@
  *               `<revision>-<n>`; field `""` holds the commit time, then one field per logged key whose value is the
  *               version, suffixed `d` for a deletion
  * - `compacted` the highest revision whose log entries were pruned
+ * - `fate:ID`   a write's marker, set by the commit script that applied it (its revision), or a fence set by a
+ *               lookup that found none (`fenced`: that commit can no longer apply); both expire on their own
  */
 export const KEY_NAMES = ['rev', 'rec', 'idx', 'exp', 'tomb', 'log', 'compacted'] as const;
 
 /** Redis keys of the board `prefix`, in the order every script receives them. */
 export const keysOf = (prefix: string): string[] => KEY_NAMES.map((name) => `{${prefix}}:${name}`);
+
+/** The marker key of one write (passed to the commit and lookup scripts as KEYS[8]). */
+export const fateKeyOf = (prefix: string, id: string): string => `{${prefix}}:fate:${id}`;
 
 /** How many logged keys one stream entry holds (Lua's `unpack` has a stack limit). */
 export const LOG_CHUNK = 1000;
@@ -85,14 +90,18 @@ return out`;
  * bumps the revision, appends the logged writes to the stream, applies the writes and trims the stream to its
  * bound. Returns `{1, revision}`, or `{0, revision}` on a conflict (nothing written).
  *
- * ARGV: now, maxLogEntries, readCount, listCount, (key, rev)×readCount,
+ * A write names its marker key as KEYS[8]: the script applies nothing when the marker already exists (a lookup fenced
+ * it: `{2, revision}`), and sets it to the revision, expiring after ARGV[5] ms, atomically with the writes.
+ *
+ * ARGV: now, maxLogEntries, readCount, listCount, markerTtlMs, (key, rev)×readCount,
  * (start, stop, limit, now, rowCount, (key, rev)×rowCount)×listCount, then per write:
  * key, body (the record's JSON text without its leading `{`; empty = remove), exp (empty = none),
  * tombstone time (empty = not a tombstone), log value (empty = not logged).
  */
 export const COMMIT = `${SCAN}
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
-local i = 5
+if KEYS[8] and redis.call('EXISTS', KEYS[8]) == 1 then return {2, rev} end
+local i = 6
 for _ = 1, tonumber(ARGV[3]) do
   if revOf(redis.call('HGET', KEYS[2], ARGV[i])) ~= tonumber(ARGV[i + 1]) then return {0, rev} end
   i = i + 2
@@ -109,6 +118,7 @@ for _ = 1, tonumber(ARGV[4]) do
 end
 if i > #ARGV then return {1, rev} end
 rev = redis.call('INCR', KEYS[1])
+if KEYS[8] then redis.call('SET', KEYS[8], rev, 'PX', ARGV[5]) end
 local at = ARGV[1]
 local seq = 0
 local batch = {}
@@ -193,9 +203,20 @@ redis.call('XTRIM', KEYS[6], 'MINID', lastRev .. '-' .. (seq + 1))
 if lastRev > tonumber(redis.call('GET', KEYS[7]) or '0') then redis.call('SET', KEYS[7], lastRev) end
 return rows`;
 
+/**
+ * What became of a write whose reply was lost: its marker (KEYS[8]) holds its revision if it applied; if there is
+ * none, a fence is set in its place (expiring after ARGV[1] ms), so that a commit script still on its way can no
+ * longer apply. Returns the revision, or `fenced`.
+ */
+export const RESOLVE = `
+local found = redis.call('GET', KEYS[8])
+if found then return found end
+redis.call('SET', KEYS[8], 'fenced', 'PX', ARGV[1])
+return 'fenced'`;
+
 /** Where the follower stands: `{revision, compacted}`. */
 export const POSITION = `
 return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[7]) or '0'}`;
 
-export const SCRIPTS = { BEGIN, LIST, COMMIT, CHANGES, PRUNE, POSITION } as const;
+export const SCRIPTS = { BEGIN, LIST, COMMIT, CHANGES, PRUNE, POSITION, RESOLVE } as const;
 export type ScriptName = keyof typeof SCRIPTS;

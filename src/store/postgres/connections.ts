@@ -1,0 +1,107 @@
+// The Postgres backend's connections: the pool, fresh connections past it, and statements bounded by a call's time.
+import pg from 'pg';
+import { boundedQuery, CALL_BUDGET_MS, isDriverError } from './fate.js';
+import type { PostgresUrl } from './schema.js';
+
+/** A connection lent to one call, and how to give it back (with the error that broke it: then it is discarded). */
+export interface Lent {
+  client: pg.ClientBase;
+  done(error?: Error): void;
+}
+
+/**
+ * The pool, and fresh connections beside it. A connection that breaks is dropped (idle: by the pool; lent: when given
+ * back with its error) and never reused; a call retried after a broken connection takes a fresh one, not another idle
+ * one of the pool that may have broken the same way (a reset or a partition breaks them all).
+ */
+export class Connections {
+  readonly config: pg.ClientConfig;
+  readonly pool: pg.Pool;
+  readonly statementTimeoutMs: number;
+  readonly queryTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+
+  constructor(
+    parsed: PostgresUrl,
+    private readonly budgetMs = Math.max(CALL_BUDGET_MS, parsed.statementTimeoutMs),
+  ) {
+    this.config = {
+      connectionString: parsed.connectionString,
+      connectionTimeoutMillis: parsed.connectTimeoutMs,
+      statement_timeout: parsed.statementTimeoutMs,
+      // A host that freezes mid-transaction must not hold the store's lock for long.
+      idle_in_transaction_session_timeout: parsed.statementTimeoutMs + 5000,
+      // The client gives up a little after the server would, also when the server is unreachable mid-query.
+      query_timeout: parsed.statementTimeoutMs + 2000,
+      // Keeps idle connections alive through NATs and load balancers, and finds dead ones.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: 'mcp-blackboard',
+    };
+    this.statementTimeoutMs = parsed.statementTimeoutMs;
+    this.queryTimeoutMs = parsed.statementTimeoutMs + 2000;
+    this.connectTimeoutMs = parsed.connectTimeoutMs;
+    // Idle connections are closed after 10 s, before a middlebox's idle timeout is likely to have cut them.
+    this.pool = new pg.Pool({ ...this.config, max: parsed.poolMax, idleTimeoutMillis: 10_000 });
+    // Its 'error' events must never go unheard: that would end the process.
+    this.pool.on('error', () => {});
+    this.pool.on('connect', (client) => client.on('error', () => {}));
+  }
+
+  /** When a call that starts now must have answered (its attempts; finding out a write's fate may take a little more). */
+  deadline(): number {
+    return Date.now() + this.budgetMs;
+  }
+
+  /** A pooled connection, or a fresh one (connecting within the call's time). */
+  async lend(fresh: boolean, deadline: number): Promise<Lent> {
+    if (!fresh) {
+      const pooled = await this.pool.connect();
+      return { client: pooled, done: (error) => pooled.release(error) };
+    }
+    const own = this.fresh(deadline);
+    await own.connect();
+    return { client: own, done: () => void own.end().catch(() => {}) };
+  }
+
+  /** An unconnected client of its own, connecting within the call's time. */
+  fresh(deadline: number): pg.Client {
+    const remaining = Math.max(1, deadline - Date.now());
+    const client = new pg.Client({ ...this.config, connectionTimeoutMillis: Math.min(this.connectTimeoutMs, remaining) });
+    client.on('error', () => {});
+    return client;
+  }
+
+  /** A statement on `client` bounded by the call's deadline as well as the connection's own timeout. */
+  query<R extends pg.QueryResultRow>(client: pg.ClientBase, deadline: number, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return boundedQuery<R>(client, text, values, this.queryTimeoutMs, deadline);
+  }
+
+  /**
+   * One statement outside a transaction, bounded by the call's time; once more on a fresh connection when the first
+   * failed on its connection (broken while idle in the pool, reset): a read changes nothing, so a retry is safe.
+   */
+  async read<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    const deadline = this.deadline();
+    const pooled = await this.pool.connect();
+    try {
+      const result = await this.query<R>(pooled, deadline, text, values);
+      pooled.release();
+      return result;
+    } catch (error) {
+      pooled.release(error as Error);
+      if (!isDriverError(error) || Date.now() > deadline - 200) throw error;
+    }
+    const own = this.fresh(deadline);
+    try {
+      await own.connect();
+      return await this.query<R>(own, deadline, text, values);
+    } finally {
+      own.end().catch(() => {});
+    }
+  }
+
+  async end(): Promise<void> {
+    await this.pool.end().catch(() => {});
+  }
+}

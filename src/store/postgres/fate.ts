@@ -1,0 +1,99 @@
+// Where a Postgres write failed and what became of it: driver errors, the call's time, and a transaction's fate.
+import pg from 'pg';
+
+/** The moments of a write a test may break the connection at (see `PostgresOptions.failPoint`). */
+export type FailPoint = 'begin' | 'commit' | 'committed' | 'doorbell' | 'resolve';
+
+/** A write's fate once the connection broke after its COMMIT was sent. */
+export type Fate = 'committed' | 'aborted' | 'unknown';
+
+/** How long a call may spend on its attempts (a retry included), and how much longer on finding out a write's fate. */
+export const CALL_BUDGET_MS = 10_000;
+export const RESOLVE_GRACE_MS = 3000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Errors of the connection itself (refused, reset, timed out), as opposed to an SQL error or a caller's error. */
+export function isDriverError(error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) {
+    // The server ending the session (shutdown, crash of another backend, terminated): the connection is gone.
+    return /^(57P|08)/.test(error.code ?? '');
+  }
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) return true;
+  return typeof e?.message === 'string' && /Connection terminated|timeout|not queryable|Client was closed/i.test(e.message);
+}
+
+/** A query bounded by the call's deadline as well as the connection's own timeout. */
+export function boundedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  client: pg.ClientBase,
+  text: string,
+  values: unknown[] | undefined,
+  ownTimeoutMs: number,
+  deadline: number,
+): Promise<pg.QueryResult<R>> {
+  const query_timeout = Math.max(1, Math.min(ownTimeoutMs, deadline - Date.now()));
+  return client.query<R>({ text, values, query_timeout } as pg.QueryConfig);
+}
+
+/**
+ * Finds out whether transaction `xid` committed, on fresh connections, until `deadline`. A transaction still in
+ * progress (its server process has not yet noticed that the connection is gone, or is waiting behind a partition) is
+ * ended by terminating that process, so that it can never commit later: then its status is final. A transaction id
+ * "in the future" was lost in a crash before its commit record was written: aborted.
+ */
+export async function resolveFate(
+  config: pg.ClientConfig,
+  xid: string,
+  pid: number | null,
+  deadline: number,
+  failPoint?: (point: FailPoint) => void | Promise<void>,
+): Promise<Fate> {
+  for (let pause = 50; Date.now() < deadline; pause = Math.min(pause * 2, 500)) {
+    const remaining = deadline - Date.now();
+    const client = new pg.Client({
+      ...config,
+      connectionTimeoutMillis: Math.max(1, Math.min(Number(config.connectionTimeoutMillis ?? remaining), remaining)),
+      query_timeout: Math.max(1, remaining),
+    });
+    client.on('error', () => {});
+    try {
+      await failPoint?.('resolve');
+      await client.connect();
+      while (Date.now() < deadline) {
+        let status: string | null;
+        try {
+          const { rows } = await client.query<{ status: string | null }>('SELECT pg_xact_status($1::xid8) AS status', [xid]);
+          status = rows[0]?.status ?? null;
+        } catch (error) {
+          if (error instanceof pg.DatabaseError && /in the future/.test(error.message)) return 'aborted';
+          throw error;
+        }
+        if (status === 'committed') return 'committed';
+        if (status === 'aborted') return 'aborted';
+        if (status !== 'in progress' || pid === null) break;
+        await client.query(
+          `SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity WHERE pid = $1 AND backend_xid = $2::xid8::xid`,
+          [pid, xid],
+        );
+        await sleep(20);
+      }
+    } catch {
+      // unreachable or failed again: try once more after a pause, while there is time
+    } finally {
+      client.end().catch(() => {});
+    }
+    await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
+  }
+  return 'unknown';
+}
+
+/** One line naming the cause of a failed open: the driver's message, or each address tried when all were refused. */
+export function describeError(error: unknown): string {
+  const errors = (error as { errors?: unknown[] } | null)?.errors;
+  if (Array.isArray(errors) && errors.length > 0) {
+    return [...new Set(errors.map((e) => (e as Error).message))].join('; ');
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] || String((error as { code?: unknown })?.code ?? 'unknown error');
+}

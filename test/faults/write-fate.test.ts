@@ -1,0 +1,230 @@
+// Each failure point of a write on Postgres and Redis (before send, after the commit was sent, its reply lost, during
+// the doorbell, and a fate that cannot be looked up): the reply tells the truth and the store agrees.
+import { createClient } from '@redis/client';
+import type pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BlackboardError } from '../../src/errors.js';
+import { PostgresBackend } from '../../src/store/postgres/backend.js';
+import type { FailPoint as PgPoint } from '../../src/store/postgres/fate.js';
+import { RedisBackend } from '../../src/store/redis/backend.js';
+import type { FailPoint as RedisPoint } from '../../src/store/redis/fate.js';
+import { commitArgs } from '../../src/store/redis/records.js';
+import { keysOf, SCRIPTS } from '../../src/store/redis/scripts.js';
+import type { CommitEvent } from '../../src/store/types.js';
+import { VersionedStore } from '../../src/store/versioned-store.js';
+import { withFreshSchema } from '../services/postgres.js';
+
+const PG = process.env.BLACKBOARD_TEST_POSTGRES_URL;
+/** a shorter call budget than the default 10 s keeps the unknown-fate cases quick; they still answer within it + 3 s */
+const BUDGET_MS = 2000;
+const REDIS = process.env.BLACKBOARD_TEST_REDIS_URL;
+
+type Point = PgPoint | RedisPoint;
+/** Decides, at each failure point, whether to break the connection there (`times` left per point). */
+class Faults {
+  private readonly left = new Map<Point, number>();
+  readonly hit: Point[] = [];
+  at(point: Point, times = 1): this {
+    this.left.set(point, times);
+    return this;
+  }
+  clear(): void {
+    this.left.clear();
+  }
+  /** whether to fail now at `point` (counts it down) */
+  take(point: Point): boolean {
+    const n = this.left.get(point) ?? 0;
+    if (n <= 0) return false;
+    this.left.set(point, n - 1);
+    this.hit.push(point);
+    return true;
+  }
+}
+
+const reset = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+/** Breaks a pg connection for real: its socket is gone, as after a reset. */
+const breakSocket = (client: pg.ClientBase): void => (Reflect.get(client, 'connection') as { stream: { destroy(): void } }).stream.destroy();
+
+interface Harness {
+  store: VersionedStore;
+  faults: Faults;
+  /** a second store on the same data, with no faults (another process) */
+  other: VersionedStore;
+}
+
+const stores: VersionedStore[] = [];
+afterAll(async () => {
+  await Promise.allSettled(stores.map((s) => s.close()));
+});
+
+async function postgres(): Promise<Harness> {
+  const url = withFreshSchema(PG!);
+  const faults = new Faults();
+  const failPoint = (point: PgPoint, client: pg.ClientBase): void => {
+    if (!faults.take(point)) return;
+    if (point === 'resolve') throw reset(); // the database cannot be reached to look the fate up
+    breakSocket(client);
+    // After the commit was answered, the reply is what gets lost: the call sees the reset.
+    if (point === 'committed') throw reset();
+  };
+  const store = new VersionedStore(await PostgresBackend.open(url, { failPoint, safetyPollMs: 200, callBudgetMs: BUDGET_MS }), { sweepIntervalMs: 0 });
+  const other = new VersionedStore(await PostgresBackend.open(url, { safetyPollMs: 200 }), { sweepIntervalMs: 0 });
+  stores.push(store, other);
+  return { store, faults, other };
+}
+
+let prefixes = 0;
+async function redis(): Promise<Harness> {
+  const url = `${REDIS}?prefix=fate${Date.now().toString(36)}${prefixes++}`;
+  const faults = new Faults();
+  const backend = await RedisBackend.open(url, { callBudgetMs: BUDGET_MS });
+  // A throw at a point is a reset there: before the script was sent ('begin', 'commit': it never arrived), after it
+  // was answered ('committed': the reply is lost), or while looking the fate up ('resolve').
+  backend.failPoint = (point) => {
+    if (faults.take(point)) throw reset();
+  };
+  const store = new VersionedStore(backend, { sweepIntervalMs: 0 });
+  const other = new VersionedStore(await RedisBackend.open(url), { sweepIntervalMs: 0 });
+  stores.push(store, other);
+  return { store, faults, other };
+}
+
+const increment = (store: VersionedStore, idempotencyKey?: string) =>
+  store.transact((tx) => tx.update('n', 'increment', 1, { by: 'test' }), { idempotencyKey, prefetch: ['n'] });
+const failure = async (promise: Promise<unknown>): Promise<BlackboardError> => {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(BlackboardError);
+  return error as BlackboardError;
+};
+
+for (const [name, available, open] of [
+  ['postgres', PG, postgres],
+  ['redis', REDIS, redis],
+] as const) {
+  describe(`${name}: a write's fate at each failure point`, () => {
+    it.skipIf(!available)('a reset before anything was sent costs nothing: the write is retried on a fresh connection', async () => {
+      const { store, faults, other } = await open();
+      faults.at('begin');
+      const { result, revision } = await increment(store);
+      expect(faults.hit).toEqual(['begin']);
+      expect(result).toMatchObject({ value: 1, version: 1 });
+      expect(await other.get('n')).toMatchObject({ value: 1, version: 1 });
+      expect(await other.revision()).toBe(revision);
+    });
+
+    it.skipIf(!available)('failing again on the retry: "nothing was changed", and nothing was', async () => {
+      const { store, faults, other } = await open();
+      await increment(store);
+      faults.at('begin', 2);
+      const error = await failure(increment(store));
+      expect(error.code).toBe('STORE_UNAVAILABLE');
+      expect(error.message).toMatch(/Nothing was changed/);
+      expect(error.details?.outcome).toBeUndefined();
+      expect(await other.get('n')).toMatchObject({ value: 1 });
+    });
+
+    it.skipIf(!available)('a connection broken as the commit is sent (it never arrived): looked up, not applied, retried once', async () => {
+      const { store, faults, other } = await open();
+      faults.at('commit');
+      const { result, revision } = await increment(store);
+      expect(faults.hit).toEqual(['commit']);
+      expect(result).toMatchObject({ value: 1, version: 1 });
+      expect(await other.get('n')).toMatchObject({ value: 1, version: 1, revision });
+      // Both attempts cut there: the truth is that nothing changed.
+      faults.at('commit', 2);
+      const error = await failure(increment(store));
+      expect(error.message).toMatch(/Nothing was changed/);
+      expect(await other.get('n')).toMatchObject({ value: 1 });
+    });
+
+    it.skipIf(!available)('the commit applied but its reply was lost: looked up and answered as a success with its revision', async () => {
+      const { store, faults, other } = await open();
+      await increment(store);
+      faults.at('committed');
+      const { result, revision } = await increment(store);
+      expect(faults.hit).toEqual(['committed']);
+      expect(result).toMatchObject({ value: 2, version: 2 });
+      expect(await other.get('n')).toMatchObject({ value: 2, version: 2, revision });
+      expect(await other.revision()).toBe(revision);
+    });
+
+    it.skipIf(!available)('a fate that cannot be looked up in time is "unknown"; the same idempotencyKey then applies it exactly once', async () => {
+      const { store, faults, other } = await open();
+      // Applied, reply lost, the store unreachable for the lookup: unknown; the retry replays the first result.
+      faults.at('committed').at('resolve', 1000);
+      const started = Date.now();
+      const error = await failure(increment(store, 'idem:a'));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS);
+      expect(Date.now() - started).toBeLessThan(BUDGET_MS + 3000 + 1000);
+      expect(error.code).toBe('STORE_UNAVAILABLE');
+      expect(error.details?.outcome).toBe('unknown');
+      expect(error.message).toMatch(/may or may not have been applied; retry with the same idempotencyKey/);
+      expect(error.message).not.toMatch(/Nothing was changed/);
+      expect(await other.get('n')).toMatchObject({ value: 1 });
+      faults.clear();
+      const again = await increment(store, 'idem:a');
+      expect(again.result).toMatchObject({ value: 1, version: 1 });
+      expect(await other.get('n')).toMatchObject({ value: 1, version: 1 });
+
+      // Cut as it was sent (never applied), lookup impossible: unknown too; the retry applies it, once.
+      faults.at('commit').at('resolve', 1000);
+      expect((await failure(increment(store, 'idem:b'))).details?.outcome).toBe('unknown');
+      expect(await other.get('n')).toMatchObject({ value: 1 });
+      faults.clear();
+      expect((await increment(store, 'idem:b')).result).toMatchObject({ value: 2, version: 2 });
+      expect((await increment(store, 'idem:b')).result).toMatchObject({ value: 2, version: 2 });
+      expect(await other.get('n')).toMatchObject({ value: 2, version: 2 });
+    }, 40_000);
+  });
+}
+
+describe('postgres: the doorbell after a commit', () => {
+  it.skipIf(!PG)('a connection broken during the doorbell leaves the write applied and acknowledged; others still hear of it', async () => {
+    const { store, faults, other } = await postgres();
+    const heard: CommitEvent[] = [];
+    const unsubscribe = other.backend.onForeignCommit((event) => heard.push(event));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the listener connects
+    faults.at('doorbell');
+    const { result, revision } = await increment(store);
+    expect(faults.hit).toEqual(['doorbell']);
+    expect(result).toMatchObject({ value: 1 });
+    expect(await other.get('n')).toMatchObject({ value: 1, revision });
+    // No doorbell rang: the other store's safety poll finds the commit in the change log.
+    const deadline = Date.now() + 3000;
+    while (!heard.some((e) => 'keys' in e && e.revision === revision && e.keys.includes('n')) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    unsubscribe();
+    expect(heard.some((e) => 'keys' in e && e.revision === revision)).toBe(true);
+  });
+});
+
+describe('redis: the fence', () => {
+  it.skipIf(!REDIS)('a commit script that arrives after its lookup fenced it applies nothing; one that was not fenced leaves its marker', async () => {
+    const prefix = `fence${Date.now().toString(36)}`;
+    const keys = keysOf(prefix);
+    const client = createClient({ url: REDIS, RESP: 2 });
+    await client.connect();
+    try {
+      const write = (value: number) =>
+        new Map([['k', { record: { v: value, ver: value, at: Date.now(), by: 't' }, log: true }]]);
+      const run = (marker: string, value: number) =>
+        client.sendCommand(['EVAL', SCRIPTS.COMMIT, String(keys.length + 1), ...keys, marker, ...commitArgs(new Map(), [], Date.now(), 0, write(value), 60_000)]);
+      // Looked up first: the lookup fences the marker, the late script then applies nothing.
+      expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:a`, '60000'])).toBe('fenced');
+      expect(await run(`{${prefix}}:fate:a`, 1)).toEqual([2, 0]);
+      expect(await client.sendCommand(['HGET', keys[1], 'k'])).toBeNull();
+      // Applied first: its marker holds its revision, and the lookup finds it.
+      expect(await run(`{${prefix}}:fate:b`, 1)).toEqual([1, 1]);
+      expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:b`, '60000'])).toBe('1');
+      const ttl = Number(await client.sendCommand(['PTTL', `{${prefix}}:fate:b`]));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    } finally {
+      await client.close();
+    }
+  });
+});
