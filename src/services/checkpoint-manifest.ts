@@ -119,7 +119,7 @@ export async function newestIndexEntries(
   const all = keys.checkpointIndexRange(thread);
   const hi = opts.before !== undefined ? keys.checkpointIndex(thread, opts.before) : all.hi;
   const top = opts.before !== undefined ? revisionOf(opts.before) : opts.top;
-  for (let width = Math.max(64, opts.limit * 4); ; width *= 4) {
+  for (let width = Math.max(16, opts.limit * 4); ; width *= 4) {
     const from = top - width;
     const lo = from <= 0 ? all.lo : keys.checkpointIndex(thread, idAt(from, ''));
     const rows = await read({ lo, hi });
