@@ -19,6 +19,8 @@ const FLOOR = join(here, 'floor-server.mjs');
 const SERVER_MEMORY = join(here, '..', 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
 const MEMORY_KEEPER = join(here, '..', 'node_modules', 'mcp-memory-keeper', 'dist', 'index.js');
 const QUICK = process.env.BENCH_QUICK === '1';
+// BENCH_ONLY=watch,concurrency,... runs only those sections (latency, watch, concurrency, scale, peers)
+const want = (section) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(section);
 const ROUNDS = QUICK ? 3 : 9;
 const CALLS = QUICK ? 60 : 200; // sequential calls per series; a round runs one series of the floor and one of the operation
 const HEADLINE_KEYS = 1_000;
@@ -31,6 +33,7 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((xs.length * p) / 100) - 1)];
 const r2 = (x) => Math.round(x * 100) / 100;
 const r3 = (x) => Math.round(x * 1000) / 1000;
 const log = (...a) => console.error('[bench]', ...a);
@@ -169,6 +172,7 @@ for (const store of stores) {
   const out = (results.stores[store.name] = {});
 
   // Latency against the floor, at 1,000 keys.
+  if (want('latency')) {
   log(`${store.name}: latency against the SDK floor, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
   {
     const url = store.url('headline');
@@ -202,16 +206,17 @@ for (const store of stores) {
     await normal?.close();
     await memory?.close();
   }
+  }
 
   // Cross-process watch wake-up: a watch in one process, a write in another after a random 5-45 ms pause.
+  if (want('watch')) {
   log(`${store.name}: cross-process watch wake-up`);
-  {
     const url = store.url('watch');
     const a = await ours(url);
     const b = await ours(url);
     const afterReply = [];
     const afterSend = [];
-    const trials = QUICK ? 20 : 60;
+    const trials = QUICK ? 20 : 200;
     for (let i = 0; i < trials + 5; i++) {
       const key = `w${i}`;
       let woke = 0;
@@ -225,14 +230,14 @@ for (const store of stores) {
       afterReply.push(woke - replied);
       afterSend.push(woke - sent);
     }
-    out.watch = { afterReplyMs: r2(median(afterReply)), afterSendMs: r2(median(afterSend)), trials };
+    out.watch = { afterReplyMs: r2(median(afterReply)), afterReplyP99Ms: r2(pct(afterReply, 99)), afterSendMs: r2(median(afterSend)), afterSendP99Ms: r2(pct(afterSend, 99)), trials };
     await a.close();
     await b.close();
   }
 
   // 8 processes x 4 in flight incrementing one key, against the same harness driving no-op servers.
+  if (want('concurrency')) {
   log(`${store.name}: 8 processes x 4 in flight on one key, against 8 no-op servers`);
-  {
     const processes = 8;
     const lanes = 4;
     const per = QUICK ? 40 : 200; // calls per process per run
@@ -268,7 +273,7 @@ for (const store of stores) {
 
   // Scale: the same operations at growing sizes, each against the floor in interleaved rounds.
   out.scale = [];
-  for (const n of store.scales) {
+  for (const n of want('scale') ? store.scales : []) {
     log(`${store.name}: scale, ${n} keys`);
     const url = store.url(`scale-${n}`);
     const t = performance.now();
@@ -293,7 +298,7 @@ for (const store of stores) {
 }
 
 // Peers: the same number of entries, their write and read tools against ours, interleaved.
-for (const n of PEER_SIZES) {
+for (const n of want('peers') ? PEER_SIZES : []) {
   log(`peers at ${n} entries: @modelcontextprotocol/server-memory, mcp-memory-keeper, ours`);
   // Both peers are filled by writing their own files directly (their write tools would take minutes at 50 k),
   // in the formats they write themselves: server-memory's JSONL lines, mcp-memory-keeper's context_items rows.
@@ -345,7 +350,9 @@ const names = stores.map((s) => s.name);
 const cell = (value, met) => (value === undefined ? 'n/a' : `${value} ${met ? 'met' : 'MISSED'}`);
 // rows whose function returns undefined for a store print n/a (e.g. --sync is SQLite's only)
 const table = [];
-const row = (figure, target, fn) => table.push([figure, target, ...names.map((n) => fn(results.stores[n], n) ?? 'n/a')]);
+// a section that was not run (BENCH_ONLY) prints n/a
+const safe = (fn) => { try { return fn(); } catch { return undefined; } };
+const row = (figure, target, fn) => table.push([figure, target, ...names.map((n) => safe(() => fn(results.stores[n], n)) ?? 'n/a')]);
 const fsyncMedian = r3(median(fsyncMs));
 row('state_get / floor', '<= 1.2x', (s) => cell(`${s.latency.state_get.ratio}x (${s.latency.state_get.ms} ms)`, s.latency.state_get.ratio <= 1.2));
 row('durable state_set / (floor + fdatasync)', '<= 1.25x', (s, n) =>
@@ -357,7 +364,7 @@ row('memory:// state_get / floor (tools alone)', 'info', (s, n) => (n === 'sqlit
 row('memory:// state_set / floor (tools alone)', 'info', (s, n) => (n === 'sqlite' ? `${s.latency.memory_set.ratio}x (${s.latency.memory_set.ms} ms)` : undefined));
 row('state_update increment / floor', 'info', (s) => `${s.latency.state_update.ratio}x (${s.latency.state_update.ms} ms)`);
 row('state_list 100 / floor', 'info', (s) => `${s.latency.state_list.ratio}x (${s.latency.state_list.ms} ms)`);
-row('watch wake-up after the write reply', '<= 5 ms median', (s) => cell(`${s.watch.afterReplyMs} ms`, s.watch.afterReplyMs <= 5));
+row('watch wake-up after the write reply, p50 / p99', '<= 5 ms p99', (s) => cell(`${s.watch.afterReplyMs} / ${s.watch.afterReplyP99Ms} ms`, s.watch.afterReplyP99Ms <= 5));
 row('8 procs x 4 in flight, one key / no-op ceiling', '>= 0.25x, exact', (s) =>
   cell(`${s.concurrency.ratio}x (${s.concurrency.opsPerSecond} of ${s.concurrency.ceilingOpsPerSecond} ops/s)${s.concurrency.exact ? ', exact' : ', LOST UPDATES'}`, s.concurrency.ratio >= 0.25 && s.concurrency.exact));
 for (const op of ['state_get', 'state_set', 'state_update', 'state_list']) {
@@ -375,7 +382,7 @@ row('scale peak RSS', '<= 200 MB', (s) => {
 
 const lines = [];
 lines.push(`mcp-blackboard benchmark (${QUICK ? 'quick' : 'full'}): node ${process.version}, ${cpus().length} CPUs; medians of per-round ratios, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
-lines.push(`floor = the SDK's own stdio server with one no-op tool: ${results.stores.sqlite.latency.state_get.baseMs} ms per call; one fdatasync on the store's disk: ${fsyncMedian} ms`);
+lines.push(`floor = the SDK's own stdio server with one no-op tool: ${results.stores.sqlite.latency?.state_get.baseMs ?? 'n/a'} ms per call; one fdatasync on the store's disk: ${fsyncMedian} ms`);
 lines.push('');
 const widths = [48, 18, ...names.map(() => 44)];
 const fmt = (cols) => cols.map((c, i) => String(c).padEnd(widths[i])).join(' ').trimEnd();
@@ -398,7 +405,7 @@ for (const p of results.peers) {
     lines.push(`  ${String(p.entries).padStart(6)} entries, ${label.padEnd(50)} theirs ${String(v.theirsMs).padStart(8)} ms, ours ${String(v.oursMs).padStart(6)} ms -> ${v.speedup}x ${v.speedup > 1 ? 'met' : 'MISSED'}`);
   }
 }
-lines.push(`peers: ${peersMet ? 'met' : 'MISSED'}`);
+if (results.peers.length > 0) lines.push(`peers: ${peersMet ? 'met' : 'MISSED'}`);
 results.table = table;
 results.fdatasyncMs = fsyncMedian;
 console.log(lines.join('\n'));
@@ -407,7 +414,7 @@ writeFileSync(join(here, 'results', 'latest.json'), `${JSON.stringify(results, n
 console.log('\nwrote bench/results/latest.json');
 for (const handle of [...running]) await handle.close().catch(() => {});
 rmSync(work, { recursive: true, force: true });
-if (Object.values(results.stores).some((s) => !s.concurrency.exact)) {
+if (Object.values(results.stores).some((s) => s.concurrency && !s.concurrency.exact)) {
   console.error('LOST UPDATES: a final count is not exact');
   process.exit(1);
 }

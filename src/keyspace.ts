@@ -121,6 +121,7 @@ export const FAMILY = {
   thread: 'thread',
   checkpoint: 'cp',
   checkpointIndex: 'cp-index',
+  checkpointHead: 'cp-head',
   blob: 'cp-blob',
   blobRefs: 'cp-ref',
 } as const;
@@ -211,6 +212,10 @@ export class Keys {
   checkpointIndexRange(thread: string): KeyRange {
     return familyRange(this.namespace, FAMILY.checkpointIndex, thread);
   }
+  /** A thread's checkpoint count and newest checkpoint id (what a save needs without listing them all). */
+  checkpointHead(thread: string): string {
+    return familyKey(this.namespace, FAMILY.checkpointHead, THREAD_OWNER, thread);
+  }
   blob(hash: string): string {
     return familyKey(this.namespace, FAMILY.blob, 'v', hash);
   }
@@ -235,7 +240,7 @@ export class Keys {
   }
   /** Checkpoints' own records: left out of namespace exports. */
   isCheckpointRecord(relative: string): boolean {
-    return isFamilyRelative(relative, [FAMILY.checkpoint, FAMILY.checkpointIndex, FAMILY.blob, FAMILY.blobRefs]);
+    return isFamilyRelative(relative, [FAMILY.checkpoint, FAMILY.checkpointIndex, FAMILY.checkpointHead, FAMILY.blob, FAMILY.blobRefs]);
   }
 
   /**

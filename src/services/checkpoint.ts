@@ -1,52 +1,28 @@
 // The checkpoint service: save, list, restore and delete a thread's state; export and import documents.
 import { randomBytes } from 'node:crypto';
-import * as z from 'zod';
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotencyStorageKey, resolveScope, type Identity } from '../context.js';
 import { lastPart, showRelative } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
-import { CheckpointBlobs } from './checkpoint-blobs.js';
+import { CheckpointBlobs, type BlobRef } from './checkpoint-blobs.js';
 import { FORMAT, corrupt, fromSaved, saved, sortKeys, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
+import {
+  CP_ID_RE, Head, Manifest, checkCursor, idAt, infoOfIndex, infoOfManifest, newestIndexEntries, summaryOf, type CheckpointInfo,
+} from './checkpoint-manifest.js';
 import { threadInfoOf, type Session } from './session.js';
 
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
+export type { CheckpointInfo } from './checkpoint-manifest.js';
 
-export interface CheckpointInfo {
-  checkpointId: string;
-  thread: string;
-  run: string;
-  label?: string;
-  createdAt: string;
-  /** the thread's revision when saved: pass it as ifRevision to restore only if nothing changed since */
-  revision: number;
-  records: number;
-  /** JSON size of the saved state */
-  bytes: number;
-}
-
-/** The stored manifest: record metadata plus the hash of each value; values live once in content-addressed blobs. */
-const Manifest = z.object({
-  format: z.literal(FORMAT),
-  thread: z.string(),
-  run: z.string(),
-  label: z.string().optional(),
-  createdAt: z.number(),
-  revision: z.number(),
-  bytes: z.number(),
-  records: z.record(
-    z.string(),
-    z.object({ h: z.string(), ver: z.number().int().positive(), at: z.number(), by: z.string(), exp: z.number().optional() }),
-  ),
-});
-type Manifest = z.infer<typeof Manifest>;
-
-const CP_ID_RE = /^cp-[0-9a-z]{9}-[0-9a-f]{8}$/;
+const DEFAULT_LIST = 100;
+const MAX_LIST = 1000;
 
 /**
  * Checkpoints of a thread: save, list, restore (atomically, all or nothing), delete, keep the newest N.
- * Storage grows with what changed: each distinct value is stored once (content-addressed, reference-counted),
- * and a checkpoint is a manifest of hashes.
+ * Storage grows with what changed: each distinct value is stored once (content-addressed, reference-counted), a
+ * value that grew by an append since the thread's previous checkpoint stores only the appended part, and a
+ * checkpoint is a manifest of hashes; a record unchanged since the previous checkpoint is not even read again.
  */
 export class CheckpointService {
   private readonly blobs: CheckpointBlobs;
@@ -81,35 +57,78 @@ export class CheckpointService {
   /** Saves inside an existing transaction (run_end uses it). */
   async saveIn(tx: StoreTx, thread: string, label?: string): Promise<CheckpointInfo> {
     const { run, entries } = await this.collect(tx, thread);
+    const head = await this.headIn(tx, thread);
+    // The previous checkpoint: records unchanged since it share its values, records that grew store what was appended.
+    const prev = head.latest !== undefined ? (await this.manifestOrNone(tx, head.latest))?.records : undefined;
     // Ids sort in the order checkpoints were made: the revision the saving transaction commits above grows.
-    const id = `cp-${(tx.revision + 1).toString(36).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
+    const id = idAt(tx.revision + 1, randomBytes(4).toString('hex'));
     const manifest: Manifest = { format: FORMAT, thread, run, createdAt: tx.now, revision: 0, bytes: 0, records: {} };
     if (label !== undefined) manifest.label = label;
     for (const [key, entry] of entries) {
-      const h = await this.blobs.add(tx, entry.value);
-      manifest.records[this.keys.relative(key)] = { h, ...metaOf(saved(entry)) };
+      const rel = this.keys.relative(key);
+      const before = prev !== undefined && Object.hasOwn(prev, rel) ? prev[rel] : undefined;
+      const unchanged = before !== undefined && before.ver === entry.version && before.at === entry.updatedAt;
+      let ref: BlobRef;
+      if (unchanged && (await this.blobs.keep(tx, before))) {
+        const { ver: _v, at: _a, by: _b, exp: _e, ...kept } = before;
+        ref = { ...kept, b: before.b ?? Buffer.byteLength(JSON.stringify(entry.value), 'utf8') };
+      } else {
+        ref = await this.blobs.add(tx, entry.value, before);
+      }
+      manifest.records[rel] = { ...ref, ...metaOf(saved(entry)) };
       manifest.revision = Math.max(manifest.revision, entry.revision);
-      manifest.bytes += Buffer.byteLength(JSON.stringify(entry.value), 'utf8');
+      manifest.bytes += ref.b ?? 0;
     }
     await tx.putEntry(this.keys.checkpoint(id), { value: manifest as Json, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
-    await tx.putEntry(this.keys.checkpointIndex(thread, id), { value: 1, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
+    await tx.putEntry(this.keys.checkpointIndex(thread, id), { value: summaryOf(manifest), version: 1, updatedAt: tx.now, updatedBy: this.session.by });
     // Retention: the newest `keep` checkpoints of the thread stay.
-    const ids = await this.idsIn(tx, thread);
-    ids.push(id);
-    for (const old of ids.slice(0, Math.max(0, ids.length - this.keep))) await this.deleteIn(tx, old);
-    return info(id, manifest);
+    let count = head.count + 1;
+    if (count > this.keep) {
+      const rows = await tx.list({ ...this.keys.checkpointIndexRange(thread), limit: count - this.keep });
+      for (const [key] of rows) await this.deleteIn(tx, lastPart(key));
+      count -= rows.length;
+    }
+    await this.setHead(tx, thread, { count, latest: id });
+    return infoOfManifest(id, manifest);
   }
 
-  async list(args: { thread?: string } = {}): Promise<{ checkpoints: CheckpointInfo[] }> {
+  /**
+   * A thread's checkpoints, newest first, `limit` at a time (default 100); pass `nextCursor` back as `cursor` for the
+   * next page. Reads only the index: the newest few of any number of checkpoints cost one short read.
+   */
+  async list(args: { thread?: string; limit?: number; cursor?: string } = {}): Promise<{ checkpoints: CheckpointInfo[]; nextCursor?: string }> {
     const thread = args.thread === undefined ? this.who.thread : checkName('thread', args.thread);
-    const { entries } = await this.store.list({ ...this.keys.checkpointIndexRange(thread), limit: 10_000 });
+    const limit = args.limit ?? DEFAULT_LIST;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST) throw invalid(`limit must be a whole number from 1 to ${MAX_LIST}.`);
+    const before = args.cursor === undefined ? undefined : checkCursor(args.cursor);
+    const top = before === undefined ? (await this.store.revision()) + 1 : 0;
+    const page = await newestIndexEntries(this.keys, (range) => allOf((q) => this.store.list(q).then((p) => p.entries), range), thread, { limit, before, top });
     const checkpoints: CheckpointInfo[] = [];
-    for (const [key] of entries.reverse()) {
+    for (const [key, entry] of page.entries) {
       const id = lastPart(key);
+      const listed = infoOfIndex(id, thread, entry.value);
+      if (listed) {
+        checkpoints.push(listed);
+        continue;
+      }
       const manifest = Manifest.safeParse((await this.store.get(this.keys.checkpoint(id)))?.value);
-      if (manifest.success) checkpoints.push(info(id, manifest.data));
+      if (manifest.success) checkpoints.push(infoOfManifest(id, manifest.data));
     }
-    return { checkpoints };
+    const last = page.entries[page.entries.length - 1];
+    return { checkpoints, ...(page.more && last ? { nextCursor: lastPart(last[0]) } : {}) };
+  }
+
+  /** One checkpoint and the thread state it holds, as a thread document (the format of export); changes nothing. */
+  async get(args: { checkpointId: string }): Promise<{ checkpoint: CheckpointInfo; state: ThreadDocument }> {
+    const id = checkId(args.checkpointId);
+    // Blobs never change once written, so plain reads are consistent; one that vanished was pruned meanwhile.
+    const manifest = await this.manifestIn(this.store, id);
+    try {
+      return { checkpoint: infoOfManifest(id, manifest), state: await this.documentIn(this.store, id, manifest) };
+    } catch (error) {
+      await this.manifestIn(this.store, id); // NOT_FOUND when it was deleted while being read
+      throw error;
+    }
   }
 
   async restore(args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }): Promise<{ checkpointId: string; thread: string; run: string; records: number }> {
@@ -119,12 +138,7 @@ export class CheckpointService {
     }
     const { result } = await this.store.transact(async (tx) => {
       const manifest = await this.manifestIn(tx, id);
-      const doc: ThreadDocument = { format: FORMAT, kind: 'thread', thread: manifest.thread, run: manifest.run, records: {} };
-      for (const [rel, { h, ...meta }] of Object.entries(manifest.records)) {
-        const value = await this.blobs.read(tx, h);
-        if (value === undefined) throw corrupt(`the saved value of ${JSON.stringify(showRelative(rel))} is missing or damaged`, { checkpointId: id });
-        doc.records[rel] = { v: value, ...meta };
-      }
+      const doc = await this.documentIn(tx, id, manifest);
       if (args.ifRevision !== undefined) {
         const { entries } = await this.collect(tx, manifest.thread);
         const current = entries.reduce((max, [, e]) => Math.max(max, e.revision), 0);
@@ -147,7 +161,12 @@ export class CheckpointService {
     const id = checkId(args.checkpointId);
     const { result } = await this.store.transact(async (tx) => {
       if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
-      await this.deleteIn(tx, id); // a corrupt one can still be deleted
+      const thread = await this.deleteIn(tx, id); // a corrupt one can still be deleted
+      if (thread !== undefined) {
+        const head = await this.headIn(tx, thread);
+        const latest = head.latest === id ? undefined : head.latest;
+        await this.setHead(tx, thread, { count: Math.max(0, head.count - 1), ...(latest !== undefined ? { latest } : {}) });
+      }
       return { deleted: true };
     }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_delete', args.idempotencyKey) });
     return result;
@@ -191,6 +210,17 @@ export class CheckpointService {
     return result;
   }
 
+  /** The thread document a manifest describes; CHECKPOINT_CORRUPT when a value is missing or damaged. */
+  private async documentIn(reader: Reader, id: string, manifest: Manifest): Promise<ThreadDocument> {
+    const doc: ThreadDocument = { format: FORMAT, kind: 'thread', thread: manifest.thread, run: manifest.run, records: {} };
+    for (const [rel, { h, n: _n, d: _d, b: _b, ...meta }] of Object.entries(manifest.records)) {
+      const value = await this.blobs.read(reader, h);
+      if (value === undefined) throw corrupt(`the saved value of ${JSON.stringify(showRelative(rel))} is missing or damaged`, { checkpointId: id });
+      doc.records[rel] = { v: value, ...meta };
+    }
+    return doc;
+  }
+
   /** Replaces the thread's state by the document's, and moves the thread to the document's run. */
   private async restoreIn(tx: StoreTx, doc: ThreadDocument): Promise<number> {
     const { entries } = await this.collect(tx, doc.thread);
@@ -232,36 +262,59 @@ export class CheckpointService {
     return { run, entries: out };
   }
 
-  private async idsIn(tx: StoreTx, thread: string): Promise<string[]> {
-    const rows = await tx.list({ ...this.keys.checkpointIndexRange(thread), limit: 10_000 });
-    return rows.map(([key]) => lastPart(key));
+  /** The thread's head; made from its index the first time (checkpoints saved before heads were kept). */
+  private async headIn(tx: StoreTx, thread: string): Promise<Head> {
+    const head = Head.safeParse((await tx.get(this.keys.checkpointHead(thread)))?.value);
+    if (head.success) return head.data;
+    const rows = await all(tx, this.keys.checkpointIndexRange(thread));
+    return { count: rows.length, ...(rows.length > 0 ? { latest: lastPart(rows[rows.length - 1][0]) } : {}) };
   }
 
-  private async manifestIn(tx: StoreTx, id: string): Promise<Manifest> {
-    const entry = await tx.get(this.keys.checkpoint(id));
+  private async setHead(tx: StoreTx, thread: string, head: Head): Promise<void> {
+    await tx.putEntry(this.keys.checkpointHead(thread), { value: head as Json, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
+  }
+
+  private async manifestOrNone(tx: StoreTx, id: string): Promise<Manifest | undefined> {
+    const manifest = Manifest.safeParse((await tx.get(this.keys.checkpoint(id)))?.value);
+    return manifest.success ? manifest.data : undefined;
+  }
+
+  private async manifestIn(reader: Reader, id: string): Promise<Manifest> {
+    const entry = await reader.get(this.keys.checkpoint(id));
     if (!entry) throw notFound(id);
     const manifest = Manifest.safeParse(entry.value);
     if (!manifest.success) throw corrupt('its manifest is not a checkpoint document', { checkpointId: id });
     return manifest.data;
   }
 
-  private async deleteIn(tx: StoreTx, id: string): Promise<void> {
+  /** Deletes a checkpoint and releases its values; returns its thread when the manifest names one. */
+  private async deleteIn(tx: StoreTx, id: string): Promise<string | undefined> {
     const entry = await tx.get(this.keys.checkpoint(id));
     if (!entry) throw notFound(id);
     // What can be read of a damaged manifest is released; the rest of it goes with it.
     const m = (entry.value ?? {}) as { thread?: unknown; records?: Record<string, { h?: unknown }> };
     for (const meta of Object.values(m.records ?? {})) if (typeof meta?.h === 'string') await this.blobs.drop(tx, meta.h);
     await tx.delete(this.keys.checkpoint(id));
-    if (typeof m.thread === 'string') await tx.delete(this.keys.checkpointIndex(m.thread, id));
+    if (typeof m.thread !== 'string') return undefined;
+    await tx.delete(this.keys.checkpointIndex(m.thread, id));
+    return m.thread;
   }
 }
 
+/** What reads a checkpoint: a transaction, or the store itself (blobs never change once written). */
+type Reader = Pick<StoreTx, 'get'>;
+type Lister = (query: { lo: string; hi: string; after?: string; limit: number }) => Promise<Array<[string, Entry]>>;
+
 /** Every live record of a range, page by page. */
 async function all(tx: StoreTx, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
+  return allOf((q) => tx.list(q), range);
+}
+
+async function allOf(list: Lister, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
   const rows: Array<[string, Entry]> = [];
   let after: string | undefined;
   for (;;) {
-    const page = await tx.list({ ...range, after, limit: 1000 });
+    const page = await list({ ...range, after, limit: 1000 });
     rows.push(...page);
     if (page.length < 1000) return rows;
     after = page[page.length - 1][0];
@@ -269,19 +322,6 @@ async function all(tx: StoreTx, range: { lo: string; hi: string }): Promise<Arra
 }
 
 const metaOf = ({ v: _v, ...meta }: SavedRecord): Omit<SavedRecord, 'v'> => meta;
-
-function info(id: string, m: Manifest): CheckpointInfo {
-  return {
-    checkpointId: id,
-    thread: m.thread,
-    run: m.run,
-    ...(m.label !== undefined ? { label: m.label } : {}),
-    createdAt: new Date(m.createdAt).toISOString(),
-    revision: m.revision,
-    records: Object.keys(m.records).length,
-    bytes: m.bytes,
-  };
-}
 
 function notFound(id: string): BlackboardError {
   return new BlackboardError('NOT_FOUND', `There is no checkpoint "${id}". Use {tool:checkpoint_list} to see the checkpoints of a thread.`, { checkpointId: id });

@@ -16,6 +16,15 @@ const info = z.object({
   bytes: counter,
 });
 
+/** A checkpoint's saved thread state: the thread document that export writes. */
+const savedState = z.object({
+  format: z.number(),
+  kind: z.literal('thread'),
+  thread: z.string(),
+  run: z.string(),
+  records: z.record(z.string(), z.object({ v: z.unknown(), ver: counter, at: z.number(), by: z.string(), exp: z.number().optional() })),
+});
+
 /** Registers the checkpoint family: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete. */
 export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointService): void {
   defineTool(
@@ -37,11 +46,22 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     {
       title: 'List checkpoints',
       description: 'List a thread\'s checkpoints, newest first.',
-      input: z.object({ thread: threadArg }).strict(),
-      output: z.object({ checkpoints: z.array(info) }),
+      input: z
+        .object({
+          thread: threadArg,
+          limit: z.number().int().min(1).max(1000).optional().describe('Default 100'),
+          cursor: z.string().optional().describe('nextCursor'),
+          checkpointId: checkpointId.optional().describe('With its state'),
+        })
+        .strict(),
+      output: z.object({ checkpoints: z.array(info), nextCursor: z.string().optional(), state: savedState.optional() }),
       annotations: { readOnlyHint: true },
     },
-    (args) => checkpoints.list(args),
+    async ({ checkpointId: id, ...args }) => {
+      if (id === undefined) return checkpoints.list(args);
+      const { checkpoint, state } = await checkpoints.get({ checkpointId: id });
+      return { checkpoints: [checkpoint], state };
+    },
   );
   defineTool(
     host,

@@ -1,0 +1,138 @@
+// What is stored of a checkpoint: its manifest, its index entry (a summary), the thread's head; newest-first paging.
+import * as z from 'zod';
+import { invalid } from '../errors.js';
+import type { Keys } from '../keyspace.js';
+import type { Json } from '../store/types.js';
+import type { Entry } from '../store/versioned-store.js';
+import { FORMAT } from './checkpoint-document.js';
+
+export interface CheckpointInfo {
+  checkpointId: string;
+  thread: string;
+  run: string;
+  label?: string;
+  createdAt: string;
+  /** the thread's revision when saved: pass it as ifRevision to restore only if nothing changed since */
+  revision: number;
+  records: number;
+  /** JSON size of the saved state */
+  bytes: number;
+}
+
+/**
+ * The stored manifest: record metadata plus what is kept of each value (its hash, and for an append's sake its length,
+ * chain depth and size, see `BlobRef`); the values live once in content-addressed blobs.
+ */
+export const Manifest = z.object({
+  format: z.literal(FORMAT),
+  thread: z.string(),
+  run: z.string(),
+  label: z.string().optional(),
+  createdAt: z.number(),
+  revision: z.number(),
+  bytes: z.number(),
+  records: z.record(
+    z.string(),
+    z.object({
+      h: z.string(),
+      ver: z.number().int().positive(),
+      at: z.number(),
+      by: z.string(),
+      exp: z.number().optional(),
+      n: z.number().int().min(0).optional(),
+      d: z.number().int().min(0).optional(),
+      b: z.number().int().min(0).optional(),
+    }),
+  ),
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+/**
+ * A checkpoint's index entry: its summary, so listing reads no manifest. Checkpoints saved before summaries were kept
+ * have `1` there instead; their manifest is read.
+ */
+const Summary = z.object({
+  run: z.string(),
+  label: z.string().optional(),
+  createdAt: z.number(),
+  revision: z.number(),
+  records: z.number(),
+  bytes: z.number(),
+});
+
+/** A thread's head: how many checkpoints it has and its newest one (a save's delta base). */
+export const Head = z.object({ count: z.number().int().min(0), latest: z.string().optional() });
+export type Head = z.infer<typeof Head>;
+
+export const CP_ID_RE = /^cp-[0-9a-z]{9}-[0-9a-f]{8}$/;
+/** The revision an id was made at: ids sort in the order checkpoints were made. */
+const revisionOf = (id: string): number => parseInt(id.slice(3, 12), 36);
+export const idAt = (revision: number, suffix: string): string => `cp-${revision.toString(36).padStart(9, '0')}-${suffix}`;
+
+export function summaryOf(m: Manifest): Json {
+  return {
+    run: m.run,
+    ...(m.label !== undefined ? { label: m.label } : {}),
+    createdAt: m.createdAt,
+    revision: m.revision,
+    records: Object.keys(m.records).length,
+    bytes: m.bytes,
+  };
+}
+
+export function info(id: string, thread: string, m: z.infer<typeof Summary>): CheckpointInfo {
+  return {
+    checkpointId: id,
+    thread,
+    run: m.run,
+    ...(m.label !== undefined ? { label: m.label } : {}),
+    createdAt: new Date(m.createdAt).toISOString(),
+    revision: m.revision,
+    records: m.records,
+    bytes: m.bytes,
+  };
+}
+
+export const infoOfManifest = (id: string, m: Manifest): CheckpointInfo => info(id, m.thread, { ...m, records: Object.keys(m.records).length });
+
+/** The listing from an index entry's summary, or `undefined` for an older entry (its manifest has it). */
+export function infoOfIndex(id: string, thread: string, value: Json): CheckpointInfo | undefined {
+  const summary = Summary.safeParse(value);
+  return summary.success ? info(id, thread, summary.data) : undefined;
+}
+
+/** Reads a key range (ascending) of the store; the listing's only access to it. */
+export type RangeReader = (range: { lo: string; hi: string }) => Promise<Array<[string, Entry]>>;
+
+/**
+ * The newest `limit` index entries of a thread older than `before` (a checkpoint id; none = from the newest), newest
+ * first, and whether there are more. Store ranges read in key order only, so this reads windows of ids ending at
+ * `before`, each four times wider than the last, until one holds more than `limit` or reaches the oldest: the last
+ * few of hundreds of checkpoints cost one short read.
+ */
+export async function newestIndexEntries(
+  keys: Keys,
+  read: RangeReader,
+  thread: string,
+  opts: { limit: number; before?: string; top: number },
+): Promise<{ entries: Array<[string, Entry]>; more: boolean }> {
+  const all = keys.checkpointIndexRange(thread);
+  const hi = opts.before !== undefined ? keys.checkpointIndex(thread, opts.before) : all.hi;
+  const top = opts.before !== undefined ? revisionOf(opts.before) : opts.top;
+  for (let width = Math.max(16, opts.limit * 4); ; width *= 4) {
+    const from = top - width;
+    const lo = from <= 0 ? all.lo : keys.checkpointIndex(thread, idAt(from, ''));
+    const rows = await read({ lo, hi });
+    if (rows.length > opts.limit || from <= 0) {
+      return { entries: rows.slice(Math.max(0, rows.length - opts.limit)).reverse(), more: rows.length > opts.limit };
+    }
+  }
+}
+
+/** A listing cursor (the id of the last checkpoint returned); INVALID_ARGUMENT when it is not one. */
+export function checkCursor(cursor: unknown): string {
+  if (typeof cursor !== 'string' || !CP_ID_RE.test(cursor)) {
+    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+  }
+  return cursor;
+}
