@@ -2,12 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey, resolveScope, type Identity } from '../context.js';
+import { checkName, idempotent, type CallOptions, resolveScope, type Identity } from '../context.js';
 import { lastPart, showRelative } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { CheckpointBlobs } from './checkpoint-blobs.js';
 import { FORMAT, corrupt, fromSaved, saved, sortKeys, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
+import { checkThreadWrite } from './ownership.js';
 import { threadInfoOf, type Session } from './session.js';
 
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
@@ -66,14 +67,14 @@ export class CheckpointService {
     return this.session.keys;
   }
 
-  async save(args: { label?: string; thread?: string; idempotencyKey?: string } = {}): Promise<CheckpointInfo> {
+  async save(args: { label?: string; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<CheckpointInfo> {
     if (args.label !== undefined && (typeof args.label !== 'string' || args.label.length > 200)) {
       throw invalid('label must be text of at most 200 characters.');
     }
     await this.session.refresh();
     const thread = args.thread ?? this.who.thread;
     const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label), {
-      idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_save', args.idempotencyKey),
+      ...idempotent(this.who, call, args),
     });
     return result;
   }
@@ -112,13 +113,17 @@ export class CheckpointService {
     return { checkpoints };
   }
 
-  async restore(args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }): Promise<{ checkpointId: string; thread: string; run: string; records: number }> {
+  async restore(
+    args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<{ checkpointId: string; thread: string; run: string; records: number; budgetsKept: true }> {
     const id = checkId(args.checkpointId);
     if (args.ifRevision !== undefined && (!Number.isSafeInteger(args.ifRevision) || args.ifRevision < 0)) {
       throw invalid('ifRevision must be a whole number, 0 or more.');
     }
     const { result } = await this.store.transact(async (tx) => {
       const manifest = await this.manifestIn(tx, id);
+      await checkThreadWrite(this.session, (key) => tx.get(key), manifest.thread);
       const doc: ThreadDocument = { format: FORMAT, kind: 'thread', thread: manifest.thread, run: manifest.run, records: {} };
       for (const [rel, { h, ...meta }] of Object.entries(manifest.records)) {
         const value = await this.blobs.read(tx, h);
@@ -136,20 +141,21 @@ export class CheckpointService {
           );
         }
       }
-      const records = await this.restoreIn(tx, doc);
-      return { checkpointId: id, thread: manifest.thread, run: manifest.run, records };
-    }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_restore', args.idempotencyKey) });
+      // Spending cannot be undone: the thread's budgets stay as they are now.
+      const records = await this.restoreIn(tx, doc, true);
+      return { checkpointId: id, thread: manifest.thread, run: manifest.run, records, budgetsKept: true as const };
+    }, { ...idempotent(this.who, call, args) });
     if (result.thread === this.who.thread) await this.session.refresh();
     return result;
   }
 
-  async delete(args: { checkpointId: string; idempotencyKey?: string }): Promise<{ deleted: boolean }> {
+  async delete(args: { checkpointId: string; idempotencyKey?: string }, call: CallOptions): Promise<{ deleted: boolean }> {
     const id = checkId(args.checkpointId);
     const { result } = await this.store.transact(async (tx) => {
       if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
       await this.deleteIn(tx, id); // a corrupt one can still be deleted
       return { deleted: true };
-    }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_delete', args.idempotencyKey) });
+    }, { ...idempotent(this.who, call, args) });
     return result;
   }
 
@@ -192,12 +198,14 @@ export class CheckpointService {
   }
 
   /** Replaces the thread's state by the document's, and moves the thread to the document's run. */
-  private async restoreIn(tx: StoreTx, doc: ThreadDocument): Promise<number> {
+  private async restoreIn(tx: StoreTx, doc: ThreadDocument, keepBudgets = false): Promise<number> {
     const { entries } = await this.collect(tx, doc.thread);
+    const budgets = this.keys.budgetRange(doc.thread);
+    const kept = (key: string): boolean => keepBudgets && key >= budgets.lo && key < budgets.hi;
     // Records the document does not have are deleted; the others are rewritten, keeping their version when they are
     // unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
-    for (const [key] of entries) if (!Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
-    for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
+    for (const [key] of entries) if (!kept(key) && !Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
+    for (const [rel, r] of Object.entries(doc.records)) if (!kept(this.keys.absolute(rel))) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
     const metaKey = this.keys.threadInfo(doc.thread);
     const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
     await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by: this.session.by });
