@@ -48,7 +48,7 @@ export class FinalizerService {
       if (existing && answerOf(existing).run === who.run) {
         throw new BlackboardError(
           'MULTIPLE_FINAL_ANSWERS',
-          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer; add anything further to {tool:history_append}.',
+          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. Add anything further with {tool:history_append}.',
           { answer: view(who.thread, existing) },
         );
       }

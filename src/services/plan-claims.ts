@@ -82,7 +82,8 @@ export function checkMover(step: Step, holder: Holder, fence?: number): 'holder'
   if (claim && sameHolder(claim, holder) && (fence === undefined || fence === claim.fence)) return 'holder';
   const lost = (step.lost ?? []).some((l) => sameHolder(l, holder) && (fence === undefined || l.fence === fence));
   if (claim && (lost || sameHolder(claim, holder))) throw claimLost(step, claim);
-  if (!claim && lost && (step.status === 'completed' || step.status === 'skipped')) throw claimLost(step, undefined);
+  // lost, and since finished or given to someone: only a lapsed step nobody took is simply taken again
+  if (!claim && lost && !(step.status === 'pending' && step.owner === undefined)) throw claimLost(step, undefined);
   if (claim) {
     throw new BlackboardError(
       'FORBIDDEN',

@@ -200,10 +200,12 @@ export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
     step.content = change.content;
   }
   if (change.status !== undefined) step.status = checkStatus(change.status);
+  // An empty text or list clears the field; null, like a missing field, leaves it as it is (strict tool bridges send
+  // null for every argument not given).
   for (const field of ['owner', 'note', 'blockedBy'] as const) {
     const value = change[field];
-    if (value === null) delete step[field];
-    else if (value !== undefined) Object.assign(step, { [field]: value });
+    if (value === '' || (Array.isArray(value) && value.length === 0)) delete step[field];
+    else if (value !== undefined && value !== null) Object.assign(step, { [field]: value });
   }
 }
 

@@ -29,9 +29,11 @@ export interface PlanView {
   steps: StepView[];
 }
 
-/** content is cut to this many characters in a summary (fewer on a long plan, so a summary stays near 16 KiB) */
+/** content is cut to this many characters in a summary (fewer on a long plan, so a summary stays under 16 KiB) */
 const SUMMARY_CHARS = 200;
-const SUMMARY_BUDGET = 12_000;
+const SUMMARY_BUDGET = 11_000;
+/** what a summarised step costs besides its content: id, status, owner and the JSON around them */
+const STEP_OVERHEAD = 45;
 
 const cut = (text: string, chars: number): string => (text.length > chars ? `${text.slice(0, chars)}…` : text);
 
@@ -54,7 +56,7 @@ export const counts = (record: PlanRecord): { done: number; total: number } => (
 });
 
 export function planView(planId: string, record: PlanRecord, entry: Entry, leaseUntil: Map<string, number>, detail: 'summary' | 'full'): PlanView {
-  const chars = Math.max(40, Math.min(SUMMARY_CHARS, Math.floor(SUMMARY_BUDGET / Math.max(1, record.steps.length)) - 40));
+  const chars = Math.max(16, Math.min(SUMMARY_CHARS, Math.floor(SUMMARY_BUDGET / Math.max(1, record.steps.length)) - STEP_OVERHEAD));
   return {
     planId,
     title: record.title,

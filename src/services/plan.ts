@@ -219,12 +219,12 @@ export class PlanService {
       for (const change of args.stepUpdates ?? []) {
         const step = record.steps.find((s) => s.id === change.id);
         if (!step) throw stepNotFound(record, change.id);
-        const reassign = change.owner !== undefined;
+        const reassign = change.owner !== undefined && change.owner !== null;
         if (step.claim && !sameHolder(step.claim, holder) && reassign) {
           await this.history.appendIn(tx, {
             kind: 'plan_reassign',
-            content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner ?? 'nobody'}`,
-            data: { planId, stepId: step.id, from: { ...step.claim }, to: change.owner ?? null } as unknown as Json,
+            content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner || 'nobody'}`,
+            data: { planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null } as unknown as Json,
           });
           revoke(step);
           if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';
@@ -236,8 +236,8 @@ export class PlanService {
         if (step.status !== wasStatus) {
           if (step.status === 'in_progress') grant(record, step, holder, tx.now, this.presence.leaseMs);
           else delete step.claim;
-          if (step.status === 'pending' && change.owner === undefined) delete step.owner;
-          if (change.owner !== undefined && change.owner !== null) step.owner = change.owner;
+          if (step.status === 'pending' && !reassign) delete step.owner;
+          if (reassign && change.owner !== '') step.owner = change.owner!;
         }
         changed.add(step.id);
       }

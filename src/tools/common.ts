@@ -10,7 +10,7 @@ export const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<
 export const jsonValue = z.unknown().describe('Any JSON value');
 export const ifVersion = z.number().int().min(0).optional().describe('Expected version');
 /** the same sentence in every schema that takes it */
-export const idempotencyKey = z.string().optional().describe('Retry key: the same call resent with it applies once; use a new key per write');
+export const idempotencyKey = z.string().optional().describe('Retry key; one per write');
 export const threadArg = z.string().optional().describe('Default: this thread');
 export const isoTime = z.string();
 /** a version or revision in a result */

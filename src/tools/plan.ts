@@ -47,11 +47,11 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_create',
     {
       title: 'Create a plan',
-      description: 'Create a shared plan: a title and ordered steps (text or {content, status, blockedBy}), ids s1, s2, …. Default scope global, where workers find it with {tool:plan_list}. Returns planId, version, stepIds.',
+      description: 'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
       input: z
         .object({
           title: z.string().describe('Plan title'),
-          steps: z.array(z.union([z.string(), newStep])).max(200).describe('Texts, or {content, status, owner, blockedBy: step ids to finish first, note}'),
+          steps: z.array(z.union([z.string(), newStep])).max(200).describe('Texts or {content, blockedBy: ids first, …}'),
           scope: z.string().optional().describe('Default global'),
           idempotencyKey,
         })
@@ -67,8 +67,8 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_get',
     {
       title: 'Read a plan',
-      description: 'Read a plan: each step\'s id, status, owner, blockers, content cut short (detail "full": whole, with notes and claims). Wait for changes with {tool:watch} (key: planId, scope: plan).',
-      input: z.object({ planId, detail: z.enum(['summary', 'full']).optional() }).strict(),
+      description: 'Read a plan (content cut short; detail "full": notes, claims). Wait for changes: {tool:watch} key planId, scope plan.',
+      input: z.object({ planId, detail: z.enum(['summary', 'full']).optional().describe('Default summary') }).strict(),
       output: z.object({ plan }),
       annotations: { readOnlyHint: true },
     },
@@ -80,12 +80,12 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_list',
     {
       title: 'List plans',
-      description: 'List the plans you can see (global, your delegation tree\'s, your thread\'s; or one scope), newest first, with step counts. More with nextCursor.',
+      description: 'List plans you can see (or a scope\'s), newest first, with step counts. More with nextCursor.',
       input: z
         .object({
           status: z.enum(PLAN_STATUSES).optional().describe('Filter'),
-          scope: z.string().optional(),
-          cursor: z.string().optional(),
+          scope: z.string().optional().describe('Default: all yours'),
+          cursor: z.string().optional().describe('nextCursor'),
           limit: z.number().int().min(1).max(PLAN_LIST_MAX).optional().describe(`Default ${PLAN_LIST_DEFAULT}`),
         })
         .strict(),
@@ -100,14 +100,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_update',
     {
       title: 'Update a plan',
-      description: 'Edit a plan: title, status, single steps (stepUpdates; null clears; owner reassigns a held step), or the whole list (steps, needs ifVersion; steps match by id or content). Returns changed steps and counts.',
+      description: 'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or the list (steps, needs ifVersion). Returns changed steps, counts.',
       input: z
         .object({
           planId,
           ifVersion,
-          title: z.string().optional().describe('New title'),
-          status: z.enum(PLAN_STATUSES).optional().describe('Plan status'),
-          steps: z.array(z.union([z.string(), listedStep])).max(200).optional().describe('Replaces the step list; in-progress and completed steps must stay'),
+          title: z.string().optional().describe('Title'),
+          status: z.enum(PLAN_STATUSES).optional().describe('Status'),
+          steps: z.array(z.union([z.string(), listedStep])).max(200).optional().describe('New list; kept by id or content'),
           stepUpdates: z
             .array(
               z
@@ -115,14 +115,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
                   id: z.string(),
                   content: z.string().optional(),
                   status: stepStatus.optional(),
-                  owner: z.string().nullable().optional(),
-                  blockedBy: stepIds.nullable().optional(),
-                  note: z.string().nullable().optional(),
+                  owner: z.string().optional(),
+                  blockedBy: stepIds.optional(),
+                  note: z.string().optional(),
                 })
                 .strict(),
             )
             .optional()
-            .describe('Changes to single steps by id'),
+            .describe('"" or [] clears'),
           idempotencyKey,
         })
         .strict(),
@@ -145,7 +145,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_claim',
     {
       title: 'Take a step of a plan',
-      description: 'Take a step to work on: the named one or the next free one whose blockers are done. Returns it with claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
+      description: 'Take the next free step (or stepId). Returns it and claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
       input: z.object({ planId, stepId: z.string().optional().describe('Default: next free'), idempotencyKey }).strict(),
       output: z.object({
         claimed: z.boolean(),
@@ -163,14 +163,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_step',
     {
       title: 'Move your step',
-      description: 'Move a step you hold: completed, skipped, pending (give back) or in_progress. Returns the step, done/total and steps it unblocked. CLAIM_LOST: your claim lapsed and went to another; take a new step.',
+      description: 'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked. CLAIM_LOST: it lapsed to another.',
       input: z
         .object({
           planId,
-          stepId: z.string(),
-          status: z.enum(WORK_STATUSES),
-          note: z.string().optional(),
-          fence: z.number().int().min(1).optional().describe('Strict: only if your claim still has this fence'),
+          stepId: z.string().describe('s1…'),
+          status: z.enum(WORK_STATUSES).describe('To'),
+          note: z.string().optional().describe('Note'),
+          fence: z.number().int().min(1).optional().describe('Strict check'),
           idempotencyKey,
         })
         .strict(),
@@ -185,7 +185,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_delete',
     {
       title: 'Delete a plan',
-      description: 'Delete a plan. An active plan with steps others hold is refused: mark it abandoned with {tool:plan_update}.',
+      description: 'Delete a plan (not an active one others hold steps of).',
       input: z.object({ planId, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: write,

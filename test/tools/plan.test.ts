@@ -56,7 +56,7 @@ describe('plan tools', () => {
     expect(steps.map((s: { id: string; status: string }) => `${s.id}:${s.status}`)).toEqual(['s1:completed', 's2:pending', 's3:pending']);
     const cleared = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: 'me' }] });
     expect(cleared.changed[0].owner).toBe('me');
-    const again = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: null }] });
+    const again = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: '' }] });
     expect(again.changed[0].owner).toBeUndefined();
   });
 
