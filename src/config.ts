@@ -48,6 +48,8 @@ export interface Config {
   /** SQLite `synchronous`: FULL (default) survives power loss, NORMAL survives crashes */
   sync: 'FULL' | 'NORMAL';
   planTtlSeconds: number;
+  /** `--claim-lease`: how long a plan step claim lives without a sign of life from its holder (seconds) */
+  claimLeaseSeconds: number;
   keepCheckpoints: number;
   /** how long the change log and deleted keys' tombstones are kept (seconds) */
   changeRetentionSeconds: number;
@@ -110,6 +112,8 @@ Options (each also read from the environment variable shown):
   --sync full|normal     SQLite durability: full fsyncs every commit (default);        BLACKBOARD_SYNC
                          normal survives kill -9 but not power loss
   --plan-ttl SECONDS     completed/abandoned plans expire after this (default 604800)
+  --claim-lease SECONDS  a plan step claim lapses this long after its holder's last call
+                         (default 600)
   --keep-checkpoints N   checkpoints kept per thread (default 20)
   --change-retention S   how long state_changes can look back (default 86400 = 24 h)
   --progress-interval-ms N  how often blocking tools (watch, final_answer_get) send progress
@@ -230,6 +234,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         sync: { type: 'string' },
         'plan-ttl': { type: 'string' },
         'keep-checkpoints': { type: 'string' },
+        'claim-lease': { type: 'string' },
         'change-retention': { type: 'string' },
         'progress-interval-ms': { type: 'string' },
         'http-session-idle': { type: 'string' },
@@ -284,6 +289,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       maxValueBytes: int(from('max-value-bytes', 'BLACKBOARD_MAX_VALUE_BYTES'), pick(values['max-value-bytes'], 'BLACKBOARD_MAX_VALUE_BYTES'), 16, 64 * 1024 * 1024) ?? 1024 * 1024,
       sync,
       planTtlSeconds: int('--plan-ttl', values['plan-ttl'], 1, 10 * 365 * 24 * 3600) ?? 7 * 24 * 3600,
+      claimLeaseSeconds: int('--claim-lease', values['claim-lease'], 1, 7 * 24 * 3600) ?? 600,
       keepCheckpoints: int('--keep-checkpoints', values['keep-checkpoints'], 1, 10_000) ?? 20,
       changeRetentionSeconds: int('--change-retention', values['change-retention'], 1, 365 * 24 * 3600) ?? 24 * 3600,
       allowBudgetAdmin: values['allow-budget-admin'] ?? false,

@@ -1,5 +1,7 @@
 // Who is calling and where their keys live: identity, name, scope and key checks, scope resolution.
+import { createHash } from 'node:crypto';
 import { BlackboardError, invalid } from './errors.js';
+import type { Fingerprint } from './store/versioned-store.js';
 import * as keyspace from './keyspace.js';
 import type { KeyRange } from './keyspace.js';
 
@@ -127,11 +129,49 @@ export const internalKey = (who: Identity, family: string, owner: string, key: s
 export const internalRange = (who: Identity, family: string, owner: string): KeyRange =>
   keyspace.familyRange(who.namespace, family, owner);
 
-/** Idempotency records: one per (namespace, thread, tool, key). */
-export function idempotencyStorageKey(who: Identity, tool: string, key: string | undefined): string | undefined {
-  if (key === undefined) return undefined;
+/**
+ * Which operation a service call is, as its caller names it: the tool layer fills it from the tool's name, a library
+ * from its method. It names the call's idempotency record and is part of the call's fingerprint.
+ */
+export interface CallOptions {
+  operation: string;
+}
+
+/** Where an idempotent call's first result is kept, and the fingerprint a repeat must match (see `transact`). */
+export interface Idempotency {
+  idempotencyKey?: string;
+  fingerprint?: Fingerprint;
+}
+
+/**
+ * The idempotency record of a call: one per (namespace, thread, operation, key), holding a fingerprint of the call
+ * (the operation and its arguments but the key, as canonical JSON, hashed), so the same key sent with different
+ * arguments is refused instead of answered with the first call's result.
+ */
+export function idempotent(who: Identity, call: CallOptions, args: { idempotencyKey?: string | null }): Idempotency {
+  const key = args.idempotencyKey;
+  if (key === undefined || key === null) return {};
   checkKey(key, 'idempotencyKey');
-  return keyspace.idempotencyKey(who.namespace, who.thread, tool, key);
+  const rest: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(args)) if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
+  const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
+  return {
+    idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, call.operation, key),
+    fingerprint: { hash, key, operation: call.operation },
+  };
+}
+
+/** JSON with object keys sorted at every level (and `undefined` members left out), so equal values print equal. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members = Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 function truncate(value: string): string {

@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'CHECKPOINT_CORRUPT'
   | 'STORE_UNAVAILABLE'
-  | 'REVISION_COMPACTED';
+  | 'REVISION_COMPACTED'
+  | 'CLAIM_LOST';
 
 /**
  * The one error type of the project. Services throw it; the tool layer renders it as an MCP error result

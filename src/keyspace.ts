@@ -124,6 +124,7 @@ export const FAMILY = {
   checkpointHead: 'cp-head',
   blob: 'cp-blob',
   blobRefs: 'cp-ref',
+  presence: 'presence',
 } as const;
 export const PLAN_OWNER = 'id';
 export const THREAD_OWNER = 'meta';
@@ -200,6 +201,14 @@ export class Keys {
   }
   threadInfo(thread: string): string {
     return familyKey(this.namespace, FAMILY.thread, THREAD_OWNER, thread);
+  }
+
+  /** A caller's sign of life, one per (agent, thread) (`-` for no agent name, which no name can be), and all of them. */
+  presence(agent: string | undefined, thread: string): string {
+    return familyKey(this.namespace, FAMILY.presence, thread, agent ?? '-');
+  }
+  presenceRange(): KeyRange {
+    return familyOwnersRange(this.namespace, FAMILY.presence);
   }
 
   /** Checkpoints: manifests by id, each thread's index of them, and the content-addressed values with their counts. */

@@ -59,7 +59,7 @@ export function registerResources(
   const valueOf = async (t: Target): Promise<{ value: unknown; version: number } | undefined> => {
     if ('plan' in t) {
       try {
-        const { plan } = await services.plans.get({ planId: t.plan });
+        const { plan } = await services.plans.get({ planId: t.plan, detail: 'full' });
         return { value: plan, version: plan.version };
       } catch (error) {
         if (error instanceof BlackboardError && error.code === 'NOT_FOUND') return undefined;

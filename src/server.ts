@@ -70,7 +70,8 @@ export async function createServer(
     await session.record();
     await fixBudgets();
   };
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite });
+  const beforeCall = (): Promise<void> => services.presence.touch();
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
     .map(([, text]) => host.render(text))
@@ -78,6 +79,7 @@ export async function createServer(
     .join(' ');
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
   host.install(server);
+  services.presence.client = () => server.server.getClientVersion()?.name;
   const stopSubscriptions = registerResources(server, session, services, host);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {

@@ -1,6 +1,6 @@
 // Budgets per thread: spending counted against the thread and its ancestors, judged by maxes stored with each thread.
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey } from '../context.js';
+import { checkName, idempotent, type CallOptions } from '../context.js';
 import { lastPart } from '../keyspace.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
@@ -93,7 +93,7 @@ export class BudgetService {
     return { budgets };
   }
 
-  async step(args: { name?: string; amount?: number; idempotencyKey?: string }): Promise<BudgetView> {
+  async step(args: { name?: string; amount?: number; idempotencyKey?: string }, call: CallOptions): Promise<BudgetView> {
     const name = args.name ?? 'iterations';
     const amount = args.amount ?? 1;
     checkBudgetName(name);
@@ -123,12 +123,12 @@ export class BudgetService {
       }
       for (const { thread, record } of records) {
         if (record.max !== undefined && record.current + amount > record.max) {
+          const left = Math.max(0, record.max - record.current);
+          const whose = thread === who.thread ? `The "${name}" budget` : `The "${name}" budget of the parent thread ${thread}`;
           throw new BlackboardError(
             'LIMIT_REACHED',
-            thread === who.thread
-              ? `The "${name}" budget is used up (${record.current} of ${record.max}); nothing was consumed. Stop, summarise what you have, and finish.`
-              : `The "${name}" budget of the parent thread ${thread} is used up (${record.current} of ${record.max}); nothing was consumed. Stop, summarise what you have, and finish.`,
-            { name, thread, current: record.current, max: record.max, requested: amount },
+            `${whose} cannot cover this: asked for ${amount}, ${left} of ${record.max} left; nothing was consumed. ${left > 0 ? `Ask for ${left} or less, or stop` : 'Stop'}, summarise what you have, and finish.`,
+            { name, thread, current: record.current, max: record.max, requested: amount, remaining: left },
           );
         }
       }
@@ -136,26 +136,47 @@ export class BudgetService {
         await tx.set(this.key(thread, name), encode({ ...record, current: record.current + amount }), { by: this.session.by });
       }
       return describe(name, records[0].record.current + amount, records[0].record.max);
-    }, { idempotencyKey: idempotencyStorageKey(who, 'budget_step', args.idempotencyKey) });
+    }, { ...idempotent(who, call, args) });
     return result;
   }
 
+  /**
+   * Refuses new work (LIMIT_REACHED) once any budget of a thread of `chain` (this thread, then its ancestors) is used
+   * up. Finishing work already held is not new work, so callers check only before granting a claim.
+   */
+  async assertCanStartIn(tx: StoreTx, chain: string[]): Promise<void> {
+    for (const thread of chain) {
+      for (const [key, entry] of await tx.list({ ...this.range(thread), limit: 1000 })) {
+        const name = lastPart(key);
+        if (name === FIXED) continue;
+        const { current, max } = budgetOf(entry.value);
+        if (max === undefined || current < max) continue;
+        const whose = thread === chain[0] ? `The "${name}" budget` : `The "${name}" budget of the parent thread ${thread}`;
+        throw new BlackboardError(
+          'LIMIT_REACHED',
+          `${whose} is used up (${current} of ${max}, 0 left), so no new step can be taken; nothing was claimed. Finish a step you hold with {tool:plan_step}, then summarise and finish.`,
+          { name, thread, current, max, remaining: 0 },
+        );
+      }
+    }
+  }
+
   /** Admin: set a thread's stored max for a budget (`--allow-budget-admin` only). */
-  async configure(args: { name: string; max: number; thread?: string; idempotencyKey?: string }): Promise<BudgetView> {
-    return this.adjust('budget_configure', args, () => checkMax(args.max));
+  async configure(args: { name: string; max: number; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<BudgetView> {
+    return this.adjust(call, args, () => checkMax(args.max));
   }
 
   /** Admin: raise a thread's stored max by `amount` (`--allow-budget-admin` only). */
-  async increase(args: { name: string; amount: number; thread?: string; idempotencyKey?: string }): Promise<BudgetView> {
+  async increase(args: { name: string; amount: number; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<BudgetView> {
     if (!Number.isSafeInteger(args.amount) || args.amount < 1) throw invalid('amount must be a whole number, 1 or more.');
-    return this.adjust('budget_increase', args, (current) => {
+    return this.adjust(call, args, (current) => {
       if (current === undefined) throw new BlackboardError('NOT_FOUND', `There is no budget named "${args.name}" on that thread to increase. Set one with {tool:budget_configure}.`, { name: args.name });
       return checkMax(current + args.amount);
     });
   }
 
   private async adjust(
-    tool: string,
+    call: CallOptions,
     args: { name: string; thread?: string; idempotencyKey?: string },
     nextMax: (current: number | undefined) => number,
   ): Promise<BudgetView> {
@@ -169,7 +190,7 @@ export class BudgetService {
       const max = nextMax(record.max);
       await tx.set(this.key(thread, name), encode({ ...record, max }), { by: this.session.by });
       return describe(name, record.current, max);
-    }, { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, args.idempotencyKey) });
+    }, { ...idempotent(this.session.identity, call, args) });
     return result;
   }
 }

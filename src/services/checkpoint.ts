@@ -1,7 +1,7 @@
 // The checkpoint service: save, list, restore and delete a thread's state; export and import documents.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey, resolveScope, type Identity } from '../context.js';
+import { checkName, idempotent, type CallOptions, resolveScope, type Identity } from '../context.js';
 import { lastPart, showRelative } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -10,6 +10,7 @@ import { FORMAT, corrupt, fromSaved, saved, sortKeys, type NamespaceDocument, ty
 import {
   CP_ID_RE, Head, Manifest, checkCursor, idAt, infoOfIndex, infoOfManifest, newestIndexEntries, summaryOf, type CheckpointInfo,
 } from './checkpoint-manifest.js';
+import { checkThreadWrite } from './ownership.js';
 import { threadInfoOf, type Session } from './session.js';
 
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
@@ -42,14 +43,14 @@ export class CheckpointService {
     return this.session.keys;
   }
 
-  async save(args: { label?: string; thread?: string; idempotencyKey?: string } = {}): Promise<CheckpointInfo> {
+  async save(args: { label?: string; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<CheckpointInfo> {
     if (args.label !== undefined && (typeof args.label !== 'string' || args.label.length > 200)) {
       throw invalid('label must be text of at most 200 characters.');
     }
     await this.session.refresh();
     const thread = args.thread ?? this.who.thread;
     const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label), {
-      idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_save', args.idempotencyKey),
+      ...idempotent(this.who, call, args),
     });
     return result;
   }
@@ -131,13 +132,17 @@ export class CheckpointService {
     }
   }
 
-  async restore(args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }): Promise<{ checkpointId: string; thread: string; run: string; records: number }> {
+  async restore(
+    args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<{ checkpointId: string; thread: string; run: string; records: number; budgetsKept: true }> {
     const id = checkId(args.checkpointId);
     if (args.ifRevision !== undefined && (!Number.isSafeInteger(args.ifRevision) || args.ifRevision < 0)) {
       throw invalid('ifRevision must be a whole number, 0 or more.');
     }
     const { result } = await this.store.transact(async (tx) => {
       const manifest = await this.manifestIn(tx, id);
+      await checkThreadWrite(this.session, (key) => tx.get(key), manifest.thread);
       const doc = await this.documentIn(tx, id, manifest);
       if (args.ifRevision !== undefined) {
         const { entries } = await this.collect(tx, manifest.thread);
@@ -150,14 +155,15 @@ export class CheckpointService {
           );
         }
       }
-      const records = await this.restoreIn(tx, doc);
-      return { checkpointId: id, thread: manifest.thread, run: manifest.run, records };
-    }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_restore', args.idempotencyKey) });
+      // Spending cannot be undone: the thread's budgets stay as they are now.
+      const records = await this.restoreIn(tx, doc, true);
+      return { checkpointId: id, thread: manifest.thread, run: manifest.run, records, budgetsKept: true as const };
+    }, { ...idempotent(this.who, call, args) });
     if (result.thread === this.who.thread) await this.session.refresh();
     return result;
   }
 
-  async delete(args: { checkpointId: string; idempotencyKey?: string }): Promise<{ deleted: boolean }> {
+  async delete(args: { checkpointId: string; idempotencyKey?: string }, call: CallOptions): Promise<{ deleted: boolean }> {
     const id = checkId(args.checkpointId);
     const { result } = await this.store.transact(async (tx) => {
       if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
@@ -168,7 +174,7 @@ export class CheckpointService {
         await this.setHead(tx, thread, { count: Math.max(0, head.count - 1), ...(latest !== undefined ? { latest } : {}) });
       }
       return { deleted: true };
-    }, { idempotencyKey: idempotencyStorageKey(this.who, 'checkpoint_delete', args.idempotencyKey) });
+    }, { ...idempotent(this.who, call, args) });
     return result;
   }
 
@@ -222,12 +228,14 @@ export class CheckpointService {
   }
 
   /** Replaces the thread's state by the document's, and moves the thread to the document's run. */
-  private async restoreIn(tx: StoreTx, doc: ThreadDocument): Promise<number> {
+  private async restoreIn(tx: StoreTx, doc: ThreadDocument, keepBudgets = false): Promise<number> {
     const { entries } = await this.collect(tx, doc.thread);
+    const budgets = this.keys.budgetRange(doc.thread);
+    const kept = (key: string): boolean => keepBudgets && key >= budgets.lo && key < budgets.hi;
     // Records the document does not have are deleted; the others are rewritten, keeping their version when they are
     // unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
-    for (const [key] of entries) if (!Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
-    for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
+    for (const [key] of entries) if (!kept(key) && !Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
+    for (const [rel, r] of Object.entries(doc.records)) if (!kept(this.keys.absolute(rel))) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
     const metaKey = this.keys.threadInfo(doc.thread);
     const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
     await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by: this.session.by });

@@ -1,6 +1,6 @@
 // The finalizer service: one final answer per run, the first one set wins.
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotencyStorageKey } from '../context.js';
+import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
@@ -38,7 +38,7 @@ export class FinalizerService {
     return this.session.keys.finalAnswer(thread);
   }
 
-  async set(args: { content: string; metadata?: Json; idempotencyKey?: string }): Promise<{ answer: FinalAnswer }> {
+  async set(args: { content: string; metadata?: Json; idempotencyKey?: string }, call: CallOptions): Promise<{ answer: FinalAnswer }> {
     if (typeof args.content !== 'string' || args.content === '') throw invalid('content must be non-empty text.');
     await this.session.refresh();
     const who = this.session.identity;
@@ -48,13 +48,13 @@ export class FinalizerService {
       if (existing && answerOf(existing).run === who.run) {
         throw new BlackboardError(
           'MULTIPLE_FINAL_ANSWERS',
-          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. To answer again, begin a new run with {tool:run_start}.',
+          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. Add anything further with {tool:history_append}.',
           { answer: view(who.thread, existing) },
         );
       }
       const record: AnswerRecord = { content: args.content, run: who.run, ...(args.metadata !== undefined ? { metadata: args.metadata } : {}) };
       return view(who.thread, await tx.set(this.key(who.thread), encode(record), { by: this.session.by }));
-    }, { idempotencyKey: idempotencyStorageKey(who, 'final_answer_set', args.idempotencyKey) });
+    }, { ...idempotent(who, call, args) });
     return { answer: result };
   }
 

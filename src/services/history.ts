@@ -1,6 +1,6 @@
 // The history service: an append-only event log per thread, paged and pruned.
 import { invalid } from '../errors.js';
-import { idempotencyStorageKey } from '../context.js';
+import { idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import { anyJson, decode } from './records.js';
@@ -42,9 +42,9 @@ export class HistoryService {
     return this.session.keys.historyRange(thread);
   }
 
-  async append(args: { kind: string; content: string; data?: Json; idempotencyKey?: string }, tool = 'history_append'): Promise<{ seq: number }> {
+  async append(args: { kind: string; content: string; data?: Json; idempotencyKey?: string }, call: CallOptions): Promise<{ seq: number }> {
     const { result } = await this.store.transact(async (tx) => ({ seq: await this.appendIn(tx, args) }), {
-      idempotencyKey: idempotencyStorageKey(this.session.identity, tool, args.idempotencyKey),
+      ...idempotent(this.session.identity, call, args),
     });
     return result;
   }
@@ -104,7 +104,7 @@ export class HistoryService {
     }
   }
 
-  async prune(args: { keepLast: number; idempotencyKey?: string }): Promise<{ removed: number }> {
+  async prune(args: { keepLast: number; idempotencyKey?: string }, call: CallOptions): Promise<{ removed: number }> {
     if (!Number.isSafeInteger(args.keepLast) || args.keepLast < 0) {
       throw invalid('keepLast must be a whole number, 0 or more.', { keepLast: args.keepLast });
     }
@@ -115,7 +115,7 @@ export class HistoryService {
       const cut = last - args.keepLast;
       if (cut <= 0) return { removed: 0 };
       return { removed: await tx.deleteRange(this.range(thread).lo, this.entryKey(thread, cut + 1)) };
-    }, { idempotencyKey: idempotencyStorageKey(this.session.identity, 'history_prune', args.idempotencyKey) });
+    }, { ...idempotent(this.session.identity, call, args) });
     return result;
   }
 }

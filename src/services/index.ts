@@ -9,6 +9,8 @@ import { HistoryService } from './history.js';
 import { KvService } from './kv.js';
 import { LifecycleService } from './lifecycle.js';
 import { PlanService } from './plan.js';
+import { PlanWork } from './plan-work.js';
+import { Presence } from './presence.js';
 import { RunService } from './run.js';
 import { ScratchpadService } from './scratchpad.js';
 import { SignalService } from './signal.js';
@@ -20,6 +22,10 @@ export interface Services {
   kv: KvService;
   changes: ChangesService;
   plans: PlanService;
+  /** plan_claim and plan_step */
+  work: PlanWork;
+  /** the caller's sign of life, renewed by every tool call */
+  presence: Presence;
   scratchpad: ScratchpadService;
   finalizer: FinalizerService;
   budget: BudgetService;
@@ -32,8 +38,9 @@ export interface Services {
 
 export function createServices(store: VersionedStore, session: Session, config: Config): Services {
   const lifecycle = new LifecycleService(store, session);
-  const plans = new PlanService(store, session, config.planTtlSeconds * 1000);
   const history = new HistoryService(store, session);
+  const presence = new Presence(store, session, config.claimLeaseSeconds * 1000);
+  const plans = new PlanService(store, session, config.planTtlSeconds * 1000, presence, history);
   const scratchpad = new ScratchpadService(store, session, lifecycle);
   const limits: Record<string, number> = { ...config.budgets };
   if (config.maxIterations !== undefined) limits.iterations = config.maxIterations;
@@ -48,6 +55,8 @@ export function createServices(store: VersionedStore, session: Session, config: 
     kv: new KvService(store, session, runScopeGuard(session, lifecycle), (planId) => plans.key(planId)),
     changes: new ChangesService(store, session),
     plans,
+    work: new PlanWork(plans, budget),
+    presence,
     scratchpad,
     finalizer,
     budget,

@@ -3,7 +3,7 @@ import { BlackboardError, invalid } from '../errors.js';
 import {
   checkKey,
   checkPrefix,
-  idempotencyStorageKey,
+  idempotent, type CallOptions,
   resolveScope,
   writable,
   type ResolvedScope,
@@ -84,7 +84,7 @@ export class KvService {
     ifVersion?: number;
     ttlSeconds?: number;
     idempotencyKey?: string;
-  }): Promise<{ version: number; revision: number }> {
+  }, call: CallOptions): Promise<{ version: number; revision: number }> {
     await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     const ttlMs = ttl(args.ttlSeconds);
@@ -95,7 +95,7 @@ export class KvService {
         const entry = await tx.set(key.storage, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs });
         return { version: entry.version };
       },
-      { idempotencyKey: idempotencyStorageKey(this.who, 'state_set', args.idempotencyKey), prefetch: [key.storage] },
+      { ...idempotent(this.who, call, args), prefetch: [key.storage] },
     );
     return { version: result.version, revision };
   }
@@ -105,7 +105,7 @@ export class KvService {
     scope?: string;
     ifVersion?: number;
     idempotencyKey?: string;
-  }): Promise<{ deleted: boolean; revision: number }> {
+  }, call: CallOptions): Promise<{ deleted: boolean; revision: number }> {
     await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     checkIfVersion(args.ifVersion);
@@ -114,7 +114,7 @@ export class KvService {
         await this.guard(key.scope, tx);
         return { deleted: await tx.delete(key.storage, { ifVersion: args.ifVersion }) };
       },
-      { idempotencyKey: idempotencyStorageKey(this.who, 'state_delete', args.idempotencyKey), prefetch: [key.storage] },
+      { ...idempotent(this.who, call, args), prefetch: [key.storage] },
     );
     return { deleted: result.deleted, revision };
   }
@@ -127,7 +127,7 @@ export class KvService {
     ifVersion?: number;
     ttlSeconds?: number;
     idempotencyKey?: string;
-  }): Promise<{ value: Json; version: number; revision: number }> {
+  }, call: CallOptions): Promise<{ value: Json; version: number; revision: number }> {
     await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     checkOp(args.op);
@@ -143,7 +143,7 @@ export class KvService {
         });
         return { value: entry.value, version: entry.version };
       },
-      { idempotencyKey: idempotencyStorageKey(this.who, 'state_update', args.idempotencyKey), prefetch: [key.storage] },
+      { ...idempotent(this.who, call, args), prefetch: [key.storage] },
     );
     return { ...result, revision };
   }
@@ -210,7 +210,7 @@ export class KvService {
     return { entries, revision, truncated };
   }
 
-  async batch(args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string }): Promise<{
+  async batch(args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string }, call: CallOptions): Promise<{
     results: BatchItemResult[];
     revision: number;
   }> {
@@ -230,7 +230,7 @@ export class KvService {
         throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, { index, ...error.details });
       }
     });
-    const idempotencyKey = idempotencyStorageKey(this.who, 'state_batch', args.idempotencyKey);
+    const idempotency = idempotent(this.who, call, args);
     if (atomic) {
       const { result, revision } = await this.store.transact(async (tx) => {
         const results: BatchItemResult[] = [];
@@ -250,7 +250,7 @@ export class KvService {
           }
         }
         return results;
-      }, { idempotencyKey });
+      }, idempotency);
       return { results: result, revision };
     }
     const { result, revision } = await this.store.transact(async (outer) => {
@@ -274,7 +274,7 @@ export class KvService {
         }
       }
       return results;
-    }, { idempotencyKey });
+    }, idempotency);
     return { results: result, revision };
   }
 

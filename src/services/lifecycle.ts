@@ -1,6 +1,6 @@
 // The lifecycle service: each thread's agent state and the transitions allowed between states.
 import { BlackboardError } from '../errors.js';
-import { checkName, idempotencyStorageKey } from '../context.js';
+import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -70,7 +70,7 @@ export class LifecycleService {
     };
   }
 
-  async set(args: { state: AgentState; reason?: string; idempotencyKey?: string }): Promise<LifecycleView & { previous: AgentState }> {
+  async set(args: { state: AgentState; reason?: string; idempotencyKey?: string }, call: CallOptions): Promise<LifecycleView & { previous: AgentState }> {
     await this.session.refresh();
     const who = this.session.identity;
     if (!(STATES as readonly string[]).includes(args.state)) {
@@ -91,7 +91,7 @@ export class LifecycleService {
       const record: LifecycleRecord = { state: args.state, run: who.run, ...(args.reason ? { reason: args.reason } : {}) };
       const entry = await tx.set(this.key(who.thread), record as never, { by: this.session.by });
       return { previous, updatedAt: entry.updatedAt };
-    }, { idempotencyKey: idempotencyStorageKey(who, 'agent_state_set', args.idempotencyKey) });
+    }, { ...idempotent(who, call, args) });
     return {
       thread: who.thread,
       run: who.run,

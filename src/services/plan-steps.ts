@@ -11,6 +11,23 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 export const MAX_STEPS = 200;
 const MAX_TEXT = 4000;
 
+/** A live claim on a step: its holder (agent name, thread), the fence it was granted with, when and for how long. */
+export interface Claim {
+  agent?: string;
+  thread: string;
+  fence: number;
+  /** the store's clock at the grant */
+  at: number;
+  leaseMs: number;
+}
+
+/** A holder whose claim lapsed (and who gets CLAIM_LOST, not FORBIDDEN, when it comes back). */
+export interface LostClaim {
+  agent?: string;
+  thread: string;
+  fence: number;
+}
+
 export interface Step {
   id: string;
   content: string;
@@ -18,6 +35,10 @@ export interface Step {
   owner?: string;
   blockedBy?: string[];
   note?: string;
+  /** how many claims on the step lapsed */
+  attempts?: number;
+  claim?: Claim;
+  lost?: LostClaim[];
 }
 
 export interface StepInput {
@@ -45,6 +66,8 @@ export interface PlanRecord {
   steps: Step[];
   nextStep: number;
   createdAt: number;
+  /** the last fence granted: every claim on the plan gets a higher one */
+  fence?: number;
 }
 
 /** A stored plan, decoded once (a record that does not fit is reported as corrupt). */
@@ -55,6 +78,9 @@ const Step = z.object({
   owner: z.string().optional(),
   blockedBy: z.array(z.string()).optional(),
   note: z.string().optional(),
+  attempts: z.number().int().optional(),
+  claim: z.object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int(), at: z.number(), leaseMs: z.number() }).optional(),
+  lost: z.array(z.object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int() })).optional(),
 });
 export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
   title: z.string(),
@@ -63,6 +89,7 @@ export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
   steps: z.array(Step),
   nextStep: z.number().int(),
   createdAt: z.number(),
+  fence: z.number().int().optional(),
 });
 /** The plan in a stored value, as a fresh object the caller may change. */
 export const decodePlan = (value: Json): PlanRecord => decode(PlanRecordSchema, value, 'plan');
@@ -94,9 +121,9 @@ export function checkStatus(status: unknown): StepStatus {
 }
 
 /** New step list: items with a known `id` keep it; new items get the next ids. */
-export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>): Step[] {
+export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>, taken = new Set<string>()): Step[] {
   const known = new Set(record.steps.map((s) => s.id));
-  const seen = new Set<string>();
+  const seen = new Set<string>(taken);
   const steps = inputs.map((input) => {
     const item: StepInput = typeof input === 'string' ? { content: input } : input;
     checkText('A step\'s content', item.content);
@@ -114,8 +141,55 @@ export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>
     if (item.note !== undefined) step.note = item.note;
     return step;
   });
-  checkDependencies(steps);
+  if (taken.size === 0) checkDependencies(steps);
   return steps;
+}
+
+/**
+ * The step list of a replace: an item is matched to an existing step by its `id`, else by identical content; a
+ * matched step keeps its status, owner, claim, note and attempts (the item may change its content and blockers);
+ * other items are new steps. Dropping a step that is in progress or completed is refused.
+ */
+export function replaceSteps(record: PlanRecord, inputs: Array<string | StepInput>): Step[] {
+  const byId = new Map(record.steps.map((s) => [s.id, s]));
+  const used = new Set<string>();
+  const fresh: StepInput[] = [];
+  const steps = inputs.map((input) => {
+    const item: StepInput = typeof input === 'string' ? { content: input } : input;
+    checkText('A step\'s content', item.content);
+    let match: Step | undefined;
+    if (item.id !== undefined) {
+      match = byId.get(item.id);
+      if (!match) throw invalid(`Step id "${item.id}" is not in this plan; leave id out for a new step.`, { id: item.id });
+      if (used.has(item.id)) throw invalid(`Step id "${item.id}" appears twice.`, { id: item.id });
+    } else {
+      match = record.steps.find((s) => !used.has(s.id) && s.content === item.content);
+    }
+    if (!match) {
+      fresh.push(item);
+      return undefined;
+    }
+    used.add(match.id);
+    const step: Step = { ...match, content: item.content };
+    if (item.blockedBy !== undefined) step.blockedBy = item.blockedBy;
+    return step;
+  });
+  const kept = new Set([...used]);
+  const added = buildSteps(record, fresh, kept);
+  const out = steps.map((s) => s ?? added.shift()!);
+  for (const step of out) {
+    if (step.blockedBy !== undefined && used.has(step.id)) step.blockedBy = step.blockedBy.filter((id) => out.some((o) => o.id === id));
+    if (step.blockedBy?.length === 0) delete step.blockedBy;
+  }
+  const dropped = record.steps.filter((s) => !used.has(s.id) && (s.status === 'in_progress' || s.status === 'completed'));
+  if (dropped.length > 0) {
+    throw invalid(
+      `This replace would drop ${dropped.map((s) => `${s.id} (${s.status})`).join(', ')}: work in progress or done is never dropped. Keep them in the list (by id or identical content), or mark them skipped first with stepUpdates. Nothing was changed.`,
+      { steps: dropped.map((s) => s.id) },
+    );
+  }
+  checkDependencies(out);
+  return out;
 }
 
 export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
@@ -126,10 +200,12 @@ export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
     step.content = change.content;
   }
   if (change.status !== undefined) step.status = checkStatus(change.status);
+  // An empty text or list clears the field; null, like a missing field, leaves it as it is (strict tool bridges send
+  // null for every argument not given).
   for (const field of ['owner', 'note', 'blockedBy'] as const) {
     const value = change[field];
-    if (value === null) delete step[field];
-    else if (value !== undefined) Object.assign(step, { [field]: value });
+    if (value === '' || (Array.isArray(value) && value.length === 0)) delete step[field];
+    else if (value !== undefined && value !== null) Object.assign(step, { [field]: value });
   }
 }
 

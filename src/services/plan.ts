@@ -1,66 +1,73 @@
-// The plan service: create, read, list, claim, update and delete plans that agents share work through.
+// The plan service: create, read, list, update and delete plans; claims and step moves are in plan-work.ts.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { idempotencyStorageKey, resolveScope, writable, type ResolvedScope } from '../context.js';
+import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
 import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './arguments.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { HistoryService } from './history.js';
+import { checkThreadWrite } from './ownership.js';
+import { grant, holderText, revoke, sameHolder, settle, checkMover } from './plan-claims.js';
 import {
   MAX_STEPS,
   PLAN_STATUSES,
   applyStepUpdate,
-  blockedError,
   buildSteps,
   checkDependencies,
   checkStarts,
   checkText,
   decodePlan,
-  done,
+  replaceSteps,
   stepNotFound,
   type PlanRecord,
   type PlanStatus,
-  type Step,
   type StepInput,
   type StepUpdate,
 } from './plan-steps.js';
+import { counts, planView, stepView, unblocked, type PlanView, type StepView } from './plan-views.js';
+import type { Presence } from './presence.js';
 import { encode } from './records.js';
 import type { Session } from './session.js';
 
 export { PLAN_STATUSES, STEP_STATUSES, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
 
-/** Why `plan_claim` took nothing: every step is done, waits on unfinished blockers, or is someone's; or the named step is someone's. */
-export const CLAIM_REASONS = ['all_done', 'all_blocked', 'all_taken', 'taken'] as const;
-export type ClaimReason = (typeof CLAIM_REASONS)[number];
 export const PLAN_LIST_DEFAULT = 20;
-export const PLAN_LIST_MAX = 1000;
+export const PLAN_LIST_MAX = 100;
+/** how many plans of each scope `plan_list` looks at */
+const SCOPE_SCAN = 1000;
 /** titles are cut to this many characters in `plan_list` (plan_get has them whole) */
 const LIST_TITLE_CHARS = 200;
 
-export interface Plan {
+export type PlanSummary = Omit<PlanView, 'steps' | 'createdAt' | 'updatedBy'>;
+/** What a plan write answers: the plan's id and version, the steps it changed, and counts — never the whole plan. */
+export interface PlanWrite {
   planId: string;
-  title: string;
-  status: PlanStatus;
-  scope: string;
-  steps: Step[];
   version: number;
-  createdAt: string;
-  updatedAt: string;
-  updatedBy: string;
+  status: PlanStatus;
+  changed: StepView[];
+  removed?: string[];
+  done: number;
+  total: number;
+  unblocked: string[];
 }
 
 const PLAN_ID_RE = /^plan-[0-9a-f]{12}$/;
 
 /**
- * Plans: a title, a status and ordered steps with stable ids, owners and dependencies. A plan is one versioned
- * record keyed by its id (so `plan_get(planId)` and `watch` need no scope), plus an index entry in its scope for
- * `plan_list`. Completed and abandoned plans expire after the plan TTL.
+ * Plans: a title, a status and ordered steps with stable ids, owners, dependencies and claims. A plan is one
+ * versioned record keyed by its id (so `plan_get(planId)` and `watch` need no scope), plus an index entry in its
+ * scope for `plan_list`. Completed and abandoned plans expire after the plan TTL. Every read and write first lapses
+ * the claims whose holders stopped (see plan-claims.ts); a write stores that.
  */
 export class PlanService {
   constructor(
-    private readonly store: VersionedStore,
-    private readonly session: Session,
+    readonly store: VersionedStore,
+    readonly session: Session,
     private readonly planTtlMs: number,
+    readonly presence: Presence,
+    private readonly history: HistoryService,
   ) {}
 
   /** The storage key of a plan; `watch` with `scope: "plan"` reads this. */
@@ -75,196 +82,235 @@ export class PlanService {
     return this.session.keys.planIndexRange(scopeId);
   }
 
-  async create(args: { title: string; steps: Array<string | StepInput>; scope?: string; idempotencyKey?: string }): Promise<{ planId: string; plan: Plan }> {
-    const scope = writable(resolveScope(args.scope ?? 'thread', this.session.identity));
+  /** Reads outside a transaction, with the store's clock of now (for plan_get and plan_list). */
+  private reader(): Pick<StoreTx, 'get' | 'now'> {
+    return { get: (key: string) => this.store.get(key), now: this.store.now() };
+  }
+
+  /** A plan inside a transaction (or as read now), its lapsed claims already returned to pending. */
+  async loadIn(tx: Pick<StoreTx, 'get' | 'now'>, planId: string): Promise<{ current: Entry; record: PlanRecord; leaseUntil: Map<string, number>; lapsed: string[] }> {
+    const current = await tx.get(this.key(planId));
+    if (!current) throw notFound(planId);
+    const record = decodePlan(current.value);
+    const { leaseUntil, lapsed } = await settle(record, (h) => this.presence.readIn(tx, h), tx.now);
+    return { current, record, leaseUntil, lapsed };
+  }
+
+  /** Stores a changed plan (and its index entry), guarded by the version it was read at. */
+  async saveIn(tx: StoreTx, planId: string, record: PlanRecord, ifVersion: number): Promise<Entry> {
+    const ttlMs = record.status === 'active' ? undefined : this.planTtlMs;
+    const entry = await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion, ttlMs });
+    await tx.set(this.indexKey(scopeOf(record.scope, this.session).id, planId), { status: record.status } as Json, { by: this.session.by, ttlMs });
+    return entry;
+  }
+
+  async create(
+    args: { title: string; steps: Array<string | StepInput>; scope?: string; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<{ planId: string; version: number; scope: string; stepIds: string[]; done: number; total: number }> {
+    const scope = writable(resolveScope(args.scope ?? 'global', this.session.identity));
     checkText('title', args.title);
     if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
     const planId = `plan-${randomBytes(6).toString('hex')}`;
-    const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: Date.now() };
-    record.steps = buildSteps(record, args.steps);
-    checkStarts(record.steps, new Map());
     const { result } = await this.store.transact(async (tx) => {
-      const entry = await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion: 0 });
-      await this.writeIndex(tx, scope, planId, record);
-      return { planId, plan: view(planId, entry) };
-    }, { idempotencyKey: idempotencyStorageKey(this.session.identity, 'plan_create', args.idempotencyKey) });
+      await this.checkScopeWrite(tx, scope.label);
+      const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: tx.now };
+      record.steps = buildSteps(record, args.steps);
+      await this.grantStarted(tx, record, new Set());
+      checkStarts(record.steps, new Map());
+      const entry = await this.saveIn(tx, planId, record, 0);
+      return { planId, version: entry.version, scope: scope.label, stepIds: record.steps.map((s) => s.id), ...counts(record) };
+    }, idempotent(this.session.identity, call, args));
     return result;
   }
 
-  async get(args: { planId: string }): Promise<{ plan: Plan }> {
-    const entry = await this.store.get(this.key(checkPlanId(args.planId)));
-    if (!entry) throw notFound(args.planId);
-    return { plan: view(args.planId, entry) };
+  async get(args: { planId: string; detail?: 'summary' | 'full' }): Promise<{ plan: PlanView }> {
+    const planId = checkPlanId(args.planId);
+    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId);
+    return { plan: planView(planId, record, current, leaseUntil, args.detail ?? 'summary') };
   }
 
-  /** The plans of a scope, most recently changed first, at most `limit` (titles cut short; plan_get has them whole). */
-  async list(args: { status?: PlanStatus; scope?: string; limit?: number }): Promise<{
-    plans: Array<Omit<Plan, 'steps'> & { stepCount: number; doneCount: number }>;
-    truncated: boolean;
-  }> {
+  /**
+   * The plans the caller can see, most recently changed first: those of `scope`, or without one those of global,
+   * its delegation tree's root, its parent thread and its own thread. Titles are cut short; no steps.
+   */
+  async list(args: { status?: PlanStatus; scope?: string; cursor?: string; limit?: number }): Promise<{ plans: PlanSummary[]; nextCursor?: string; hint?: string }> {
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
     const limit = args.limit ?? PLAN_LIST_DEFAULT;
     if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX) throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
-    const scope = resolveScope(args.scope ?? 'thread', this.session.identity);
-    const { entries } = await this.store.list({ ...this.indexRange(scope.id), limit: PLAN_LIST_MAX });
-    const found: Array<{ revision: number; plan: Omit<Plan, 'steps'> & { stepCount: number; doneCount: number } }> = [];
-    for (const [key] of entries) {
-      const planId = lastPart(key);
-      const entry = await this.store.get(this.key(planId));
-      if (!entry) continue;
-      const { steps, ...summary } = view(planId, entry);
-      if (args.status !== undefined && summary.status !== args.status) continue;
-      if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
-      found.push({ revision: entry.revision, plan: { ...summary, stepCount: steps.length, doneCount: steps.filter(done).length } });
+    const who = this.session.identity;
+    const scopes = args.scope !== undefined
+      ? [resolveScope(args.scope, who).id]
+      : [...new Set(['global', `parent:${who.rootThread}`, `thread:${who.rootThread}`, ...(who.parentThread ? [`thread:${who.parentThread}`] : []), `thread:${who.thread}`])];
+    const tag = `plans:${scopes.join(',')}:${args.status ?? ''}`;
+    const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, { label: tag, id: tag }, '');
+    const [afterRevision, afterId] = after === undefined ? [Infinity, ''] : [Number(after.split(' ')[0]), after.split(' ')[1] ?? ''];
+    const found: Array<{ revision: number; plan: PlanSummary }> = [];
+    const reader = this.reader();
+    for (const scopeId of scopes) {
+      const { entries } = await this.store.list({ ...this.indexRange(scopeId), limit: SCOPE_SCAN });
+      for (const [key] of entries) {
+        const planId = lastPart(key);
+        const entry = await this.store.get(this.key(planId));
+        if (!entry) continue;
+        const record = decodePlan(entry.value);
+        if (args.status !== undefined && record.status !== args.status) continue;
+        await settle(record, (h) => this.presence.readIn(reader, h), reader.now);
+        const { steps: _steps, createdAt: _c, updatedBy: _u, ...summary } = planView(planId, record, entry, new Map(), 'summary');
+        if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
+        found.push({ revision: entry.revision, plan: summary });
+      }
     }
     // The latest change first: the revision that wrote each plan orders them even within one millisecond.
-    found.sort((a, b) => b.revision - a.revision);
-    return { plans: found.slice(0, limit).map((f) => f.plan), truncated: found.length > limit };
+    found.sort((a, b) => b.revision - a.revision || (a.plan.planId < b.plan.planId ? -1 : 1));
+    const rest = found.filter((f) => f.revision < afterRevision || (f.revision === afterRevision && f.plan.planId > afterId));
+    const page = rest.slice(0, limit);
+    const out: { plans: PlanSummary[]; nextCursor?: string; hint?: string } = { plans: page.map((f) => f.plan) };
+    if (rest.length > limit) {
+      const last = page[page.length - 1];
+      out.nextCursor = encodeCursor({ label: tag, id: tag }, '', `${last.revision} ${last.plan.planId}`);
+    }
+    if (found.length === 0) {
+      out.hint = `No plans in ${scopes.join(', ')}${args.status ? ` with status ${args.status}` : ''}. Plans are made in scope global unless {tool:plan_create} names another; another thread's plans: {tool:plan_list} with scope "thread:ID", a group's: "group:NAME".`;
+    }
+    return out;
   }
 
-  /**
-   * Takes a step for `owner` (default: the caller's agent name, else its thread) in one transaction: the named step,
-   * or the first pending step that has no other owner and whose blockers are all completed or skipped. It becomes
-   * `in_progress` with that owner. Nothing to take is `claimed: false` with a reason, not an error.
-   */
-  async claim(args: { planId: string; stepId?: string; owner?: string; idempotencyKey?: string }): Promise<{
-    claimed: boolean;
-    step?: Step;
-    reason?: ClaimReason;
-  }> {
-    const planId = checkPlanId(args.planId);
-    const who = this.session.identity;
-    const owner = args.owner ?? who.agent ?? who.thread;
-    checkText('owner', owner);
-    const { result } = await this.store.transact(async (tx) => {
-      const current = await tx.get(this.key(planId));
-      if (!current) throw notFound(planId);
-      const record = decodePlan(current.value);
-      writable(scopeOf(record.scope, who));
-      if (record.status !== 'active') {
-        throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
-      }
-      const byId = new Map(record.steps.map((s) => [s.id, s]));
-      const waitingOn = (s: Step): string[] => (s.blockedBy ?? []).filter((id) => !done(byId.get(id)));
-      const mine = (s: Step): boolean => s.owner === undefined || s.owner === owner;
-      let step: Step | undefined;
-      if (args.stepId !== undefined) {
-        step = byId.get(args.stepId);
-        if (!step) throw stepNotFound(record, args.stepId);
-        if (step.status === 'in_progress' && step.owner === owner) return { claimed: true, step };
-        if (!done(step) && (step.status === 'in_progress' || !mine(step))) return { claimed: false, step, reason: 'taken' as const };
-        if (step.status !== 'pending') {
-          throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, { stepId: step.id, status: step.status });
-        }
-        const blockers = waitingOn(step);
-        if (blockers.length > 0) throw blockedError(step, blockers);
-      } else {
-        step = record.steps.find((s) => s.status === 'pending' && mine(s) && waitingOn(s).length === 0);
-        if (!step) {
-          const open = record.steps.filter((s) => !done(s));
-          const reason = open.length === 0 ? 'all_done' : open.some((s) => s.status === 'blocked' || (s.status === 'pending' && mine(s))) ? 'all_blocked' : 'all_taken';
-          return { claimed: false, reason: reason as ClaimReason };
-        }
-      }
-      step.status = 'in_progress';
-      step.owner = owner;
-      await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion: current.version });
-      return { claimed: true, step };
-    }, { idempotencyKey: idempotencyStorageKey(who, 'plan_claim', args.idempotencyKey), prefetch: [this.key(planId)] });
-    return result;
-  }
-
-  async update(args: {
-    planId: string;
-    ifVersion?: number;
-    title?: string;
-    status?: PlanStatus;
-    steps?: Array<string | StepInput>;
-    stepUpdates?: StepUpdate[];
-    idempotencyKey?: string;
-  }): Promise<{ plan: Plan }> {
+  async update(
+    args: {
+      planId: string;
+      ifVersion?: number;
+      title?: string;
+      status?: PlanStatus;
+      steps?: Array<string | StepInput>;
+      stepUpdates?: StepUpdate[];
+      idempotencyKey?: string;
+    },
+    call: CallOptions,
+  ): Promise<PlanWrite> {
     const planId = checkPlanId(args.planId);
     checkIfVersion(args.ifVersion);
     if (args.title !== undefined) checkText('title', args.title);
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
+    if (args.steps !== undefined && args.ifVersion === undefined) {
+      throw invalid('Replacing the steps needs ifVersion: read the plan with {tool:plan_get} and pass its version, so a list made from an older plan cannot overwrite newer work. To change single steps use stepUpdates.', { path: 'ifVersion' });
+    }
+    const holder = this.presence.holder();
     const { result } = await this.store.transact(async (tx) => {
-      const current = await tx.get(this.key(planId));
-      if (!current) throw notFound(planId);
-      const record = decodePlan(current.value);
+      const { current, record } = await this.loadIn(tx, planId);
       const before = new Map(record.steps.map((s) => [s.id, s.status]));
-      const scope = writable(scopeOf(record.scope, this.session.identity));
+      writable(scopeOf(record.scope, this.session));
+      if (args.title !== undefined || args.status !== undefined || args.steps !== undefined) await this.checkScopeWrite(tx, record.scope);
       if (args.title !== undefined) record.title = args.title;
       if (args.status !== undefined) record.status = args.status;
+      const changed = new Set<string>();
+      let removed: string[] | undefined;
       if (args.steps !== undefined) {
         if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
-        record.steps = buildSteps(record, args.steps);
+        const old = new Set(record.steps.map((s) => s.id));
+        record.steps = replaceSteps(record, args.steps);
+        removed = [...old].filter((id) => !record.steps.some((s) => s.id === id));
+        for (const s of record.steps) if (!old.has(s.id)) changed.add(s.id);
       }
-      for (const change of args.stepUpdates ?? []) applyStepUpdate(record, change);
+      for (const change of args.stepUpdates ?? []) {
+        const step = record.steps.find((s) => s.id === change.id);
+        if (!step) throw stepNotFound(record, change.id);
+        const reassign = change.owner !== undefined && change.owner !== null;
+        if (step.claim && !sameHolder(step.claim, holder) && reassign) {
+          await this.history.appendIn(tx, {
+            kind: 'plan_reassign',
+            content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner || 'nobody'}`,
+            data: { planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null } as unknown as Json,
+          });
+          revoke(step);
+          if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';
+        } else {
+          checkMover(step, holder);
+        }
+        const wasStatus = step.status;
+        applyStepUpdate(record, change);
+        if (step.status !== wasStatus) {
+          if (step.status === 'in_progress') grant(record, step, holder, tx.now, this.presence.leaseMs);
+          else delete step.claim;
+          if (step.status === 'pending' && !reassign) delete step.owner;
+          if (reassign && change.owner !== '') step.owner = change.owner!;
+        }
+        changed.add(step.id);
+      }
+      await this.grantStarted(tx, record, new Set(before.keys()));
       checkDependencies(record.steps);
       checkStarts(record.steps, before);
-      const entry = await tx.set(this.key(planId), encode(record), {
-        by: this.session.by,
-        ifVersion: args.ifVersion,
-        ttlMs: record.status === 'active' ? undefined : this.planTtlMs,
-      });
-      await this.writeIndex(tx, scope, planId, record);
-      return { plan: view(planId, entry) };
-    }, { idempotencyKey: idempotencyStorageKey(this.session.identity, 'plan_update', args.idempotencyKey) });
+      const entry = await this.saveIn(tx, planId, record, args.ifVersion ?? current.version);
+      return {
+        planId,
+        version: entry.version,
+        status: record.status,
+        changed: record.steps.filter((s) => changed.has(s.id)).map((s) => stepView(s, new Map(), 'summary')),
+        ...(removed && removed.length > 0 ? { removed } : {}),
+        ...counts(record),
+        unblocked: unblocked(before, record),
+      };
+    }, idempotent(this.session.identity, call, args));
     return result;
   }
 
-  async delete(args: { planId: string; ifVersion?: number; idempotencyKey?: string }): Promise<{ deleted: boolean }> {
+  async delete(args: { planId: string; ifVersion?: number; idempotencyKey?: string }, call: CallOptions): Promise<{ deleted: boolean }> {
     const planId = checkPlanId(args.planId);
     checkIfVersion(args.ifVersion);
+    const holder = this.presence.holder();
     const { result } = await this.store.transact(async (tx) => {
-      const current = await tx.get(this.key(planId));
-      if (!current) throw notFound(planId);
-      const record = decodePlan(current.value);
-      const scope = writable(scopeOf(record.scope, this.session.identity));
+      const { record } = await this.loadIn(tx, planId);
+      const scope = writable(scopeOf(record.scope, this.session));
+      await this.checkScopeWrite(tx, record.scope);
+      const held = record.steps.filter((s) => s.claim && !sameHolder(s.claim, holder));
+      if (record.status === 'active' && held.length > 0) {
+        throw new BlackboardError(
+          'INVALID_TRANSITION',
+          `Plan ${planId} has steps others are working on (${held.map((s) => `${s.id}: ${holderText(s.claim!)}`).join(', ')}); deleting it would drop their work. Nothing was changed. Mark the plan abandoned with {tool:plan_update} instead.`,
+          { planId, steps: held.map((s) => s.id) },
+        );
+      }
       await tx.delete(this.key(planId), { ifVersion: args.ifVersion });
       await tx.delete(this.indexKey(scope.id, planId));
       return { deleted: true };
-    }, { idempotencyKey: idempotencyStorageKey(this.session.identity, 'plan_delete', args.idempotencyKey) });
+    }, idempotent(this.session.identity, call, args));
     return result;
   }
 
-  private async writeIndex(tx: StoreTx, scope: ResolvedScope, planId: string, record: PlanRecord): Promise<void> {
-    await tx.set(this.indexKey(scope.id, planId), { status: record.status } as Json, {
-      by: this.session.by,
-      ttlMs: record.status === 'active' ? undefined : this.planTtlMs,
-    });
+  /** Steps that are in progress without a claim (made so at creation or in a replace) become the caller's claims. */
+  private async grantStarted(tx: StoreTx, record: PlanRecord, known: Set<string>): Promise<void> {
+    const holder = this.presence.holder();
+    const mine = holder.agent ?? holder.thread;
+    const started = record.steps.filter((s) => s.status === 'in_progress' && !s.claim && !known.has(s.id));
+    for (const step of started) {
+      if (step.owner !== undefined && step.owner !== mine) {
+        throw invalid(`Step "${step.content.slice(0, 60)}" is in_progress with owner "${step.owner}": a step made in progress is yours. Leave owner out, or make it pending with that owner.`, { owner: step.owner });
+      }
+      grant(record, step, holder, tx.now, this.presence.leaseMs);
+    }
+    if (started.length > 0) await this.presence.touchIn(tx);
+  }
+
+  /** Writes into a plan of another thread's scope follow the thread ownership rule. */
+  private async checkScopeWrite(tx: StoreTx, label: string): Promise<void> {
+    if (label.startsWith('thread:')) await checkThreadWrite(this.session, (key) => tx.get(key), label.slice('thread:'.length));
   }
 }
 
 /** The scope a plan was created in, from its stored label (`run:…` and `parent:…` labels are already resolved). */
-function scopeOf(label: string, who: Session['identity']): ResolvedScope {
+function scopeOf(label: string, session: Session): ResolvedScope {
   try {
-    return resolveScope(label, who);
+    return resolveScope(label, session.identity);
   } catch {
     return { label, id: label };
   }
 }
 
-function view(planId: string, entry: Entry): Plan {
-  const r = decodePlan(entry.value);
-  return {
-    planId,
-    title: r.title,
-    status: r.status,
-    scope: r.scope,
-    steps: r.steps,
-    version: entry.version,
-    createdAt: new Date(r.createdAt).toISOString(),
-    updatedAt: new Date(entry.updatedAt).toISOString(),
-    updatedBy: entry.updatedBy,
-  };
-}
-
-function notFound(planId: string): BlackboardError {
+export function notFound(planId: string): BlackboardError {
   return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use {tool:plan_list} to see the plans.`, { planId });
 }
 
@@ -274,4 +320,3 @@ export function checkPlanId(planId: string): string {
   }
   return planId;
 }
-

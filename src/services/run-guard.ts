@@ -3,6 +3,7 @@ import { resolveScope } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
+import { checkThreadWrite } from './ownership.js';
 import { threadInfoOf, type Session } from './session.js';
 
 /** Checked inside every kv write's transaction, before the write. */
@@ -10,10 +11,12 @@ export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
 
 /**
  * A write to this connection's run scope is refused with RUN_FINISHED when another connection has moved the thread to
- * a new run since (the caller retries and lands in the current run), or when the run is `finished`.
+ * a new run since (the caller retries and lands in the current run), or when the run is `finished`. A write to
+ * another thread's scope (`thread:ID`) follows the thread ownership rule.
  */
 export function runScopeGuard(session: Session, lifecycle: LifecycleService): WriteGuard {
   return async (scope, tx) => {
+    if (scope.id.startsWith('thread:')) await checkThreadWrite(session, (key) => tx.get(key), scope.id.slice('thread:'.length));
     if (scope.id !== resolveScope('run', session.identity).id) return;
     const current = threadInfoOf((await tx.get(session.threadKey(session.identity.thread)))?.value)?.run;
     if (current !== session.identity.run) {

@@ -1,11 +1,12 @@
 // The run service: who this connection is, starting a run and ending one.
-import { checkName, idempotencyStorageKey, resolveScope } from '../context.js';
+import { checkName, idempotent, type CallOptions, resolveScope } from '../context.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
 import type { HistoryService } from './history.js';
 import type { AgentState, LifecycleService } from './lifecycle.js';
 import type { ScratchpadService } from './scratchpad.js';
-import type { Session } from './session.js';
+import { checkThreadWrite } from './ownership.js';
+import { threadInfoOf, type Session } from './session.js';
 
 export interface WhoAmI {
   namespace: string | null;
@@ -56,14 +57,22 @@ export class RunService {
    * scratchpad and final answer are gone, its lifecycle is back to `loading`; thread state is kept. Every connection
    * serving the thread follows. One transaction, so a retry with the same `idempotencyKey` starts nothing new.
    */
-  async start(args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string }): Promise<{ thread: string; run: string; resumed: boolean }> {
+  async start(args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string }, call: CallOptions): Promise<{ thread: string; run: string; resumed: boolean }> {
     if (args.agentType !== undefined) checkName('agent type', args.agentType);
     await this.session.refresh();
     const who = this.session.identity;
     const thread = args.thread ?? who.thread;
+    const above = await this.session.ancestors();
     const { result } = await this.store.transact(
       async (tx) => {
-        const { before, next } = await this.session.enterThreadIn(tx, thread, args.parentThread, true);
+        let parentThread = args.parentThread;
+        if (thread !== who.thread) {
+          await checkThreadWrite(this.session, (key) => tx.get(key), thread);
+          // A thread entered from here that has no parent becomes this thread's child: its steps charge our budgets.
+          const known = threadInfoOf((await tx.get(this.session.threadKey(thread)))?.value);
+          if (parentThread === undefined && known?.parent === undefined && !above.includes(thread)) parentThread = who.thread;
+        }
+        const { before, next } = await this.session.enterThreadIn(tx, thread, parentThread, true);
         if (before.run !== undefined) {
           const old = this.session.keys.dataRange(resolveScope('run', { ...who, thread, run: before.run }).id);
           await tx.deleteRange(old.lo, old.hi);
@@ -72,7 +81,7 @@ export class RunService {
         await this.lifecycle.resetIn(tx, thread, next.run!);
         return { thread, run: next.run!, resumed: before.runs > 0, info: next };
       },
-      { idempotencyKey: idempotencyStorageKey(who, 'run_start', args.idempotencyKey) },
+      { ...idempotent(who, call, args) },
     );
     this.session.adopt(result.thread, result.info);
     await this.session.refresh(); // after a replayed retry, the thread may have moved on to a newer run
@@ -84,7 +93,7 @@ export class RunService {
    * Ends this run in `status`, in one transaction: the lifecycle, a `run_end` history event, and a checkpoint of the
    * thread when checkpoints are enabled.
    */
-  async end(args: { status: EndState; reason?: string; idempotencyKey?: string }): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
+  async end(args: { status: EndState; reason?: string; idempotencyKey?: string }, call: CallOptions): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
     if (!(END_STATES as readonly string[]).includes(args.status)) {
       throw new BlackboardError('INVALID_ARGUMENT', `status must be one of: ${END_STATES.join(', ')}.`);
     }
@@ -97,7 +106,7 @@ export class RunService {
         const checkpointId = await this.onRunEnd?.(tx, args.status);
         return { thread: who.thread, run: who.run, state: args.status as AgentState, ...(checkpointId ? { checkpointId } : {}) };
       },
-      { idempotencyKey: idempotencyStorageKey(who, 'run_end', args.idempotencyKey) },
+      { ...idempotent(who, call, args) },
     );
     return result;
   }

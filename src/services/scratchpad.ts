@@ -1,6 +1,6 @@
 // The scratchpad service: one run's working memory (variables, observations, failed approaches).
 import { invalid } from '../errors.js';
-import { checkKey, idempotencyStorageKey } from '../context.js';
+import { checkKey, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -40,7 +40,7 @@ export class ScratchpadService {
     return this.session.keys.scratchpad(thread, run);
   }
 
-  private async change<T extends object>(tool: string, idempotencyKey: string | undefined, fn: (pad: Scratchpad) => T): Promise<T> {
+  private async change<T extends object>(call: CallOptions, args: { idempotencyKey?: string }, fn: (pad: Scratchpad) => T): Promise<T> {
     await this.session.refresh();
     const { result } = await this.store.transact(
       async (tx: StoreTx) => {
@@ -50,28 +50,28 @@ export class ScratchpadService {
         await tx.set(this.key(), encode(pad), { by: this.session.by });
         return out;
       },
-      { idempotencyKey: idempotencyStorageKey(this.session.identity, tool, idempotencyKey) },
+      { ...idempotent(this.session.identity, call, args) },
     );
     return result;
   }
 
-  async storeVariable(args: { name: string; value: Json; idempotencyKey?: string }): Promise<{ name: string; variables: number }> {
+  async storeVariable(args: { name: string; value: Json; idempotencyKey?: string }, call: CallOptions): Promise<{ name: string; variables: number }> {
     checkKey(args.name, 'name');
     if (args.value === undefined) throw invalid('value is required: any JSON value.');
-    return this.change('scratchpad_store', args.idempotencyKey, (p) => {
+    return this.change(call, args, (p) => {
       Object.defineProperty(p.variables, args.name, { value: args.value, enumerable: true, writable: true, configurable: true });
       return { name: args.name, variables: Object.keys(p.variables).length };
     });
   }
 
-  async observe(args: { observation: string; idempotencyKey?: string }): Promise<{ observations: number }> {
+  async observe(args: { observation: string; idempotencyKey?: string }, call: CallOptions): Promise<{ observations: number }> {
     if (typeof args.observation !== 'string' || args.observation.trim() === '') throw invalid('observation must be non-empty text.');
-    return this.change('scratchpad_observe', args.idempotencyKey, (p) => ({ observations: p.observations.push(args.observation) }));
+    return this.change(call, args, (p) => ({ observations: p.observations.push(args.observation) }));
   }
 
-  async fail(args: { approach: string; reason?: string; idempotencyKey?: string }): Promise<{ failedApproaches: number }> {
+  async fail(args: { approach: string; reason?: string; idempotencyKey?: string }, call: CallOptions): Promise<{ failedApproaches: number }> {
     if (typeof args.approach !== 'string' || args.approach.trim() === '') throw invalid('approach must be non-empty text.');
-    return this.change('scratchpad_fail', args.idempotencyKey, (p) => ({
+    return this.change(call, args, (p) => ({
       failedApproaches: p.failedApproaches.push({ approach: args.approach, ...(args.reason ? { reason: args.reason } : {}) }),
     }));
   }
@@ -82,14 +82,14 @@ export class ScratchpadService {
     return { ...pad, context: render(pad) };
   }
 
-  async clear(args: { idempotencyKey?: string } = {}): Promise<{ cleared: boolean }> {
+  async clear(args: { idempotencyKey?: string }, call: CallOptions): Promise<{ cleared: boolean }> {
     await this.session.refresh();
     const { result } = await this.store.transact(
       async (tx) => {
         await this.lifecycle.assertActive(tx);
         return { cleared: await tx.delete(this.key()) };
       },
-      { idempotencyKey: idempotencyStorageKey(this.session.identity, 'scratchpad_clear', args.idempotencyKey) },
+      { ...idempotent(this.session.identity, call, args) },
     );
     return result;
   }

@@ -29,6 +29,8 @@ export interface ThreadInfo {
   runs: number;
   /** the current run, shared by every connection serving the thread */
   run?: string;
+  /** the agent that created the thread: it (or an owner of a thread above) may write into it from elsewhere */
+  owner?: string;
 }
 
 /** What is stored for a thread (the board reads it too). */
@@ -38,6 +40,7 @@ export const ThreadInfoRecord = z.object({
   level: z.number().int(),
   runs: z.number().int(),
   run: z.string().optional(),
+  owner: z.string().optional(),
 });
 /** What is known of a thread, from its stored record (`undefined` when none). */
 export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
@@ -157,7 +160,8 @@ export class Session {
     }
     const startRun = newRun || known?.run === undefined;
     const run = startRun ? newId() : known!.run!;
-    const next: ThreadInfo = { ...tree, runs: (known?.runs ?? 0) + (startRun ? 1 : 0), run };
+    const owner = known ? known.owner : this.identity.agent;
+    const next: ThreadInfo = { ...tree, runs: (known?.runs ?? 0) + (startRun ? 1 : 0), run, ...(owner !== undefined ? { owner } : {}) };
     if (next.parent === undefined) delete next.parent;
     return { before: known ?? { root: thread, level: 0, runs: 0 }, next };
   }

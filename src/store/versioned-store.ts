@@ -20,6 +20,17 @@ export interface StoreOptions {
   logged?: (key: string) => boolean;
 }
 
+/**
+ * What makes a repeat of an idempotent call the same call: a hash of its operation and arguments. The first call's
+ * fingerprint is kept with its result; a later call with the same idempotency key and another hash is refused.
+ */
+export interface Fingerprint {
+  hash: string;
+  /** the caller's idempotency key and operation, for the refusal's message */
+  key: string;
+  operation: string;
+}
+
 export interface WaitResult {
   entry: Entry | undefined;
   timedOut: boolean;
@@ -87,13 +98,14 @@ export class VersionedStore {
   /**
    * Runs `fn` atomically (under the backend's write lock, or re-run by an optimistic backend until nothing it read
    * changed — so `fn` must decide from its reads alone). With an `idempotencyKey`, a repeat of a call that already
-   * succeeded returns the first result and applies nothing.
+   * succeeded returns the first result and applies nothing; given a `fingerprint`, a call under the same key with
+   * another fingerprint is refused (INVALID_ARGUMENT) and applies nothing.
    */
   async transact<T extends Json | object>(
     fn: (tx: StoreTx) => Promise<T>,
-    options: { idempotencyKey?: string; prefetch?: string[] } = {},
+    options: { idempotencyKey?: string; fingerprint?: Fingerprint; prefetch?: string[] } = {},
   ): Promise<{ result: T; revision: number }> {
-    const { idempotencyKey } = options;
+    const { idempotencyKey, fingerprint } = options;
     const prefetch = [...(options.prefetch ?? []), ...(idempotencyKey !== undefined ? [idempotencyKey] : [])];
     type Outcome = { fresh: T; keys: string[] } | { replay: { result: T; revision: number } };
     const outcome = await this.io('write', () =>
@@ -102,13 +114,16 @@ export class VersionedStore {
         if (idempotencyKey !== undefined) {
           const seen = live(await btx.get(idempotencyKey), context.now);
           if (seen) {
-            const first = (seen.v as { result?: unknown }).result as T;
+            const kept = seen.v as { result?: unknown; fp?: string; op?: string };
+            if (fingerprint !== undefined && kept.fp !== undefined && kept.fp !== fingerprint.hash) throw reusedKey(fingerprint, kept.op);
+            const first = kept.result as T;
             return { result: { replay: { result: first, revision: seen.rev } }, writes: new Map() };
           }
         }
         const result = await fn(tx);
         if (idempotencyKey !== undefined && tx.writes.size > 0) {
-          const record = { v: { result } as Json, ver: 1, at: context.now, by: 'idempotency', exp: context.now + IDEMPOTENCY_TTL_MS };
+          const kept = fingerprint === undefined ? { result } : { result, fp: fingerprint.hash, op: fingerprint.operation };
+          const record = { v: kept as Json, ver: 1, at: context.now, by: 'idempotency', exp: context.now + IDEMPOTENCY_TTL_MS };
           tx.writes.set(idempotencyKey, { record, log: false });
         }
         return { result: { fresh: result, keys: [...tx.writes.keys()] }, writes: tx.writes };
@@ -252,4 +267,13 @@ export class VersionedStore {
       throw error instanceof BlackboardError ? error : storeUnavailable(error, what);
     }
   }
+}
+
+function reusedKey(fingerprint: Fingerprint, firstOperation: string | undefined): BlackboardError {
+  const first = `${firstOperation ?? fingerprint.operation} with other arguments`;
+  return new BlackboardError(
+    'INVALID_ARGUMENT',
+    `idempotencyKey "${fingerprint.key}" was used for a different call: ${first}. Nothing was written; use a new key per intended write (resend a key only to retry the very same call).`,
+    { idempotencyKey: fingerprint.key },
+  );
 }

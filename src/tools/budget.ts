@@ -37,7 +37,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    (args) => budget.step(args),
+    (args, _extra, call) => budget.step(args, call),
   );
   if (!admin) return;
   defineTool(
@@ -50,7 +50,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    (args) => budget.configure(args),
+    (args, _extra, call) => budget.configure(args, call),
   );
   defineTool(
     host,
@@ -62,6 +62,6 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    (args) => budget.increase(args),
+    (args, _extra, call) => budget.increase(args, call),
   );
 }

@@ -38,7 +38,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
       // destructive: keeping the newest N may delete the oldest checkpoint
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
-    (args) => checkpoints.save(args),
+    (args, _extra, call) => checkpoints.save(args, call),
   );
   defineTool(
     host,
@@ -75,7 +75,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
       output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    (args) => checkpoints.restore(args),
+    (args, _extra, call) => checkpoints.restore(args, call),
   );
   defineTool(
     host,
@@ -87,6 +87,6 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
-    (args) => checkpoints.delete(args),
+    (args, _extra, call) => checkpoints.delete(args, call),
   );
 }

@@ -9,8 +9,8 @@ import type { Json } from '../store/types.js';
 export const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<Json>;
 export const jsonValue = z.unknown().describe('Any JSON value');
 export const ifVersion = z.number().int().min(0).optional().describe('Expected version');
-/** explained once, in the server's instructions */
-export const idempotencyKey = z.string().optional();
+/** the same sentence in every schema that takes it */
+export const idempotencyKey = z.string().optional().describe('Retry key; one per write');
 export const threadArg = z.string().optional().describe('Default: this thread');
 export const isoTime = z.string();
 /** a version or revision in a result */

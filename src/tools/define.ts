@@ -10,6 +10,7 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
 
@@ -28,7 +29,7 @@ export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
 interface Declared {
   name: string;
   spec: ToolSpec<z.ZodObject, z.ZodObject>;
-  handler: (args: never, extra: Extra) => Promise<object>;
+  handler: (args: never, extra: Extra, call: CallOptions) => Promise<object>;
 }
 
 /**
@@ -50,6 +51,8 @@ export class ToolHost {
       readOnly?: boolean;
       /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
       beforeWrite?: () => Promise<void>;
+      /** runs before every tool call, reads included (the caller's sign of life, which keeps its claims) */
+      beforeCall?: () => Promise<void>;
     } = {},
   ) {}
 
@@ -144,8 +147,9 @@ export class ToolHost {
     const parsed = tool.spec.input.safeParse(args ?? {});
     if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, args));
     try {
+      await this.access.beforeCall?.();
       if (writes) await this.access.beforeWrite?.();
-      return ok(await tool.handler(parsed.data as never, extra));
+      return ok(await tool.handler(parsed.data as never, extra, { operation: tool.name }));
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
@@ -168,7 +172,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   host: ToolHost,
   name: string,
   spec: ToolSpec<I, O>,
-  handler: (args: z.infer<I>, extra: Extra) => Promise<z.infer<O>>,
+  handler: (args: z.infer<I>, extra: Extra, call: CallOptions) => Promise<z.infer<O>>,
 ): void {
   host.declare({ name, spec: spec as unknown as ToolSpec<z.ZodObject, z.ZodObject>, handler: handler as Declared['handler'] });
 }

@@ -26,7 +26,7 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
       output: z.object({ answer }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    (args) => finalizer.set(args),
+    (args, _extra, call) => finalizer.set(args, call),
   );
   defineTool(
     host,

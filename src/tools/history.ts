@@ -21,7 +21,7 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
       output: z.object({ seq: counter }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    (args) => history.append(args),
+    (args, _extra, call) => history.append(args, call),
   );
   defineTool(
     host,
@@ -54,6 +54,6 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
       output: z.object({ removed: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    (args) => history.prune(args),
+    (args, _extra, call) => history.prune(args, call),
   );
 }

@@ -21,7 +21,7 @@ export function registerTools(host: ToolHost, config: Config, services: Services
     registerKvTools(host, services.kv);
     registerChangesTools(host, services.changes);
   }
-  if (on.has('plan')) registerPlanTools(host, services.plans);
+  if (on.has('plan')) registerPlanTools(host, services.plans, services.work);
   if (on.has('scratchpad')) registerScratchpadTools(host, services.scratchpad);
   if (on.has('finalizer')) registerFinalizerTools(host, services.finalizer);
   if (on.has('budget')) registerBudgetTools(host, services.budget, config.allowBudgetAdmin);

@@ -48,7 +48,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
       output: z.object({ version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
     },
-    (args) => kv.set(args),
+    (args, _extra, call) => kv.set(args, call),
   );
 
   defineTool(
@@ -61,7 +61,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
       output: z.object({ deleted: z.boolean(), revision: counter }),
       annotations: { ...write, idempotentHint: true },
     },
-    (args) => kv.delete(args),
+    (args, _extra, call) => kv.delete(args, call),
   );
 
   defineTool(
@@ -119,7 +119,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
       output: z.object({ value, version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
     },
-    (args) => kv.update(args),
+    (args, _extra, call) => kv.update(args, call),
   );
 
   defineTool(
@@ -164,8 +164,8 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
       }),
       annotations: { ...write, idempotentHint: false },
     },
-    async (args) => {
-      const result = await kv.batch(args);
+    async (args, _extra, call) => {
+      const result = await kv.batch(args, call);
       for (const slot of result.results) if (slot.error) slot.error.message = host.render(slot.error.message);
       return result;
     },

@@ -38,6 +38,6 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
       output: view.extend({ previous: state }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    (args) => lifecycle.set(args),
+    (args, _extra, call) => lifecycle.set(args, call),
   );
 }

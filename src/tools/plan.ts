@@ -1,6 +1,7 @@
-// The plan tools: plan_create, plan_get, plan_list, plan_update, plan_claim, plan_delete.
+// The plan tools: plan_create, plan_get, plan_list, plan_update, plan_claim, plan_step, plan_delete.
 import * as z from 'zod';
-import { CLAIM_REASONS, PLAN_LIST_DEFAULT, PLAN_LIST_MAX, PLAN_STATUSES, STEP_STATUSES, type PlanService } from '../services/plan.js';
+import { PLAN_LIST_DEFAULT, PLAN_LIST_MAX, PLAN_STATUSES, STEP_STATUSES, type PlanService } from '../services/plan.js';
+import { CLAIM_REASONS, WORK_STATUSES, type PlanWork } from '../services/plan-work.js';
 import { counter, idempotencyKey, ifVersion, isoTime } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
@@ -12,46 +13,53 @@ const step = z.object({
   content: z.string(),
   status: stepStatus,
   owner: z.string().optional(),
-  blockedBy: z.array(z.string()).optional(),
+  blockedBy: stepIds.optional(),
   note: z.string().optional(),
+  attempts: counter.optional(),
+  claim: z.object({ thread: z.string(), fence: counter, leaseUntil: isoTime }).optional(),
 });
-// Step objects are described as a whole by the argument that holds them, to keep the listing small.
-const newStep = z.object({ content: z.string(), owner: z.string().optional(), blockedBy: stepIds.optional(), note: z.string().optional() }).strict();
+// Step objects are described as a whole by the argument that holds them, to keep the listing small. `activeForm`
+// is accepted (and not kept) so a to-do list written for other tools fits as it is.
+const newStep = z
+  .object({ content: z.string(), status: stepStatus.optional(), owner: z.string().optional(), blockedBy: stepIds.optional(), note: z.string().optional(), activeForm: z.string().optional() })
+  .strict();
 /** a step of plan_update's `steps`: an `id` keeps that step */
-const listedStep = newStep.extend({ id: z.string().optional(), status: stepStatus.optional() }).strict();
-const plan = z.object({
+const listedStep = newStep.extend({ id: z.string().optional() }).strict();
+const counts = { done: counter, total: counter };
+const summary = z.object({
   planId: z.string(),
   title: z.string(),
   status: z.enum(PLAN_STATUSES),
   scope: z.string(),
-  steps: z.array(step),
   version: counter,
-  createdAt: isoTime,
   updatedAt: isoTime,
-  updatedBy: z.string(),
+  ...counts,
 });
+const plan = summary.extend({ createdAt: isoTime, updatedBy: z.string(), steps: z.array(step) });
 const write = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
+const stripActiveForm = <T extends { steps?: Array<string | { activeForm?: string }> }>(args: T): T =>
+  args.steps === undefined ? args : { ...args, steps: args.steps.map((s) => (typeof s === 'string' ? s : (({ activeForm: _a, ...rest }) => rest)(s))) };
 
-/** Registers the plan family: plan_create, plan_get, plan_list, plan_update, plan_claim, plan_delete. */
-export function registerPlanTools(host: ToolHost, plans: PlanService): void {
+/** Registers the plan family: plan_create, plan_get, plan_list, plan_update, plan_claim, plan_step, plan_delete. */
+export function registerPlanTools(host: ToolHost, plans: PlanService, work: PlanWork): void {
   defineTool(
     host,
     'plan_create',
     {
       title: 'Create a plan',
-      description: 'Create a plan: a title and ordered steps, which get ids s1, s2, …. Returns planId.',
+      description: 'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
       input: z
         .object({
           title: z.string().describe('Plan title'),
-          steps: z.array(z.union([z.string(), newStep])).max(200).describe('Texts, or {content, owner, blockedBy: step ids to finish first, note}'),
-          scope: z.string().optional().describe('Default thread'),
+          steps: z.array(z.union([z.string(), newStep])).max(200).describe('Texts or {content, blockedBy: ids first, …}'),
+          scope: z.string().optional().describe('Default global'),
           idempotencyKey,
         })
         .strict(),
-      output: z.object({ planId: z.string(), plan }),
+      output: z.object({ planId: z.string(), version: counter, scope: z.string(), stepIds, ...counts }),
       annotations: { ...write, destructiveHint: false },
     },
-    (args) => plans.create(args),
+    (args, _extra, call) => plans.create(stripActiveForm(args), call),
   );
 
   defineTool(
@@ -59,8 +67,8 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
     'plan_get',
     {
       title: 'Read a plan',
-      description: 'Read a plan and its steps. Wait for changes with {tool:watch} (key: planId, scope: plan).',
-      input: z.object({ planId }).strict(),
+      description: 'Read a plan (content cut short; detail "full": notes, claims). Wait for changes: {tool:watch} key planId, scope plan.',
+      input: z.object({ planId, detail: z.enum(['summary', 'full']).optional().describe('Default summary') }).strict(),
       output: z.object({ plan }),
       annotations: { readOnlyHint: true },
     },
@@ -72,18 +80,16 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
     'plan_list',
     {
       title: 'List plans',
-      description: 'List a scope\'s plans, latest first, with step counts. truncated:true: there are more.',
+      description: 'List plans you can see (or a scope\'s), newest first, with step counts. More with nextCursor.',
       input: z
         .object({
           status: z.enum(PLAN_STATUSES).optional().describe('Filter'),
-          scope: z.string().optional().describe('Default thread'),
+          scope: z.string().optional().describe('Default: all yours'),
+          cursor: z.string().optional().describe('nextCursor'),
           limit: z.number().int().min(1).max(PLAN_LIST_MAX).optional().describe(`Default ${PLAN_LIST_DEFAULT}`),
         })
         .strict(),
-      output: z.object({
-        plans: z.array(plan.omit({ steps: true }).extend({ stepCount: counter, doneCount: counter })),
-        truncated: z.boolean(),
-      }),
+      output: z.object({ plans: z.array(summary), nextCursor: z.string().optional(), hint: z.string().optional() }),
       annotations: { readOnlyHint: true },
     },
     (args) => plans.list(args),
@@ -94,14 +100,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
     'plan_update',
     {
       title: 'Update a plan',
-      description: 'Edit a plan\'s title, status or steps, or single steps (stepUpdates; null clears). Blocked steps cannot start or complete.',
+      description: 'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or the list (steps, needs ifVersion). Returns changed steps, counts.',
       input: z
         .object({
           planId,
           ifVersion,
-          title: z.string().optional().describe('New title'),
-          status: z.enum(PLAN_STATUSES).optional().describe('Plan status'),
-          steps: z.array(z.union([z.string(), listedStep])).max(200).optional().describe('Replaces the step list; an item with an id keeps that step'),
+          title: z.string().optional().describe('Title'),
+          status: z.enum(PLAN_STATUSES).optional().describe('Status'),
+          steps: z.array(z.union([z.string(), listedStep])).max(200).optional().describe('New list; kept by id or content'),
           stepUpdates: z
             .array(
               z
@@ -109,21 +115,29 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
                   id: z.string(),
                   content: z.string().optional(),
                   status: stepStatus.optional(),
-                  owner: z.string().nullable().optional(),
-                  blockedBy: stepIds.nullable().optional(),
-                  note: z.string().nullable().optional(),
+                  owner: z.string().optional(),
+                  blockedBy: stepIds.optional(),
+                  note: z.string().optional(),
                 })
                 .strict(),
             )
             .optional()
-            .describe('Changes to single steps by id'),
+            .describe('"" or [] clears'),
           idempotencyKey,
         })
         .strict(),
-      output: z.object({ plan }),
+      output: z.object({
+        planId: z.string(),
+        version: counter,
+        status: z.enum(PLAN_STATUSES),
+        changed: z.array(step),
+        removed: stepIds.optional(),
+        ...counts,
+        unblocked: stepIds,
+      }),
       annotations: write,
     },
-    (args) => plans.update(args),
+    (args, _extra, call) => plans.update(stripActiveForm(args), call),
   );
 
   defineTool(
@@ -131,19 +145,39 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
     'plan_claim',
     {
       title: 'Take a step of a plan',
-      description: 'Atomically take a step (the named one, or the next free one whose blockers are done): it becomes in_progress, yours. Else claimed:false, reason.',
+      description: 'Take the next free step (or stepId). Returns it and claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
+      input: z.object({ planId, stepId: z.string().optional().describe('Default: next free'), idempotencyKey }).strict(),
+      output: z.object({
+        claimed: z.boolean(),
+        step: step.optional(),
+        claim: z.object({ fence: counter, leaseUntil: isoTime }).optional(),
+        reason: z.enum(CLAIM_REASONS).optional(),
+      }),
+      annotations: { ...write, destructiveHint: false },
+    },
+    (args, _extra, call) => work.claim(args, call),
+  );
+
+  defineTool(
+    host,
+    'plan_step',
+    {
+      title: 'Move your step',
+      description: 'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked. CLAIM_LOST: it lapsed to another.',
       input: z
         .object({
           planId,
-          stepId: z.string().optional().describe('Default: next free'),
-          owner: z.string().optional().describe('Default: your agent name'),
+          stepId: z.string().describe('s1…'),
+          status: z.enum(WORK_STATUSES).describe('To'),
+          note: z.string().optional().describe('Note'),
+          fence: z.number().int().min(1).optional().describe('Strict check'),
           idempotencyKey,
         })
         .strict(),
-      output: z.object({ claimed: z.boolean(), step: step.optional(), reason: z.enum(CLAIM_REASONS).optional() }),
+      output: z.object({ planId: z.string(), version: counter, step, ...counts, unblocked: stepIds }),
       annotations: { ...write, destructiveHint: false },
     },
-    (args) => plans.claim(args),
+    (args, _extra, call) => work.step(args, call),
   );
 
   defineTool(
@@ -151,11 +185,11 @@ export function registerPlanTools(host: ToolHost, plans: PlanService): void {
     'plan_delete',
     {
       title: 'Delete a plan',
-      description: 'Delete a plan.',
+      description: 'Delete a plan (not an active one others hold steps of).',
       input: z.object({ planId, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: write,
     },
-    (args) => plans.delete(args),
+    (args, _extra, call) => plans.delete(args, call),
   );
 }

@@ -45,7 +45,7 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
       output: z.object({ thread: z.string(), run: z.string(), resumed: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
-    (args) => runs.start(args),
+    (args, _extra, call) => runs.start(args, call),
   );
   defineTool(
     host,
@@ -58,6 +58,6 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
       // destructive: its checkpoint may prune the oldest one
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
-    (args) => runs.end(args),
+    (args, _extra, call) => runs.end(args, call),
   );
 }

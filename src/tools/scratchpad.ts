@@ -18,7 +18,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
       output: z.object({ name: z.string(), variables: counter }),
       annotations: { ...write, destructiveHint: true },
     },
-    (args) => scratchpad.storeVariable(args),
+    (args, _extra, call) => scratchpad.storeVariable(args, call),
   );
   defineTool(
     host,
@@ -30,7 +30,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
       output: z.object({ observations: counter }),
       annotations: write,
     },
-    (args) => scratchpad.observe(args),
+    (args, _extra, call) => scratchpad.observe(args, call),
   );
   defineTool(
     host,
@@ -42,7 +42,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
       output: z.object({ failedApproaches: counter }),
       annotations: write,
     },
-    (args) => scratchpad.fail(args),
+    (args, _extra, call) => scratchpad.fail(args, call),
   );
   defineTool(
     host,
@@ -71,6 +71,6 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
       output: z.object({ cleared: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    (args) => scratchpad.clear(args),
+    (args, _extra, call) => scratchpad.clear(args, call),
   );
 }

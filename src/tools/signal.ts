@@ -31,8 +31,8 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    async (args) => {
-      const event = await signals.signal(args);
+    async (args, _extra, call) => {
+      const event = await signals.signal(args, call);
       await host.server.sendLoggingMessage({ level: event.kind === 'uncertain' ? 'warning' : 'info', logger: 'mcp-blackboard.signal', data: event }).catch(() => {});
       return event;
     },

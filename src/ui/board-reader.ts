@@ -22,7 +22,9 @@ import { BudgetRecord } from '../services/budget.js';
 import { AnswerRecord } from '../services/finalizer.js';
 import { HistoryRecord } from '../services/history.js';
 import { LifecycleRecord } from '../services/lifecycle.js';
+import { settle } from '../services/plan-claims.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
+import { PresenceRecord, type Holder } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/session.js';
 import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
 
@@ -129,15 +131,27 @@ export class BoardReader {
   async plans(namespace: string): Promise<{ plans: PlanView[]; truncated: boolean }> {
     const { entries, truncated } = await this.listAll(ofOwner(namespace, FAMILY.plan, PLAN_OWNER), MAX_PLANS);
     const plans: PlanView[] = [];
+    // Claims whose holders stopped are shown as lapsed (pending, one attempt more), as the plan tools show them.
+    const { entries: signs } = await this.listAll(allOwners(namespace, FAMILY.presence), MAX_THREAD_RECORDS);
+    const presence = new Map<string, PresenceRecord>();
+    for (const [, entry] of signs) {
+      const sign = decode(PresenceRecord, entry);
+      if (sign) presence.set(`${sign.agent ?? ''}\u0000${sign.thread}`, sign);
+    }
+    const now = Date.now();
     for (const [storageKey, entry] of entries) {
       const record = decode(PlanRecordSchema, entry);
       if (!record) continue;
+      const { leaseUntil } = await settle(record, async (h: Holder) => presence.get(`${h.agent ?? ''}\u0000${h.thread}`), now);
       plans.push({
         planId: parseKey(namespace, storageKey)!.key,
         title: record.title,
         status: record.status,
         scope: record.scope,
-        steps: record.steps,
+        steps: record.steps.map(({ claim, lost: _lost, ...step }) => {
+          const until = leaseUntil.get(step.id);
+          return claim && until !== undefined ? { ...step, claim: { thread: claim.thread, fence: claim.fence, leaseUntil: until } } : step;
+        }),
         version: entry.version,
         ...(record.createdAt !== undefined ? { createdAt: record.createdAt } : {}),
         updatedAt: entry.updatedAt,

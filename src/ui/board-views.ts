@@ -27,6 +27,10 @@ export interface StepView {
   owner?: string;
   blockedBy?: string[];
   note?: string;
+  /** how many claims on the step lapsed */
+  attempts?: number;
+  /** the live claim: its holder's thread, fence and when its lease ends (epoch ms) */
+  claim?: { thread: string; fence: number; leaseUntil: number };
 }
 
 export interface PlanView {

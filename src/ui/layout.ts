@@ -61,6 +61,7 @@ export function sectionRanges(namespace: string): Array<{ section: Section; rang
   return [
     { section: 'scopes', range: userKeys(namespace) },
     { section: 'plans', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
+    { section: 'plans', range: allOwners(namespace, FAMILY.presence) },
     ...THREAD_FAMILIES.map((family) => ({ section: 'threads' as const, range: allOwners(namespace, family) })),
   ];
 }

@@ -64,7 +64,7 @@ describe('budget tools', () => {
   it('--tools enables only the named families', async () => {
     const a = await agent({ config: { tools: ['plan', 'budget'], maxIterations: 1 } });
     const names = (await a.client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['budget_status', 'budget_step', 'plan_claim', 'plan_create', 'plan_delete', 'plan_get', 'plan_list', 'plan_update']);
+    expect(names).toEqual(['budget_status', 'budget_step', 'plan_claim', 'plan_create', 'plan_delete', 'plan_get', 'plan_list', 'plan_step', 'plan_update']);
   });
 
   it('a thread keeps the maxes of the first server that served it; other servers judge it by them', async () => {

@@ -10,7 +10,7 @@ const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 
 /** Everything a thread's checkpoint covers, read through the tools. */
 async function threadState(a: Connected) {
-  const plans = (await a.ok('plan_list', {})).plans;
+  const plans = (await a.ok('plan_list', { scope: 'thread' })).plans;
   return {
     thread: (await a.ok('state_snapshot', { scope: 'thread' })).entries,
     run: (await a.ok('state_snapshot', { scope: 'run' })).entries,
@@ -18,7 +18,6 @@ async function threadState(a: Connected) {
     plans: await Promise.all(plans.map((p: { planId: string }) => a.ok('plan_get', { planId: p.planId }))),
     scratchpad: await a.ok('scratchpad_read'),
     final: await a.ok('final_answer_get'),
-    budgets: await a.ok('budget_status'),
     lifecycle: await a.ok('agent_state_get'),
     history: await a.ok('history_list', { limit: 500 }),
   };
@@ -28,7 +27,7 @@ async function fillEveryFamily(a: Connected, tag: string): Promise<void> {
   await a.ok('state_set', { key: 'k', value: `thread-${tag}`, scope: 'thread' });
   await a.ok('state_set', { key: `only-${tag}`, value: 1, scope: 'thread' });
   await a.ok('state_set', { key: 'k', value: `run-${tag}`, scope: 'run' });
-  await a.ok('plan_create', { title: `plan ${tag}`, steps: ['a', 'b'] });
+  await a.ok('plan_create', { title: `plan ${tag}`, steps: ['a', 'b'], scope: 'thread' });
   await a.ok('scratchpad_observe', { observation: `obs ${tag}` });
   await a.ok('budget_step', {});
   await a.ok('history_append', { kind: 'note', content: tag });
@@ -53,9 +52,13 @@ describe('checkpoint tools', () => {
     await other.ok('state_set', { key: 'k', value: 'other thread', scope: 'thread' });
     expect(await threadState(a)).not.toEqual(saved);
 
+    const spent = (await a.ok('budget_status')).budgets;
+    expect(spent).toEqual([{ name: 'iterations', current: 2, max: 10, remaining: 8, reached: false }]);
     const restored = await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
-    expect(restored).toMatchObject({ thread: 'T', records: cp.records });
+    expect(restored).toMatchObject({ thread: 'T', records: cp.records, budgetsKept: true });
     expect(await threadState(a)).toEqual(saved);
+    // spending is never undone: the budgets are as they were before the restore
+    expect((await a.ok('budget_status')).budgets).toEqual(spent);
     expect((await a.ok('state_get', { key: 'g' })).value).toBe('global after save');
     expect((await other.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('other thread');
   });

@@ -93,9 +93,26 @@ describe('kv tools: get, set, delete', () => {
     expect(retry).toEqual(first);
     expect((await a.ok('state_get', { key: 'n' })).value).toBe(1);
     const set1 = await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-1' });
-    const set2 = await a.ok('state_set', { key: 's', value: 'b', idempotencyKey: 'req-1' });
-    expect(set2).toEqual(set1);
+    expect(await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-1' })).toEqual(set1);
     expect((await a.ok('state_get', { key: 's' })).value).toBe('a');
+  });
+
+  it('idempotencyKey: the same key with different arguments is refused and writes nothing', async () => {
+    const a = await agent();
+    const first = await a.ok('state_set', { key: 'i1', value: 'first', idempotencyKey: 'step-1' });
+    const { revision } = first;
+    const reused = await a.err('state_set', { key: 'i2', value: 'second', idempotencyKey: 'step-1' });
+    expect(reused).toMatchObject({ code: 'INVALID_ARGUMENT', details: { idempotencyKey: 'step-1' } });
+    expect(reused.message).toMatch(/idempotencyKey "step-1" was used for a different call: state_set .*use a new key per intended write/);
+    expect((await a.ok('state_get', { key: 'i2' })).found).toBe(false);
+    expect((await a.ok('state_set', { key: 'x', value: 0 })).revision).toBe(revision + 1);
+    // argument order does not make a different call; the same key on another tool is its own slot
+    expect(await a.ok('state_set', { value: 'first', key: 'i1', idempotencyKey: 'step-1' })).toEqual(first);
+    await a.ok('state_update', { key: 'n', op: 'increment', value: 1, idempotencyKey: 'step-1' });
+    const batch = await a.ok('state_batch', { ops: [{ op: 'set', key: 'b', value: 1 }], idempotencyKey: 'b-1' });
+    expect((await a.err('state_batch', { ops: [{ op: 'set', key: 'b', value: 2 }], idempotencyKey: 'b-1' })).code).toBe('INVALID_ARGUMENT');
+    expect(await a.ok('state_batch', { ops: [{ op: 'set', key: 'b', value: 1 }], idempotencyKey: 'b-1' })).toEqual(batch);
+    expect((await a.ok('state_get', { key: 'b' })).value).toBe(1);
   });
 });
 

@@ -8,7 +8,7 @@ const READ_ONLY = [
   'budget_status', 'agent_state_get', 'whoami', 'history_list', 'checkpoint_list',
 ];
 const MUTATING = [
-  'state_set', 'state_delete', 'state_update', 'state_batch', 'plan_create', 'plan_update', 'plan_claim', 'plan_delete',
+  'state_set', 'state_delete', 'state_update', 'state_batch', 'plan_create', 'plan_update', 'plan_claim', 'plan_step', 'plan_delete',
   'scratchpad_store', 'scratchpad_observe', 'scratchpad_fail', 'scratchpad_clear', 'final_answer_set', 'budget_step',
   'budget_configure', 'budget_increase', 'agent_state_set', 'run_start', 'run_end', 'history_append', 'history_prune',
   'signal', 'checkpoint_save', 'checkpoint_restore', 'checkpoint_delete',

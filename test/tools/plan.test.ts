@@ -6,11 +6,14 @@ const agent = agentsClosedAfterEach();
 describe('plan tools', () => {
   it('creates a plan with stable step ids, reads, lists and deletes it', async () => {
     const a = await agent({ config: { agent: 'lead' } });
-    const { planId, plan } = await a.ok('plan_create', {
+    const created = await a.ok('plan_create', {
       title: 'Ship v1',
       steps: ['write code', { content: 'test it', owner: 'qa', blockedBy: ['s1'] }],
     });
+    const { planId } = created;
+    expect(created).toEqual({ planId, version: 1, scope: 'global', stepIds: ['s1', 's2'], done: 0, total: 2 });
     expect(planId).toMatch(/^plan-[0-9a-f]{12}$/);
+    const { plan } = await a.ok('plan_get', { planId, detail: 'full' });
     expect(plan).toMatchObject({
       planId,
       title: 'Ship v1',
@@ -22,31 +25,39 @@ describe('plan tools', () => {
         { id: 's2', content: 'test it', status: 'pending', owner: 'qa', blockedBy: ['s1'] },
       ],
     });
-    expect((await a.ok('plan_get', { planId })).plan).toEqual(plan);
+    expect((await a.ok('plan_get', { planId })).plan).toEqual(plan); // short steps: the summary is the whole plan
     const listed = await a.ok('plan_list', {});
     expect(listed.plans).toHaveLength(1);
-    expect(listed.plans[0]).toMatchObject({ planId, stepCount: 2, doneCount: 0 });
+    expect(listed.plans[0]).toMatchObject({ planId, total: 2, done: 0 });
     expect(listed.plans[0].steps).toBeUndefined();
     expect(await a.ok('plan_delete', { planId })).toEqual({ deleted: true });
     expect((await a.err('plan_get', { planId })).code).toBe('NOT_FOUND');
     expect((await a.err('plan_delete', { planId })).code).toBe('NOT_FOUND');
-    expect((await a.ok('plan_list', {})).plans).toEqual([]);
+    const empty = await a.ok('plan_list', {});
+    expect(empty.plans).toEqual([]);
+    expect(empty.hint).toMatch(/scope "thread:ID"/);
   });
 
   it('stepUpdates edit single steps; steps replaces the list keeping ids; ifVersion guards concurrent edits', async () => {
     const a = await agent();
     const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', 'b'] });
     const v2 = await a.ok('plan_update', { planId, ifVersion: 1, stepUpdates: [{ id: 's1', status: 'completed', note: 'done fast' }] });
-    expect(v2.plan.steps[0]).toEqual({ id: 's1', content: 'a', status: 'completed', note: 'done fast' });
-    expect(v2.plan.version).toBe(2);
+    expect(v2).toEqual({ planId, version: 2, status: 'active', changed: [{ id: 's1', content: 'a', status: 'completed' }], done: 1, total: 2, unblocked: [] });
+    expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0]).toMatchObject({ note: 'done fast' });
     const stale = await a.err('plan_update', { planId, ifVersion: 1, title: 'lost edit' });
     expect(stale).toMatchObject({ code: 'VERSION_CONFLICT', details: { currentVersion: 2 } });
-    const v3 = await a.ok('plan_update', { planId, steps: [{ id: 's2', content: 'b (renamed)' }, 'c'] });
-    expect(v3.plan.steps.map((s: { id: string }) => s.id)).toEqual(['s2', 's3']);
+    expect((await a.err('plan_update', { planId, steps: ['x'] })).details).toMatchObject({ path: 'ifVersion' });
+    // s1 is completed: a replace cannot drop it
+    const drop = await a.err('plan_update', { planId, ifVersion: 2, steps: [{ id: 's2', content: 'b (renamed)' }, 'c'] });
+    expect(drop).toMatchObject({ code: 'INVALID_ARGUMENT', details: { steps: ['s1'] } });
+    const v3 = await a.ok('plan_update', { planId, ifVersion: 2, steps: ['a', { id: 's2', content: 'b (renamed)' }, 'c'] });
+    expect(v3).toMatchObject({ version: 3, changed: [{ id: 's3', content: 'c', status: 'pending' }], done: 1, total: 3 });
+    const steps = (await a.ok('plan_get', { planId })).plan.steps;
+    expect(steps.map((s: { id: string; status: string }) => `${s.id}:${s.status}`)).toEqual(['s1:completed', 's2:pending', 's3:pending']);
     const cleared = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: 'me' }] });
-    expect(cleared.plan.steps[1].owner).toBe('me');
-    const again = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: null }] });
-    expect(again.plan.steps[1].owner).toBeUndefined();
+    expect(cleared.changed[0].owner).toBe('me');
+    const again = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: '' }] });
+    expect(again.changed[0].owner).toBeUndefined();
   });
 
   it('reports bad plan edits with documented codes and changes nothing', async () => {
@@ -73,13 +84,14 @@ describe('plan tools', () => {
     expect((await bob.ok('plan_get', { planId })).plan.title).toBe('mine');
   });
 
-  it('plans default to thread scope; a plan id is readable from anywhere in the namespace', async () => {
+  it('plans default to global scope; a plan id is readable from anywhere in the namespace', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'A' } });
     const b = await agent({ store, config: { thread: 'B' } });
-    const { planId } = await a.ok('plan_create', { title: 'mine', steps: [] });
+    const { planId } = await a.ok('plan_create', { title: 'mine', steps: [], scope: 'thread' });
     await a.ok('plan_create', { title: 'team', steps: [], scope: 'group:team' });
-    expect((await b.ok('plan_list', {})).plans).toEqual([]);
+    const open = await a.ok('plan_create', { title: 'open', steps: [] });
+    expect((await b.ok('plan_list', {})).plans.map((p: { planId: string }) => p.planId)).toEqual([open.planId]);
     expect((await b.ok('plan_list', { scope: 'thread:A' })).plans.map((p: { title: string }) => p.title)).toEqual(['mine']);
     expect((await b.ok('plan_list', { scope: 'group:team' })).plans.map((p: { title: string }) => p.title)).toEqual(['team']);
     expect((await b.ok('plan_get', { planId })).plan.title).toBe('mine');
@@ -134,31 +146,36 @@ describe('plan tools', () => {
     // finishing the blocker and the blocked step in one update is fine; so is a skipped blocker
     await a.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'skipped' }, { id: 's3', status: 'completed' }] });
     const other = await a.ok('plan_create', { title: 'T', steps: ['a'] });
-    const replaced = await a.err('plan_update', { planId: other.planId, steps: [{ id: 's1', content: 'a' }, { content: 'y', status: 'in_progress', blockedBy: ['s1'] }] });
+    const replaced = await a.err('plan_update', { planId: other.planId, ifVersion: 1, steps: [{ id: 's1', content: 'a' }, { content: 'y', status: 'in_progress', blockedBy: ['s1'] }] });
     expect(replaced).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's2', blockedBy: ['s1'] } });
   });
 
-  it('plan_claim takes the next free step, then reports why nothing is left', async () => {
+  it('plan_claim takes the next free step with a fence and a lease, then reports why nothing is left', async () => {
     const store = memoryStore();
-    const alice = await agent({ store, config: { agent: 'alice' } });
-    const bob = await agent({ store, config: { agent: 'bob' } });
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'ta' } });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'tb' } });
+    const carol = await agent({ store, config: { agent: 'carol', thread: 'tc' } });
     const { planId } = await alice.ok('plan_create', {
       title: 'T',
       steps: ['a', { content: 'b', blockedBy: ['s1'] }, { content: 'c', owner: 'carol' }],
     });
     const first = await alice.ok('plan_claim', { planId });
-    expect(first).toEqual({ claimed: true, step: { id: 's1', content: 'a', status: 'in_progress', owner: 'alice' } });
+    expect(first).toMatchObject({ claimed: true, step: { id: 's1', content: 'a', status: 'in_progress', owner: 'alice', claim: { thread: 'ta', fence: 1 } }, claim: { fence: 1 } });
+    const lease = Date.parse(first.claim.leaseUntil) - Date.now();
+    expect(lease).toBeGreaterThan(590_000);
+    expect(lease).toBeLessThanOrEqual(600_000);
     // s2 waits on s1, s3 belongs to carol
     expect(await bob.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_blocked' });
     expect(await bob.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: false, reason: 'taken', step: { owner: 'alice' } });
-    expect(await alice.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: true, step: { id: 's1' } });
+    expect(await alice.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: true, step: { id: 's1' }, claim: { fence: 1 } });
     const blocked = await bob.err('plan_claim', { planId, stepId: 's2' });
     expect(blocked).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's2', blockedBy: ['s1'] } });
-    await alice.ok('plan_update', { planId, stepUpdates: [{ id: 's1', status: 'completed' }] });
-    expect(await bob.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2', owner: 'bob', status: 'in_progress' } });
+    expect(await alice.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ step: { id: 's1', status: 'completed' }, done: 1, total: 3, unblocked: ['s2'] });
+    expect(await bob.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2', owner: 'bob', status: 'in_progress' }, claim: { fence: 2 } });
     expect(await alice.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_taken' });
-    expect(await alice.ok('plan_claim', { planId, owner: 'carol' })).toMatchObject({ claimed: true, step: { id: 's3', owner: 'carol' } });
-    await bob.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'completed' }, { id: 's3', status: 'completed' }] });
+    expect(await carol.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's3', owner: 'carol' }, claim: { fence: 3 } });
+    await bob.ok('plan_step', { planId, stepId: 's2', status: 'completed' });
+    await carol.ok('plan_step', { planId, stepId: 's3', status: 'completed', note: 'fine' });
     expect(await bob.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_done' });
     expect((await bob.err('plan_claim', { planId, stepId: 's3' })).code).toBe('INVALID_TRANSITION');
     expect((await bob.err('plan_claim', { planId, stepId: 's9' })).code).toBe('NOT_FOUND');
@@ -176,17 +193,20 @@ describe('plan tools', () => {
     expect(results.filter((r) => !r.claimed).map((r) => r.reason)).toEqual(['all_taken', 'all_taken']);
   });
 
-  it('plan_list bounds its default result: newest first, at most 20, titles cut short', async () => {
+  it('plan_list bounds its default result: newest first, 20 a page with nextCursor, titles cut short', async () => {
     const a = await agent();
     for (let i = 0; i < 25; i++) await a.ok('plan_create', { title: `${i} `.padEnd(1000, 'x'), steps: ['a'] });
     const listed = await a.raw('plan_list', {});
     const text = (listed.content[0] as { text: string }).text;
     expect(text.length).toBeLessThan(16 * 1024);
-    const { plans, truncated } = JSON.parse(text);
+    const { plans, nextCursor } = JSON.parse(text);
     expect(plans).toHaveLength(20);
-    expect(truncated).toBe(true);
     expect(plans[0].title.startsWith('24 ')).toBe(true);
     expect(plans[0].title.length).toBeLessThanOrEqual(201);
+    const rest = await a.ok('plan_list', { cursor: nextCursor });
+    expect(rest.nextCursor).toBeUndefined();
+    expect(rest.plans.map((p: { title: string }) => p.title.split(' ')[0])).toEqual(['4', '3', '2', '1', '0']);
     expect((await a.ok('plan_list', { limit: 100 })).plans).toHaveLength(25);
+    expect((await a.err('plan_list', { cursor: nextCursor, status: 'active' })).code).toBe('INVALID_ARGUMENT');
   });
 });

@@ -189,7 +189,9 @@ function renderStep(plan, step) {
     h('span', { class: 'icon', title: step.status.replaceAll('_', ' ') }, STEP_ICONS[step.status] ?? '•'),
     h('span', { class: 'sid' }, step.id),
     h('span', { class: 'content' }, step.content),
-    h('span', { class: 'side' }, step.owner ? h('span', { class: 'chip owner' }, step.owner) : null),
+    h('span', { class: 'side' },
+      step.owner ? h('span', { class: 'chip owner', title: step.claim ? `claim ${step.claim.fence}, lease until ${new Date(step.claim.leaseUntil).toLocaleTimeString()}` : '' }, step.owner) : null,
+      step.attempts ? h('span', { class: 'chip', title: 'claims that lapsed' }, `${step.attempts} lapsed`) : null),
     step.blockedBy?.length || step.note
       ? h('div', { class: 'extra' },
           step.blockedBy?.length
@@ -199,7 +201,7 @@ function renderStep(plan, step) {
           step.note ? h('span', {}, step.note) : null)
       : null,
   );
-  return mark(li, `step:${plan.planId}:${step.id}`, `${step.status}:${step.owner ?? ''}:${step.note ?? ''}`);
+  return mark(li, `step:${plan.planId}:${step.id}`, `${step.status}:${step.owner ?? ''}:${step.note ?? ''}:${step.attempts ?? 0}:${step.claim?.leaseUntil ?? ''}`);
 }
 
 function renderPlan(p) {

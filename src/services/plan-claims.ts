@@ -1,0 +1,107 @@
+// Claims on plan steps: granting with fences, lapsing when the holder stops, and who may move a claimed step.
+import { BlackboardError } from '../errors.js';
+import { claimAlive, type Holder, type PresenceRecord } from './presence.js';
+import type { Claim, PlanRecord, Step } from './plan-steps.js';
+
+/** How many lapsed holders a step remembers (each gets CLAIM_LOST rather than FORBIDDEN when it comes back). */
+const LOST_KEPT = 5;
+
+export const sameHolder = (a: Holder, b: Holder): boolean => a.thread === b.thread && (a.agent ?? null) === (b.agent ?? null);
+/** A holder as `owner` shows it: its agent name, else its thread. */
+export const ownerName = (h: Holder): string => h.agent ?? h.thread;
+/** A holder for people, in messages. */
+export const holderText = (h: Holder): string => (h.agent !== undefined ? `agent "${h.agent}" (thread ${h.thread})` : `thread ${h.thread}`);
+const holderOf = (claim: Claim): Holder => (claim.agent !== undefined ? { agent: claim.agent, thread: claim.thread } : { thread: claim.thread });
+
+/** Gives `step` to `holder` with the plan's next fence: in progress, owned by the holder. */
+export function grant(record: PlanRecord, step: Step, holder: Holder, now: number, leaseMs: number): Claim {
+  record.fence = (record.fence ?? 0) + 1;
+  const claim: Claim = { ...holder, fence: record.fence, at: now, leaseMs };
+  step.claim = claim;
+  step.owner = ownerName(holder);
+  step.status = 'in_progress';
+  return claim;
+}
+
+/** The step's holder stopped: it is pending again, without owner, one attempt more; the holder is remembered as lost. */
+function lapse(step: Step): void {
+  const claim = step.claim!;
+  step.lost = [...(step.lost ?? []), { ...holderOf(claim), fence: claim.fence }].slice(-LOST_KEPT);
+  delete step.claim;
+  delete step.owner;
+  step.status = 'pending';
+  step.attempts = (step.attempts ?? 0) + 1;
+}
+
+/** A claim superseded by a deliberate reassignment: the old holder is remembered as lost. */
+export function revoke(step: Step): void {
+  if (!step.claim) return;
+  step.lost = [...(step.lost ?? []), { ...holderOf(step.claim), fence: step.claim.fence }].slice(-LOST_KEPT);
+  delete step.claim;
+}
+
+/**
+ * Lapses, in place, every claim whose holder has not shown life within its lease, and returns when each remaining
+ * claim's lease ends (by step id). Decides from reads only, so it gives the same answer on a read and on a write.
+ */
+export async function settle(
+  record: PlanRecord,
+  presenceOf: (holder: Holder) => Promise<PresenceRecord | undefined>,
+  now: number,
+): Promise<{ lapsed: string[]; leaseUntil: Map<string, number> }> {
+  const seen = new Map<string, PresenceRecord | undefined>();
+  const lapsed: string[] = [];
+  const leaseUntil = new Map<string, number>();
+  for (const step of record.steps) {
+    const claim = step.claim;
+    if (!claim) continue;
+    if (step.status !== 'in_progress') {
+      delete step.claim;
+      continue;
+    }
+    const id = `${claim.agent ?? ''}\u0000${claim.thread}`;
+    if (!seen.has(id)) seen.set(id, await presenceOf(holderOf(claim)));
+    const presence = seen.get(id);
+    if (!claimAlive(claim.at, claim.leaseMs, presence, now)) {
+      lapse(step);
+      lapsed.push(step.id);
+    } else {
+      leaseUntil.set(step.id, Math.max(claim.at, presence?.lastSeen ?? 0) + claim.leaseMs);
+    }
+  }
+  return { lapsed, leaseUntil };
+}
+
+/**
+ * Whether `holder` may move `step`: `holder` when it holds the step's live claim, `free` when nobody does. Anyone
+ * else gets FORBIDDEN naming the holder; a holder whose claim lapsed and was given to another, or whose `fence` is
+ * not the current one, gets CLAIM_LOST. Call after {@link settle}.
+ */
+export function checkMover(step: Step, holder: Holder, fence?: number): 'holder' | 'free' {
+  const claim = step.claim;
+  if (claim && sameHolder(claim, holder) && (fence === undefined || fence === claim.fence)) return 'holder';
+  const lost = (step.lost ?? []).some((l) => sameHolder(l, holder) && (fence === undefined || l.fence === fence));
+  if (claim && (lost || sameHolder(claim, holder))) throw claimLost(step, claim);
+  // lost, and since finished or given to someone: only a lapsed step nobody took is simply taken again
+  if (!claim && lost && !(step.status === 'pending' && step.owner === undefined)) throw claimLost(step, undefined);
+  if (claim) {
+    throw new BlackboardError(
+      'FORBIDDEN',
+      `Step ${step.id} is held by ${holderText(holderOf(claim))}; only its holder moves it. Nothing was changed. Take another step with {tool:plan_claim}, or reassign it deliberately with {tool:plan_update} stepUpdates setting owner.`,
+      { stepId: step.id, holder: holderOf(claim), fence: claim.fence },
+    );
+  }
+  if (fence !== undefined) throw claimLost(step, undefined);
+  return 'free';
+}
+
+function claimLost(step: Step, claim: Claim | undefined): BlackboardError {
+  const now = claim
+    ? `it was given to ${holderText(holderOf(claim))} (fence ${claim.fence})`
+    : `the step is ${step.status}${step.owner !== undefined ? ` by ${step.owner}` : ''}`;
+  return new BlackboardError(
+    'CLAIM_LOST',
+    `Your claim on step ${step.id} lapsed (no call from you within the claim lease) and ${now}. Nothing was changed. ${claim || step.status !== 'pending' ? 'Drop this step and take another' : 'Take it again'} with {tool:plan_claim}.`,
+    { stepId: step.id, holder: claim ? holderOf(claim) : null, fence: claim?.fence ?? null },
+  );
+}

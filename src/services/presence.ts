@@ -1,0 +1,119 @@
+// Signs of life: one record per (agent, thread) saying when it last made a call, written at most every few seconds.
+import * as z from 'zod';
+import type { Json } from '../store/types.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import { decode } from './records.js';
+import type { Session } from './session.js';
+
+/**
+ * What is kept of a caller: who (agent name, type, thread, MCP client name) and when it was last seen (the store's
+ * clock). `since` is when its current unbroken stretch of life began: a caller silent for longer than the claim
+ * lease starts a new stretch, so a claim granted before the gap stays lapsed when the caller comes back.
+ */
+export const PresenceRecord = z.object({
+  agent: z.string().optional(),
+  agentType: z.string().optional(),
+  thread: z.string(),
+  client: z.string().optional(),
+  lastSeen: z.number(),
+  since: z.number(),
+});
+export type PresenceRecord = z.infer<typeof PresenceRecord>;
+export const presenceOf = (value: Json | undefined): PresenceRecord | undefined =>
+  value === undefined ? undefined : decode(PresenceRecord, value, 'presence');
+
+/** Who holds a claim: an agent name (when the caller has one) in a thread. Clones in other threads are others. */
+export interface Holder {
+  agent?: string;
+  thread: string;
+}
+
+/** The most often a holder's sign of life is written. */
+const MAX_INTERVAL_MS = 5000;
+/** How long a sign of life is kept at least (the team roster lists callers seen within the last hour). */
+const MIN_KEEP_MS = 3600 * 1000;
+
+/**
+ * One connection's signs of life. Any tool call renews the caller's record, but at most once every
+ * min(5 s, lease / 4) per holder, so renewals cost one small write per holder every few seconds whatever the call
+ * rate; claims judge liveness from this record (see {@link claimAlive}).
+ */
+export class Presence {
+  readonly intervalMs: number;
+  private last?: { key: string; at: number };
+  /** the MCP client's name, once known (the server sets this) */
+  client: () => string | undefined = () => undefined;
+
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+    /** `--claim-lease` */
+    readonly leaseMs: number,
+  ) {
+    this.intervalMs = Math.max(1, Math.min(MAX_INTERVAL_MS, Math.floor(leaseMs / 4)));
+  }
+
+  /** The caller, as a claim holder. */
+  holder(): Holder {
+    const { agent, thread } = this.session.identity;
+    return agent === undefined ? { thread } : { agent, thread };
+  }
+
+  key(holder: Holder): string {
+    return this.session.keys.presence(holder.agent, holder.thread);
+  }
+
+  /** Renews the caller's sign of life unless it was written within the interval. Never fails the call. */
+  async touch(): Promise<void> {
+    const key = this.key(this.holder());
+    if (this.last?.key === key && this.store.now() - this.last.at < this.intervalMs) return;
+    try {
+      await this.store.transact(async (tx) => {
+        await this.touchIn(tx);
+        return {};
+      });
+    } catch {
+      // a missed renewal is made up by the next call; the call itself goes on and reports its own failures
+    }
+  }
+
+  /** Writes the caller's sign of life inside a transaction (claims and step moves do, so a grant is always inside one stretch). */
+  async touchIn(tx: StoreTx): Promise<PresenceRecord> {
+    const holder = this.holder();
+    const key = this.key(holder);
+    const previous = await this.readIn(tx, holder);
+    const now = tx.now;
+    const who = this.session.identity;
+    const record: PresenceRecord = {
+      ...(holder.agent !== undefined ? { agent: holder.agent } : {}),
+      ...(who.agentType !== undefined ? { agentType: who.agentType } : {}),
+      thread: holder.thread,
+      ...(this.client() !== undefined ? { client: this.client() } : {}),
+      lastSeen: now,
+      since: previous !== undefined && previous.lastSeen + this.leaseMs >= now ? Math.min(previous.since, now) : now,
+    };
+    await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(MIN_KEEP_MS, 2 * this.leaseMs) });
+    this.last = { key, at: now };
+    return record;
+  }
+
+  /** A holder's sign of life as a transaction (or the store) sees it (`undefined` when none, or unreadable). */
+  async readIn(tx: Pick<StoreTx, 'get'>, holder: Holder): Promise<PresenceRecord | undefined> {
+    try {
+      return presenceOf((await tx.get(this.key(holder)))?.value);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/**
+ * Whether a claim granted at `grantedAt` with lease `leaseMs` is still alive at `now`: its holder has shown life
+ * within the lease, in the same unbroken stretch the claim was granted in. With no record, the grant itself is the
+ * last sign of life.
+ */
+export function claimAlive(grantedAt: number, leaseMs: number, presence: PresenceRecord | undefined, now: number): boolean {
+  if (presence === undefined || presence.lastSeen < grantedAt) return grantedAt + leaseMs >= now;
+  if (presence.since > grantedAt) return false;
+  return presence.lastSeen + leaseMs >= now;
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+describe('budgets that cannot be undone', () => {
+  it('restore: a checkpoint saved before spending brings back the state, not the budget', async () => {
+    const w = await agent({ config: { agent: 'w', thread: 'W', maxIterations: 2 } });
+    const cp = await w.ok('checkpoint_save', {});
+    await w.ok('budget_step', {});
+    await w.ok('budget_step', {});
+    const refused = await w.err('budget_step', { amount: 100 });
+    expect(refused).toMatchObject({ code: 'LIMIT_REACHED', details: { requested: 100, remaining: 0, max: 2 } });
+    expect(refused.message).toMatch(/asked for 100, 0 of 2 left/);
+    expect(await w.ok('checkpoint_restore', { checkpointId: cp.checkpointId })).toMatchObject({ budgetsKept: true });
+    expect((await w.ok('budget_status')).budgets).toEqual([{ name: 'iterations', current: 2, max: 2, remaining: 0, reached: true }]);
+    expect((await w.err('budget_step', {})).code).toBe('LIMIT_REACHED');
+  });
+
+  it('LIMIT_REACHED says what was asked and what is left, never "used up" while some is left', async () => {
+    const w = await agent({ config: { budgets: { cost: 5 } } });
+    const refused = await w.err('budget_step', { name: 'cost', amount: 100 });
+    expect(refused.message).toMatch(/asked for 100, 5 of 5 left/);
+    expect(refused.message).not.toMatch(/used up/);
+  });
+
+  it('a worker whose budget is reached cannot claim new work but can finish the step it holds', async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'L' } });
+    const w = await agent({ store, config: { agent: 'w', thread: 'W', maxIterations: 1 } });
+    const { planId } = await lead.ok('plan_create', { title: 'T', steps: ['one', 'two'] });
+    await w.ok('plan_claim', { planId });
+    await w.ok('budget_step', {});
+    const refused = await w.err('plan_claim', { planId });
+    expect(refused).toMatchObject({ code: 'LIMIT_REACHED', details: { name: 'iterations', thread: 'W' } });
+    expect(refused.message).toMatch(/plan_step/);
+    expect(await w.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ done: 1 });
+    expect((await w.err('plan_step', { planId, stepId: 's2', status: 'in_progress' })).code).toBe('LIMIT_REACHED');
+    // a child of the spent thread is refused too
+    const child = await agent({ store, config: { agent: 'c', thread: 'C', parentThread: 'W' } });
+    expect((await child.err('plan_claim', { planId })).details).toMatchObject({ thread: 'W' });
+  });
+
+  it('run_start into a parentless thread makes it this thread\'s child: its steps charge our budget', async () => {
+    const w = await agent({ config: { agent: 'w', thread: 'W', maxIterations: 2 } });
+    await w.ok('budget_step', {});
+    await w.ok('run_start', { thread: 'T-fresh' });
+    expect((await w.ok('whoami')).parentThread).toBe('W');
+    await w.ok('budget_step', {});
+    const refused = await w.err('budget_step', {});
+    expect(refused).toMatchObject({ code: 'LIMIT_REACHED', details: { thread: 'W', current: 2, max: 2 } });
+  });
+});
+
+describe('handles are not credentials', () => {
+  it('thread-switch: another agent cannot enter, write into or roll back a thread it does not own; the store is unchanged', async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'A' } });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'B' } });
+    await alice.ok('state_set', { key: 'k', value: 'mine', scope: 'thread' });
+    const cp = await alice.ok('checkpoint_save', {});
+    await alice.ok('state_set', { key: 'k', value: 'newer', scope: 'thread' });
+    await bob.ok('whoami'); // bob's sign of life is written now (at most every few seconds), not during the attempts
+    const revision = await store.revision();
+    for (const [tool, args] of [
+      ['run_start', { thread: 'A' }],
+      ['state_set', { key: 'k', value: 'bob was here', scope: 'thread:A' }],
+      ['state_batch', { ops: [{ op: 'set', key: 'k', value: 'x', scope: 'thread:A' }] }],
+      ['checkpoint_restore', { checkpointId: cp.checkpointId }],
+      ['plan_create', { title: 'T', steps: [], scope: 'thread:A' }],
+    ] as const) {
+      const refused = await bob.err(tool, args);
+      expect(refused, tool).toMatchObject({ code: 'FORBIDDEN', details: { thread: 'A', owner: 'alice' } });
+      expect(refused.message).toMatch(/agent "alice"/);
+    }
+    expect(await store.revision()).toBe(revision);
+    expect((await bob.ok('state_get', { key: 'k', scope: 'thread:A' })).value).toBe('newer');
+    expect((await bob.ok('whoami')).thread).toBe('B');
+  });
+
+  it('the owner of an ancestor thread may write into its descendants; a child may not write into its parent', async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'P' } });
+    const kid = await agent({ store, config: { agent: 'kid', thread: 'C', parentThread: 'P' } });
+    const grandkid = await agent({ store, config: { agent: 'gk', thread: 'G', parentThread: 'C' } });
+    await grandkid.ok('state_set', { key: 'k', value: 1, scope: 'thread' });
+    await lead.ok('state_set', { key: 'k', value: 'from lead', scope: 'thread:G' });
+    await kid.ok('state_set', { key: 'k', value: 'from kid', scope: 'thread:G' });
+    expect((await kid.err('state_set', { key: 'k', value: 1, scope: 'thread:P' })).details).toMatchObject({ owner: 'lead' });
+    expect((await grandkid.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('from kid');
+  });
+});
