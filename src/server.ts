@@ -19,12 +19,12 @@ const INSTRUCTIONS: Array<[Config['tools'][number] | 'all', string]> = [
     'kv',
     `Keys live in a scope: ${SCOPE_FORMS} (default global). Read with {tool:state_get}, {tool:state_list} or {tool:state_snapshot}. Write with {tool:state_set}: pass the version you read as ifVersion (0: the key must not exist yet) so you never overwrite someone else's change. Use {tool:state_update} for counters, lists and merges, and {tool:state_batch} for several writes at once. Use {tool:watch} to wait for a change instead of polling, and {tool:state_changes} to follow every change.`,
   ],
-  ['plan', 'Share work through plans: make one with {tool:plan_create}; each worker takes the next free step with {tool:plan_claim}.'],
+  ['plan', 'Share work through plans: make one with {tool:plan_create}; each worker takes the next free step with {tool:plan_claim} and reports it with {tool:plan_step}.'],
   ['budget', 'Call {tool:budget_step} before each costly step; on LIMIT_REACHED stop and give your final answer.'],
   ['finalizer', 'Give your result once with {tool:final_answer_set}.'],
   [
     'all',
-    'Every write takes an optional idempotencyKey: send the same key again on a retry and the write applies once. A failed call changes nothing and returns {"error": {code, message, details}}: on VERSION_CONFLICT read again and retry; on INVALID_ARGUMENT fix the argument named in details.path.',
+    'Every write takes an optional idempotencyKey: send the same call with the same key again on a retry and it applies once; use a new key for each different write. A failed call changes nothing and returns {"error": {code, message, details}}: on VERSION_CONFLICT read again and retry; on INVALID_ARGUMENT fix the argument named in details.path.',
   ],
 ];
 

@@ -261,15 +261,17 @@ export class SqliteBackend implements Backend {
     let revision = start;
     const done: Array<[Job, unknown]> = [];
     let aborted: unknown;
+    // A batch of one needs no savepoint: if it fails, rolling the whole transaction back undoes the same writes.
+    const alone = jobs.length === 1;
     for (const [i, job] of jobs.entries()) {
       try {
-        this.w.savepoint.run();
+        if (!alone) this.w.savepoint.run();
         const out = await job.run(revision);
-        this.w.release.run();
+        if (!alone) this.w.release.run();
         revision = out.revision;
         done.push([job, out.value]);
       } catch (error) {
-        if (this.writer.inTransaction) {
+        if (this.writer.inTransaction && !alone) {
           try {
             this.w.rollbackTo.run();
             this.w.release.run();

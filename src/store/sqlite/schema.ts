@@ -152,14 +152,16 @@ export function writerStatements(db: Database.Database) {
     revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
     setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
     get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
-    put: db.prepare<{ key: string; value: string; exp: number | null; delAt: number | null }>(
-      `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES (@key, @value, @exp, @delAt)
-       ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
+    /** upserts of 1 to {@link ROWS_PER_STATEMENT} records in one statement, by count */
+    putRows: rowStatements(
+      (n) => db.prepare(
+        `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES ${Array(n).fill('(?, ?, ?, ?)').join(', ')}
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
+      ),
     ),
+    /** change log rows, 1 to {@link ROWS_PER_STATEMENT} in one statement, by count */
+    logRows: rowStatements((n) => db.prepare(`INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES ${Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`)),
     remove: db.prepare<[string]>(`DELETE FROM ${TABLE} WHERE key = ?`),
-    log: db.prepare<[number, string, number, number, number]>(
-      `INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES (?, ?, ?, ?, ?)`,
-    ),
     prune: db.prepare<[number, number], { revision: number }>(
       `DELETE FROM ${CHANGES} WHERE (rev, key) IN
          (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
@@ -212,25 +214,43 @@ export function range(statements: ReturnType<typeof rangeStatements>, query: Ran
     : statements.rangeFrom.all({ ...params, lo: query.lo });
 }
 
+/** The most rows one write statement carries (a transaction with more runs it again). */
+const ROWS_PER_STATEMENT = 16;
+
+/** Statements for 1 to ROWS_PER_STATEMENT rows, prepared on first use. */
+function rowStatements(prepare: (rows: number) => Database.Statement): (rows: number) => Database.Statement {
+  const made: Database.Statement[] = [];
+  return (rows) => (made[rows] ??= prepare(rows));
+}
+
+/** Runs `params` (each row's values, flattened) through the statement for that many rows, a full statement at a time. */
+function runRows(statement: (rows: number) => Database.Statement, params: unknown[], width: number): void {
+  const per = ROWS_PER_STATEMENT * width;
+  for (let i = 0; i < params.length; i += per) {
+    const chunk = params.slice(i, i + per);
+    statement(chunk.length / width).run(...chunk);
+  }
+}
+
 /**
  * Writes a transaction's records through the writer's statements, each at `revision` (a `null` record deletes its
- * row), and logs those marked to be logged, at `now`.
+ * row), and logs those marked to be logged, at `now`: the records in one statement and their change log rows in
+ * another (per 16), so a commit costs the same few statements whatever it writes.
  */
 export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): void {
+  const puts: unknown[] = [];
+  const logs: unknown[] = [];
   for (const [key, write] of writes) {
     if (write.record === null) {
       w.remove.run(key);
       continue;
     }
     const record: StoredRecord = { ...write.record, rev: revision };
-    w.put.run({
-      key,
-      value: serialize({ value: record }),
-      exp: record.exp ?? null,
-      delAt: record.del === 1 ? record.at : null,
-    });
-    if (write.log) w.log.run(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
+    puts.push(key, serialize({ value: record }), record.exp ?? null, record.del === 1 ? record.at : null);
+    if (write.log) logs.push(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
   }
+  if (puts.length > 0) runRows(w.putRows, puts, 4);
+  if (logs.length > 0) runRows(w.logRows, logs, 5);
 }
 
 /** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
