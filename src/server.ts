@@ -1,5 +1,5 @@
 // One MCP server over a shared store: the instructions a model sees at initialize, its services and tools.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { VERSION, type Config } from './config.js';
 import { SCOPE_FORMS } from './context.js';
 import { createServices, type Services } from './services/index.js';
@@ -41,12 +41,13 @@ export interface BlackboardServer {
 /**
  * One MCP server for one connection, over a store that may be shared with other connections and processes.
  * `identity` overrides the config's identity flags (the HTTP transport gives each session its own thread);
- * `readOnly` makes every tool not annotated `readOnlyHint` fail with FORBIDDEN.
+ * `readOnly` makes every tool not annotated `readOnlyHint` fail with FORBIDDEN; `onlyTool` registers that one tool
+ * only (a stateless HTTP request that calls it: the cost of a request stays flat in the number of tools).
  */
 export async function createServer(
   config: Config,
   store: VersionedStore,
-  { readOnly, ...identity }: SessionOptions & { readOnly?: boolean } = {},
+  { readOnly, onlyTool, ...identity }: SessionOptions & { readOnly?: boolean; onlyTool?: string } = {},
 ): Promise<BlackboardServer> {
   const session = await Session.open(store, {
     namespace: config.namespace,
@@ -77,7 +78,7 @@ export async function createServer(
     .filter(Boolean)
     .join(' ');
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
-  host.install(server);
+  host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);
   const stopSubscriptions = registerResources(server, session, services, host);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {

@@ -1,19 +1,29 @@
 // How tools are declared and registered: the tool host, argument errors with suggestions, results, progress.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
-  type Tool,
-  type ToolAnnotations,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallToolResult, LoggingLevel, McpServer, RequestMeta, ServerContext, ServerNotification, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a tool handler gets besides its arguments: the request's abort signal, `_meta`, and a way to notify. */
+export interface Extra {
+  signal: AbortSignal;
+  _meta?: RequestMeta;
+  sendNotification(notification: ServerNotification): Promise<void>;
+  /** Sends a log message related to this request (dropped below the level the client asked for). */
+  log(level: LoggingLevel, data: unknown, logger?: string): Promise<void>;
+  /** the SDK's request context */
+  ctx?: ServerContext;
+}
+
+/** The {@link Extra} of one SDK request context. */
+export const extraOf = (ctx: ServerContext): Extra => ({
+  signal: ctx.mcpReq.signal,
+  _meta: ctx.mcpReq._meta,
+  sendNotification: (notification) => ctx.mcpReq.notify(notification),
+  log: (level, data, logger) => ctx.mcpReq.log(level, data, logger),
+  ctx,
+});
 
 export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   title: string;
@@ -110,9 +120,14 @@ export class ToolHost {
    * that break the strict one reach {@link run} and come back in the error envelope (`INVALID_ARGUMENT` with
    * `details.path`) instead of as the SDK's plain validation text; tools/list still advertises the strict schemas.
    */
-  install(server: McpServer): void {
+  install(server: McpServer, only?: (name: string) => boolean): void {
     this.mcp = server;
+    // The list is fixed for the life of the server.
+    server.server.registerCapabilities({ tools: { listChanged: false } });
+    let registered = 0;
     for (const tool of this.declared) {
+      if (only && !only(this.nameOf(tool.name))) continue; // a stateless request registers the one tool it calls
+      registered++;
       server.registerTool(
         this.nameOf(tool.name),
         {
@@ -122,13 +137,16 @@ export class ToolHost {
           outputSchema: tool.spec.output,
           annotations: tool.spec.annotations,
         },
-        ((args: unknown, extra: Extra) => this.run(tool, args, extra)) as never,
+        ((args: unknown, ctx: ServerContext) => this.run(tool, args, extraOf(ctx))) as never,
       );
     }
-    const tools = this.listing();
-    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    // The list is fixed for the life of the server.
-    server.server.registerCapabilities({ tools: { listChanged: false } });
+    let tools: Tool[] | undefined;
+    server.server.setRequestHandler('tools/list', () => ({ tools: (tools ??= this.listing()) }));
+    if (registered === 0) {
+      server.server.setRequestHandler('tools/call', (request) => {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+      });
+    }
   }
 
   private async run(tool: Declared, args: unknown, extra: Extra): Promise<CallToolResult> {
