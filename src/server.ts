@@ -6,7 +6,11 @@ import { createServices, type Services } from './services/index.js';
 import { Session, type SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { registerTools } from './tools/index.js';
-import { ToolHost } from './tools/define.js';
+import { ToolHost, type Extra } from './tools/define.js';
+import { metaIdentity } from './request-identity.js';
+
+/** how many identities named by requests' `_meta` one server keeps tools for */
+const MAX_OTHER_IDENTITIES = 16;
 import { registerResources } from './resources.js';
 
 /**
@@ -71,7 +75,41 @@ export async function createServer(
     await session.record();
     await fixBudgets();
   };
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite });
+  // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
+  // over its own session (a few are kept; the connection's own identity stays the default).
+  const others = new Map<string, Promise<ToolHost>>();
+  const route = async (extra: Extra): Promise<ToolHost | undefined> => {
+    const asked = metaIdentity(extra._meta as Record<string, unknown> | undefined);
+    const base = session.identity;
+    const want = {
+      thread: asked.thread ?? base.thread,
+      parentThread: asked.parentThread ?? (asked.thread === undefined ? identity.parentThread ?? config.parentThread : undefined),
+      agentType: asked.agentType ?? base.agentType,
+    };
+    if (want.thread === base.thread && asked.parentThread === undefined && want.agentType === base.agentType) return undefined;
+    const key = JSON.stringify(want);
+    let other = others.get(key);
+    if (!other) {
+      if (others.size >= MAX_OTHER_IDENTITIES) others.delete(others.keys().next().value!);
+      other = (async () => {
+        const s = await Session.open(store, { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true });
+        const theirs = createServices(store, s, config);
+        let adopted = false;
+        const theirWrite = async (): Promise<void> => {
+          await s.record();
+          if (!adopted) await theirs.budget.adopt();
+          adopted = true;
+        };
+        const h = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite: theirWrite });
+        registerTools(h, config, theirs);
+        return h;
+      })();
+      other.catch(() => others.delete(key));
+      others.set(key, other);
+    }
+    return other;
+  };
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, route });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
     .map(([, text]) => host.render(text))

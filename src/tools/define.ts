@@ -60,6 +60,8 @@ export class ToolHost {
       readOnly?: boolean;
       /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
       beforeWrite?: () => Promise<void>;
+      /** the tools of the identity a request names in its `_meta`, when it is not this host's */
+      route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
   ) {}
 
@@ -150,6 +152,17 @@ export class ToolHost {
   }
 
   private async run(tool: Declared, args: unknown, extra: Extra): Promise<CallToolResult> {
+    if (this.access.route) {
+      // a request that names another identity in its `_meta` is served by that identity's tools
+      let other: ToolHost | undefined;
+      try {
+        other = await this.access.route(extra);
+      } catch (error) {
+        return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
+      }
+      const target = other?.declared.find((t) => t.name === tool.name);
+      if (other && other !== this && target) return other.run(target, args, extra);
+    }
     const writes = tool.spec.annotations.readOnlyHint !== true;
     if (writes && this.access.readOnly) {
       return this.fail(

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { hostHeaderValidation, NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
-import { NAME_RE } from '../context.js';
+import { defaultThread, metaIdentity, type MetaIdentity } from '../request-identity.js';
 import { createServer, type BlackboardServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { HttpAuth, type Principal } from './auth.js';
@@ -59,35 +59,25 @@ interface StatelessRequest {
 }
 
 /**
- * The identity of a request without a session: its headers', completed by the `_meta` keys `blackboard/thread`,
- * `blackboard/parentThread`, `blackboard/agentType`; with no thread named, the agent's own thread `agent-NAME`,
- * stable across requests (never a fresh thread per request).
+ * The identity of a request without a session: its headers', completed by its `_meta` keys; with no thread named,
+ * the agent's own thread, stable across requests (never a fresh thread per request).
  */
 function statelessIdentity(identity: NewSession, body: unknown, principal: Principal): NewSession {
-  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params?._meta ?? {};
-  const text = (key: string): string | undefined => {
-    const value = meta[key];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string' || !NAME_RE.test(value)) {
-      throw new HttpError(400, `Bad request: _meta "${key}" must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit.`);
-    }
-    return value;
-  };
-  const out = { ...identity };
-  out.thread = text('blackboard/thread') ?? out.thread;
-  out.parentThread = text('blackboard/parentThread') ?? out.parentThread;
-  const agentType = text('blackboard/agentType');
-  const fixed = principal.client?.agentType;
-  if (agentType !== undefined && fixed !== undefined && agentType !== fixed) {
-    throw new HttpError(403, `Forbidden: this token's agent type is "${fixed}"; it cannot act as "${agentType}".`);
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params?._meta;
+  let asked: MetaIdentity;
+  try {
+    asked = metaIdentity(meta);
+  } catch (error) {
+    throw new HttpError(400, `Bad request: ${(error as Error).message}`);
   }
-  out.agentType = agentType ?? out.agentType;
+  const fixed = principal.client?.agentType;
+  if (asked.agentType !== undefined && fixed !== undefined && asked.agentType !== fixed) {
+    throw new HttpError(403, `Forbidden: this token's agent type is "${fixed}"; it cannot act as "${asked.agentType}".`);
+  }
+  const out = { ...identity, ...asked };
   out.thread ??= defaultThread(out.agent);
   return out;
 }
-
-/** The thread of an agent's requests that name none. */
-export const defaultThread = (agent: string | undefined): string => `agent-${agent ?? 'anonymous'}`;
 
 /**
  * Streamable HTTP on `/mcp` (the configured namespace) and `/mcp/NS` (namespace NS). Each `initialize` opens an MCP
