@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const CLI = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'dist', 'cli.js');
 const WATCHES = Number(process.env.BENCH_WATCHES ?? 2000);
@@ -68,7 +68,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const controller = new AbortController();
   const pending = Array.from({ length: WATCHES }, (_, i) =>
     server.client
-      .callTool({ name: 'watch', arguments: { key: `never-${i}`, timeoutMs: 600_000 } }, undefined, { signal: controller.signal, timeout: 700_000 })
+      .callTool({ name: 'watch', arguments: { key: `never-${i}`, timeoutMs: 600_000 } }, { signal: controller.signal, timeout: 700_000 })
       .catch(() => {}),
   );
   await new Promise((r) => setTimeout(r, 1500)); // let them all reach the server and park

@@ -1,6 +1,5 @@
 // MCP resources: blackboard:// URIs for keys and plans, read as JSON, and subscriptions on the change feed.
-import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode, ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
 import { checkKey, resolveScope } from './context.js';
 import { BlackboardError } from './errors.js';
 import type { Services } from './services/index.js';
@@ -115,7 +114,7 @@ export function registerResources(
 
   server.server.registerCapabilities({ resources: { subscribe: true, listChanged: false } });
   const subscriptions = new Map<string, AbortController>();
-  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler('resources/subscribe', async (request) => {
     const uri = request.params.uri;
     const t = target(uri);
     if (!subscriptions.has(uri)) {
@@ -125,7 +124,7 @@ export function registerResources(
     }
     return {};
   });
-  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler('resources/unsubscribe', async (request) => {
     subscriptions.get(request.params.uri)?.abort();
     subscriptions.delete(request.params.uri);
     return {};

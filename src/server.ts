@@ -1,12 +1,16 @@
 // One MCP server over a shared store: the instructions a model sees at initialize, its services and tools.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { VERSION, type Config } from './config.js';
 import { SCOPE_FORMS } from './context.js';
 import { createServices, type Services } from './services/index.js';
 import { Session, type SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { registerTools } from './tools/index.js';
-import { ToolHost } from './tools/define.js';
+import { ToolHost, type Extra } from './tools/define.js';
+import { metaIdentity } from './request-identity.js';
+
+/** how many identities named by requests' `_meta` one server keeps tools for */
+const MAX_OTHER_IDENTITIES = 16;
 import { registerResources } from './resources.js';
 
 /**
@@ -41,12 +45,13 @@ export interface BlackboardServer {
 /**
  * One MCP server for one connection, over a store that may be shared with other connections and processes.
  * `identity` overrides the config's identity flags (the HTTP transport gives each session its own thread);
- * `readOnly` makes every tool not annotated `readOnlyHint` fail with FORBIDDEN.
+ * `readOnly` makes every tool not annotated `readOnlyHint` fail with FORBIDDEN; `onlyTool` registers that one tool
+ * only (a stateless HTTP request that calls it: the cost of a request stays flat in the number of tools).
  */
 export async function createServer(
   config: Config,
   store: VersionedStore,
-  { readOnly, ...identity }: SessionOptions & { readOnly?: boolean } = {},
+  { readOnly, onlyTool, ...identity }: SessionOptions & { readOnly?: boolean; onlyTool?: string } = {},
 ): Promise<BlackboardServer> {
   const session = await Session.open(store, {
     namespace: config.namespace,
@@ -70,15 +75,53 @@ export async function createServer(
     await session.record();
     await fixBudgets();
   };
+  // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
+  // over its own session (a few are kept; the connection's own identity stays the default).
+  const others = new Map<string, Promise<ToolHost>>();
+  const route = async (extra: Extra): Promise<ToolHost | undefined> => {
+    const asked = metaIdentity(extra._meta as Record<string, unknown> | undefined);
+    const base = session.identity;
+    const want = {
+      thread: asked.thread ?? base.thread,
+      parentThread: asked.parentThread ?? (asked.thread === undefined ? identity.parentThread ?? config.parentThread : undefined),
+      agentType: asked.agentType ?? base.agentType,
+    };
+    if (want.thread === base.thread && asked.parentThread === undefined && want.agentType === base.agentType) return undefined;
+    const key = JSON.stringify(want);
+    let other = others.get(key);
+    if (!other) {
+      if (others.size >= MAX_OTHER_IDENTITIES) others.delete(others.keys().next().value!);
+      other = (async () => {
+        const s = await Session.open(store, { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true });
+        const theirs = createServices(store, s, config);
+        let adopted = false;
+        const theirWrite = async (): Promise<void> => {
+          await s.record();
+          if (!adopted) await theirs.budget.adopt();
+          adopted = true;
+        };
+        const h = new ToolHost(config.namespace, config.progressIntervalMs, {
+          readOnly,
+          beforeWrite: theirWrite,
+          beforeCall: () => theirs.presence.touch(),
+        });
+        registerTools(h, config, theirs);
+        return h;
+      })();
+      other.catch(() => others.delete(key));
+      others.set(key, other);
+    }
+    return other;
+  };
   const beforeCall = (): Promise<void> => services.presence.touch();
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall });
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall, route });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
     .map(([, text]) => host.render(text))
     .filter(Boolean)
     .join(' ');
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
-  host.install(server);
+  host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);
   services.presence.client = () => server.server.getClientVersion()?.name;
   const stopSubscriptions = registerResources(server, session, services, host);
   const previousOnClose = server.server.onclose;

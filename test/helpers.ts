@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { afterEach, expect } from 'vitest';
 import { defaultConfig, type Config } from '../src/config.js';
 import { createServer, type BlackboardServer } from '../src/server.js';
@@ -26,8 +25,8 @@ export class Agent {
     private readonly prefix = '',
   ) {}
 
-  raw(name: string, args: Record<string, unknown> = {}, options?: Parameters<Client['callTool']>[2]): Promise<CallToolResult> {
-    return this.client.callTool({ name: this.prefix + name, arguments: args }, undefined, options) as Promise<CallToolResult>;
+  raw(name: string, args: Record<string, unknown> = {}, options?: Parameters<Client['callTool']>[1]): Promise<CallToolResult> {
+    return this.client.callTool({ name: this.prefix + name, arguments: args }, options) as Promise<CallToolResult>;
   }
 
   /** Calls a tool that must succeed; returns its structuredContent (checked equal to the text content). */
@@ -63,20 +62,34 @@ export function memoryStore(maxValueBytes?: number): VersionedStore {
 }
 
 /** A server over an in-memory transport (unit level). Pass `store` to share one store between agents. */
+/** The protocol revisions a client can speak: `modern` is 2026-07-28, `legacy` 2025-11-25 (with `initialize`). */
+export type Era = 'modern' | 'legacy';
+
+/** The era test clients speak unless a test asks for one (`BLACKBOARD_TEST_ERA`, default modern). */
+export const DEFAULT_ERA: Era = process.env.BLACKBOARD_TEST_ERA === 'legacy' ? 'legacy' : 'modern';
+
+/** A v2 client that speaks `era`: pinned to 2026-07-28, or the 2025 `initialize` handshake. */
+export function newClient(era: Era = DEFAULT_ERA, name = 'test-agent'): Client {
+  return new Client({ name, version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+}
+
 export async function connect(
-  options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions } = {},
+  options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions; era?: Era } = {},
 ): Promise<Connected> {
   const config = defaultConfig({ progressIntervalMs: 100, ...options.config });
   const store = options.store ?? memoryStore(config.maxValueBytes);
   const bb = await createServer(config, store, options.identity);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await Promise.all([bb.server.connect(serverSide), client.connect(clientSide)]);
+  const client = newClient(options.era);
+  // the SDK's connection entry, as over stdio: it settles the revision the client opens with
+  const entry = serveStdio(() => bb.server, { transport: serverSide });
+  await client.connect(clientSide);
   const agent = new Agent(client, config.namespace ? `${config.namespace}_` : '') as Connected;
   agent.bb = bb;
   agent.store = store;
   agent.close = async () => {
     await client.close();
+    await entry.close();
     await bb.close();
   };
   return agent;
@@ -109,6 +122,7 @@ export async function spawnAgent(
   args: string[],
   env: Record<string, string> = {},
   cwd?: string,
+  era: Era = DEFAULT_ERA,
 ): Promise<Spawned> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -119,7 +133,7 @@ export async function spawnAgent(
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: 'test-process', version: '1.0.0' });
+  const client = newClient(era, 'test-process');
   await client.connect(transport);
   const namespaceAt = args.indexOf('--namespace');
   const namespace = namespaceAt >= 0 ? args[namespaceAt + 1] : env.BLACKBOARD_NAMESPACE;

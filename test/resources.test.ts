@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { agentsClosedAfterEach, memoryStore, sleep } from './helpers.js';
 
 const agent = agentsClosedAfterEach();
@@ -26,10 +25,10 @@ describe('resources', () => {
 
   it('resources/subscribe sends notifications/resources/updated on a change by another agent', async () => {
     const store = memoryStore();
-    const a = await agent({ store });
+    const a = await agent({ store, era: 'legacy' });
     const b = await agent({ store });
     const updated: string[] = [];
-    a.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    a.client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
     const uri = 'blackboard://_default/global/status';
     await a.client.subscribeResource({ uri });
     await sleep(20);
@@ -45,7 +44,7 @@ describe('resources', () => {
   });
 
   it('a malformed URI is an invalid-params error, not an internal error', async () => {
-    const a = await agent();
+    const a = await agent({ era: 'legacy' });
     for (const uri of ['blackboard://_default/global/%E0%A4%A', 'blackboard://_default/%ZZ/k', 'blackboard://_default/planet/k', 'blackboard://_default/plans/nope']) {
       await expect(a.client.readResource({ uri }), uri).rejects.toMatchObject({ code: -32602 });
       await expect(a.client.subscribeResource({ uri }), uri).rejects.toMatchObject({ code: -32602 });

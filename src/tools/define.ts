@@ -1,20 +1,30 @@
 // How tools are declared and registered: the tool host, argument errors with suggestions, results, progress.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
-  type Tool,
-  type ToolAnnotations,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallToolResult, LoggingLevel, McpServer, RequestMeta, ServerContext, ServerNotification, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a tool handler gets besides its arguments: the request's abort signal, `_meta`, and a way to notify. */
+export interface Extra {
+  signal: AbortSignal;
+  _meta?: RequestMeta;
+  sendNotification(notification: ServerNotification): Promise<void>;
+  /** Sends a log message related to this request (dropped below the level the client asked for). */
+  log(level: LoggingLevel, data: unknown, logger?: string): Promise<void>;
+  /** the SDK's request context */
+  ctx?: ServerContext;
+}
+
+/** The {@link Extra} of one SDK request context. */
+export const extraOf = (ctx: ServerContext): Extra => ({
+  signal: ctx.mcpReq.signal,
+  _meta: ctx.mcpReq._meta,
+  sendNotification: (notification) => ctx.mcpReq.notify(notification),
+  log: (level, data, logger) => ctx.mcpReq.log(level, data, logger),
+  ctx,
+});
 
 export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   title: string;
@@ -53,6 +63,8 @@ export class ToolHost {
       beforeWrite?: () => Promise<void>;
       /** runs before every tool call, reads included (the caller's sign of life, which keeps its claims) */
       beforeCall?: () => Promise<void>;
+      /** the tools of the identity a request names in its `_meta`, when it is not this host's */
+      route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
   ) {}
 
@@ -113,9 +125,14 @@ export class ToolHost {
    * that break the strict one reach {@link run} and come back in the error envelope (`INVALID_ARGUMENT` with
    * `details.path`) instead of as the SDK's plain validation text; tools/list still advertises the strict schemas.
    */
-  install(server: McpServer): void {
+  install(server: McpServer, only?: (name: string) => boolean): void {
     this.mcp = server;
+    // The list is fixed for the life of the server.
+    server.server.registerCapabilities({ tools: { listChanged: false } });
+    let registered = 0;
     for (const tool of this.declared) {
+      if (only && !only(this.nameOf(tool.name))) continue; // a stateless request registers the one tool it calls
+      registered++;
       server.registerTool(
         this.nameOf(tool.name),
         {
@@ -125,16 +142,30 @@ export class ToolHost {
           outputSchema: tool.spec.output,
           annotations: tool.spec.annotations,
         },
-        ((args: unknown, extra: Extra) => this.run(tool, args, extra)) as never,
+        ((args: unknown, ctx: ServerContext) => this.run(tool, args, extraOf(ctx))) as never,
       );
     }
-    const tools = this.listing();
-    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    // The list is fixed for the life of the server.
-    server.server.registerCapabilities({ tools: { listChanged: false } });
+    let tools: Tool[] | undefined;
+    server.server.setRequestHandler('tools/list', () => ({ tools: (tools ??= this.listing()) }));
+    if (registered === 0) {
+      server.server.setRequestHandler('tools/call', (request) => {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+      });
+    }
   }
 
   private async run(tool: Declared, args: unknown, extra: Extra): Promise<CallToolResult> {
+    if (this.access.route) {
+      // a request that names another identity in its `_meta` is served by that identity's tools
+      let other: ToolHost | undefined;
+      try {
+        other = await this.access.route(extra);
+      } catch (error) {
+        return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
+      }
+      const target = other?.declared.find((t) => t.name === tool.name);
+      if (other && other !== this && target) return other.run(target, args, extra);
+    }
     const writes = tool.spec.annotations.readOnlyHint !== true;
     if (writes && this.access.readOnly) {
       return this.fail(

@@ -31,9 +31,10 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    async (args, _extra, call) => {
+    async (args, extra, call) => {
       const event = await signals.signal(args, call);
-      await host.server.sendLoggingMessage({ level: event.kind === 'uncertain' ? 'warning' : 'info', logger: 'mcp-blackboard.signal', data: event }).catch(() => {});
+      // on the request's own stream, at the level its session (2025) or its `_meta` (2026-07-28) asked for
+      await extra.log(event.kind === 'uncertain' ? 'warning' : 'info', event, 'mcp-blackboard.signal').catch(() => {});
       return event;
     },
   );

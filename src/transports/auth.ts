@@ -1,9 +1,6 @@
 // Who an HTTP request is: the auth file (one token per client) or the shared token, checked in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import * as z from 'zod';
 import { NAME_RE, NAMESPACE_RE } from '../context.js';
 
@@ -140,18 +137,6 @@ export class HttpAuth {
   stillValid(principalIdValue: string): boolean {
     if (!this.perClient) return true;
     return this.clients.some(({ client }) => principalId(client) === principalIdValue);
-  }
-
-  /** This as the SDK's token verifier, for its `requireBearerAuth` middleware. */
-  verifier(): OAuthTokenVerifier {
-    return {
-      verifyAccessToken: async (token: string): Promise<AuthInfo> => {
-        const principal = this.verify(token);
-        if (!principal) throw new InvalidTokenError('Unknown token: send Authorization: Bearer <token> with a token this server was given.');
-        // A static token is checked on every request, so each check vouches for a short while only.
-        return { token, clientId: principal.id, scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 60, extra: { principal } };
-      },
-    };
   }
 
   private setClients(clients: AuthClient[]): void {

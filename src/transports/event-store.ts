@@ -1,7 +1,6 @@
 // The SSE events of this process's HTTP sessions, kept a few minutes so a client that lost its stream can resume it.
 import { randomUUID } from 'node:crypto';
-import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { EventId, EventStore, JSONRPCMessage, StreamId } from '@modelcontextprotocol/server';
 
 /** Bounds of an {@link EventLog}: it forgets the oldest events beyond any of them. */
 export interface EventLogLimits {

@@ -2,21 +2,20 @@
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { hostHeaderValidation, NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
+import { defaultThread, metaIdentity, type MetaIdentity } from '../request-identity.js';
 import { createServer, type BlackboardServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { HttpAuth, type Principal } from './auth.js';
 import { EventLog, type SessionEventStore } from './event-store.js';
-import { checkOrigin, endpointOf, HttpError, isLoopbackAddress, LOOPBACK_HOSTNAMES, sessionIdentity } from './requests.js';
+import { checkOrigin, endpointOf, HttpError, isLoopbackAddress, LOOPBACK_HOSTNAMES, sessionIdentity, type NewSession } from './requests.js';
 
 const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE; // 4 MiB
 const RETRY_AFTER_SECONDS = 30;
+/** how soon a client whose SSE stream broke should reconnect (the `retry:` field of each stream's first event) */
+const SSE_RETRY_MS = 1000;
 
 /** A running HTTP server. */
 export interface HttpServer {
@@ -40,7 +39,7 @@ export interface HttpOptions {
 }
 
 interface LiveSession {
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   bb: BlackboardServer;
   events: SessionEventStore;
   /** the path it was opened on: it serves that namespace only */
@@ -49,6 +48,35 @@ interface LiveSession {
   principal: string;
   lastSeen: number;
   inFlight: number;
+}
+
+/** What the stateless handler's factory is given about a request. */
+interface StatelessRequest {
+  identity: NewSession;
+  namespace?: string;
+  /** the tool a tools/call request calls: the only one its server registers */
+  onlyTool?: string;
+}
+
+/**
+ * The identity of a request without a session: its headers', completed by its `_meta` keys; with no thread named,
+ * the agent's own thread, stable across requests (never a fresh thread per request).
+ */
+function statelessIdentity(identity: NewSession, body: unknown, principal: Principal): NewSession {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params?._meta;
+  let asked: MetaIdentity;
+  try {
+    asked = metaIdentity(meta);
+  } catch (error) {
+    throw new HttpError(400, `Bad request: ${(error as Error).message}`);
+  }
+  const fixed = principal.client?.agentType;
+  if (asked.agentType !== undefined && fixed !== undefined && asked.agentType !== fixed) {
+    throw new HttpError(403, `Forbidden: this token's agent type is "${fixed}"; it cannot act as "${asked.agentType}".`);
+  }
+  const out = { ...identity, ...asked };
+  out.thread ??= defaultThread(out.agent);
+  return out;
 }
 
 /**
@@ -69,7 +97,40 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   const bindName = http.host.includes(':') ? `[${http.host}]` : http.host;
   const hosts = [...(loopback ? [...LOOPBACK_HOSTNAMES, bindName] : []), ...http.allowedHosts];
   const hostCheck = hosts.length > 0 ? hostHeaderValidation(hosts) : undefined;
-  const bearer = auth.required ? requireBearerAuth({ verifier: auth.verifier() }) : undefined;
+
+  /**
+   * Requests without a session: 2026-07-28 requests, and 2025 requests of clients that keep no session. Each is
+   * served by a server made for it alone (its principal, namespace and identity come in `authInfo.extra`), with only
+   * the tool it calls registered, so its cost does not grow with the number of tools.
+   */
+  const stateless = createMcpHandler(
+    async ({ authInfo }) => {
+      const { identity, namespace, onlyTool } = authInfo!.extra as unknown as StatelessRequest;
+      const { readOnly, ...who } = identity;
+      const bb = await createServer({ ...config, namespace }, store, { ...who, readOnly, recordOnWrite: true, onlyTool });
+      return bb.server;
+    },
+    { maxRequestBodySize: MAX_BODY_BYTES, onerror: () => {} },
+  );
+  const statelessNode = toNodeHandler(stateless, { maxRequestBodySize: MAX_BODY_BYTES });
+
+  /** The principal of a request's bearer token; a 401 without one (RFC 6750: no error code) or with a bad one. */
+  const authenticate = (req: IncomingMessage): Principal => {
+    const header = req.headers.authorization;
+    const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!m) {
+      throw new HttpError(401, 'Unauthorized: send Authorization: Bearer <token> with a token this server was given.', {
+        'www-authenticate': 'Bearer realm="mcp-blackboard"',
+      });
+    }
+    const principal = auth.verify(m[1]);
+    if (!principal) {
+      throw new HttpError(401, 'Unknown token: send Authorization: Bearer <token> with a token this server was given.', {
+        'www-authenticate': 'Bearer realm="mcp-blackboard", error="invalid_token", error_description="unknown token"',
+      });
+    }
+    return principal;
+  };
 
   const closeSession = (id: string, s: LiveSession): void => {
     sessions.delete(id);
@@ -79,7 +140,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (hostCheck && !(await runMiddleware(hostCheck, req, res))) return;
+    if (hostCheck && !hostCheck(req, res)) return;
     checkOrigin(req.headers, http.allowedOrigins);
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const endpoint = endpointOf(path, config.namespace);
@@ -88,8 +149,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       if (options.page && (await options.page(req, res))) return;
       throw new HttpError(404, 'Not found: the MCP endpoints are /mcp and /mcp/NAMESPACE.');
     }
-    if (bearer && !(await runMiddleware(bearer, req, res))) return; // 401 with WWW-Authenticate: Bearer
-    const principal = ((req as { auth?: AuthInfo }).auth?.extra?.principal as Principal | undefined) ?? auth.anonymous();
+    const principal = auth.required ? authenticate(req) : auth.anonymous();
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
 
     const sessionId = req.headers['mcp-session-id'];
@@ -107,21 +167,30 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       return live.transport.handleRequest(req, res);
     }
 
-    if (req.method !== 'POST') throw new HttpError(400, 'Bad request: open a session with an initialize POST first.');
     const identity = sessionIdentity(req.headers, principal, endpoint.namespace, config);
+    if (req.method !== 'POST') {
+      // GET and DELETE belong to sessions; the stateless handler answers them (405)
+      return statelessNode(req, res);
+    }
+    const body = await readJson(req);
+    if (!isInitializeRequest(body)) {
+      const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
+      const onlyTool = (body as { method?: unknown }).method === 'tools/call' && typeof name === 'string' ? name : undefined;
+      const extra: StatelessRequest = { identity: statelessIdentity(identity, body, principal), namespace: endpoint.namespace, onlyTool };
+      (req as { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: extra as never };
+      return statelessNode(req, res, body);
+    }
     if (sessions.size + opening >= http.maxSessions) {
       throw new HttpError(503, `Too many open sessions (${http.maxSessions}); retry later.`, { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
     opening++;
     try {
-      const body = await readJson(req);
-      if (!isInitializeRequest(body)) throw new HttpError(400, 'Bad request: the first request of a session must be initialize.');
       const bb = await createServer({ ...config, namespace: endpoint.namespace }, store, { ...identity, recordOnWrite: true });
       const live: LiveSession = { transport: undefined!, bb, events: events.forSession(), path, principal: principal.id, lastSeen: Date.now(), inFlight: 0 };
-      live.transport = new StreamableHTTPServerTransport({
+      live.transport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore: live.events,
-        maxRequestBodySize: MAX_BODY_BYTES,
+        retryInterval: SSE_RETRY_MS,
         onsessioninitialized: (id) => void sessions.set(id, live),
       });
       live.transport.onclose = () => {
@@ -182,7 +251,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   };
 }
 
-const tooLarge = (): HttpError => new HttpError(413, requestBodyTooLargeMessage(MAX_BODY_BYTES));
+const tooLarge = (): HttpError => new HttpError(413, `Payload too large: the request body is over ${MAX_BODY_BYTES} bytes.`);
 
 /** Reads an initialize body, refusing it as soon as more than 4 MiB has arrived. */
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -198,31 +267,4 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   } catch {
     throw new HttpError(400, 'Parse error: the body is not JSON.');
   }
-}
-
-type Middleware = (req: never, res: never, next: never) => unknown;
-
-/**
- * Runs one of the SDK's Express middlewares (Host validation, bearer auth) on a plain Node request, with the two
- * pieces of Express's response they use. Resolves true when the request may go on, false when it was answered.
- */
-function runMiddleware(middleware: Middleware, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const expressRes = {
-      set(name: string, value: string) {
-        res.setHeader(name, value);
-        return expressRes;
-      },
-      status(code: number) {
-        return {
-          json(body: unknown) {
-            res.writeHead(code, { 'content-type': 'application/json', ...(req.complete ? {} : { connection: 'close' }) }).end(JSON.stringify(body));
-            resolve(false);
-          },
-        };
-      },
-    };
-    const next = (error?: unknown): void => (error ? reject(error) : resolve(true));
-    Promise.resolve(middleware(req as never, expressRes as never, next as never)).catch(reject);
-  });
 }

@@ -2,9 +2,16 @@
 // message and answers it with an error (the SDK's own transport closes the connection instead), and the hint a
 // person gets when they start the server in a terminal.
 import { relative } from 'node:path';
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE, deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ProtocolErrorCode as ErrorCode,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  deserializeMessage,
+  serializeMessage,
+  type JSONRPCMessage,
+  type RequestId,
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Config } from '../config.js';
 import { createServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
@@ -173,7 +180,12 @@ export class LimitedStdioTransport implements Transport {
     });
   }
 
+  private resolveClosed: () => void = () => {};
+  /** resolves once the transport closed */
+  readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
+
   async close(): Promise<void> {
+    this.resolveClosed();
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
@@ -189,16 +201,32 @@ export function maxStdioMessageBytes(config: Pick<Config, 'maxValueBytes'>): num
   return Math.max(STDIO_DEFAULT_MAX_BUFFER_SIZE, config.maxValueBytes + 1024 * 1024);
 }
 
-/** Serves one connection over stdin/stdout; resolves when the client goes away. */
+/**
+ * Serves one connection over stdin/stdout, in the revision the client opens with (2026-07-28 or a 2025 one);
+ * resolves when the client goes away.
+ */
 export async function serveStdio(config: Config, store: VersionedStore): Promise<{ tools: number; closed: Promise<void> }> {
-  const { server, tools } = await createServer(config, store);
+  // The first server is made at start (it records the thread and fixes budgets, as a connection always has); a
+  // second one is made only when the SDK discarded the first after a client's `server/discover` probe.
+  let first: Awaited<ReturnType<typeof createServer>> | undefined = await createServer(config, store);
+  const tools = first.tools.length;
   const transport = new LimitedStdioTransport(maxStdioMessageBytes(config));
+  let close!: () => void;
   const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
+    close = resolve;
     process.stdin.once('end', () => resolve());
   });
-  await server.connect(transport);
-  return { tools: tools.length, closed };
+  const handle = serveStdioEntry(
+    async () => {
+      const bb = first ?? (await createServer(config, store));
+      first = undefined;
+      return bb.server;
+    },
+    { transport, onerror: (error) => void error },
+  );
+  transport.closed.then(close, close);
+  void handle;
+  return { tools, closed };
 }
 
 /**

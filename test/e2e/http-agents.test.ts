@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/services/session.js';
+import type { Era } from '../helpers.js';
 import {
   bearer,
   httpAgent,
@@ -20,8 +21,8 @@ const AUDITOR = 'auditor-token-0123456789';
 
 let s: Served;
 const open: HttpAgent[] = [];
-const agent = async (path: string, headers: Record<string, string>, prefix = ''): Promise<HttpAgent> => {
-  const a = await httpAgent(`${s.base}${path}`, headers, prefix);
+const agent = async (path: string, headers: Record<string, string>, prefix = '', era?: Era): Promise<HttpAgent> => {
+  const a = await httpAgent(`${s.base}${path}`, headers, prefix, era);
   open.push(a);
   return a;
 };
@@ -144,8 +145,8 @@ describe('HTTP with an auth file: each client is its own agent', () => {
   });
 
   it('a session that only connected and read leaves no thread record; its first write records it', async () => {
-    const reader = await agent('/mcp/team', bearer(AUDITOR), 'team_');
-    const writer = await agent('/mcp/team', bearer(CODER), 'team_');
+    const reader = await agent('/mcp/team', bearer(AUDITOR), 'team_', 'legacy');
+    const writer = await agent('/mcp/team', bearer(CODER), 'team_', 'legacy');
     const threadRecord = async (who: HttpAgent) => {
       const id = await who.ok('whoami');
       const probe = new Session(s.store, { namespace: 'team', thread: id.thread, run: id.run, rootThread: id.thread, delegateLevel: 0 });

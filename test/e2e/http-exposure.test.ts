@@ -65,8 +65,8 @@ describe('HTTP exposure', () => {
 
   it('--max-sessions: one more is 503 with Retry-After; closing one makes room', async () => {
     s = await startHttp({ maxSessions: 2 });
-    const one = await httpAgent(`${s.base}/mcp`);
-    const two = await httpAgent(`${s.base}/mcp`);
+    const one = await httpAgent(`${s.base}/mcp`, {}, '', 'legacy');
+    const two = await httpAgent(`${s.base}/mcp`, {}, '', 'legacy');
     open.push(two);
     const refused = await rawInitialize(s.port);
     expect(refused.status).toBe(503);

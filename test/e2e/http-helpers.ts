@@ -3,14 +3,13 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { defaultConfig, type Config } from '../../src/config.js';
 import { loadAuthFile } from '../../src/transports/auth.js';
 import { serveHttp, type HttpServer } from '../../src/transports/http.js';
 import type { VersionedStore } from '../../src/store/versioned-store.js';
 import { tempDir } from '../contract/backends.js';
-import { Agent, memoryStore } from '../helpers.js';
+import { Agent, memoryStore, newClient, type Era } from '../helpers.js';
 
 export const sha256hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -72,9 +71,9 @@ export interface HttpAgent extends Agent {
 }
 
 /** A real SDK client over Streamable HTTP with the given headers; `prefix` for namespaced tool names. */
-export async function httpAgent(url: string, headers: Record<string, string> = {}, prefix = ''): Promise<HttpAgent> {
+export async function httpAgent(url: string, headers: Record<string, string> = {}, prefix = '', era?: Era): Promise<HttpAgent> {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-  const client = new Client({ name: 'http-test', version: '1.0.0' });
+  const client = newClient(era, 'http-test');
   await client.connect(transport);
   const agent = new Agent(client, prefix) as HttpAgent;
   agent.client = client;

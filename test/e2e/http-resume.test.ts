@@ -1,6 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, httpAgent, initializeBody, MCP_HEADERS, startHttp, type HttpAgent, type Served } from './http-helpers.js';
 
@@ -104,7 +103,7 @@ describe('resumable SSE streams', () => {
     await client.connect(transport);
     try {
       const tokens: string[] = [];
-      const result = client.callTool({ name: 'watch', arguments: { key: 'sdk-resume', timeoutMs: 30_000 } }, undefined, {
+      const result = client.callTool({ name: 'watch', arguments: { key: 'sdk-resume', timeoutMs: 30_000 } }, {
         onresumptiontoken: (t) => tokens.push(t),
         timeout: 30_000,
       });

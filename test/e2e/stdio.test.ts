@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode, ProtocolError as McpError } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRequestId } from '../../src/transports/stdio.js';
 import { tempDir } from '../contract/backends.js';
@@ -48,6 +48,7 @@ describe('the built bin over stdio', () => {
   it('resolves a relative sqlite:// path against the working directory', async () => {
     const dir = tempDir();
     const a = await start(['--store', 'sqlite://relative.db'], {}, dir);
+    await a.client.listTools(); // a 2026-07-28 client is connected before the server has said anything
     await a.close();
     expect(a.stderr()).toContain(`store=sqlite://${join(dir, 'relative.db')}`);
     expect(existsSync(join(dir, 'relative.db'))).toBe(true);

@@ -1,5 +1,5 @@
+import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
 
 const agent = agentsClosedAfterEach();
@@ -44,10 +44,21 @@ describe('history tools', () => {
 });
 
 describe('signal tool', () => {
-  it('records the signal in history and sends it as an MCP logging message', async () => {
-    const a = await agent({ config: { agent: 'thinker' } });
+  it('sends a signal as a 2026-07-28 log message when the request asks for logs in its _meta', async () => {
+    const a = await agent({ config: { agent: 'thinker' }, era: 'modern' });
     const logs: unknown[] = [];
-    a.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+    a.client.setNotificationHandler('notifications/message', (n) => void logs.push(n.params));
+    await a.client.callTool({ name: 'signal', arguments: { kind: 'commit' } });
+    const asked = await a.client.callTool({ name: 'signal', arguments: { kind: 'uncertain' }, _meta: { [LOG_LEVEL_META_KEY]: 'info' } });
+    await sleep(20);
+    expect(logs).toEqual([{ level: 'warning', logger: 'mcp-blackboard.signal', data: asked.structuredContent }]);
+  });
+
+  it('records the signal in history and sends it as an MCP logging message', async () => {
+    const a = await agent({ config: { agent: 'thinker' }, era: 'legacy' });
+    const logs: unknown[] = [];
+    a.client.setNotificationHandler('notifications/message', (n) => void logs.push(n.params));
+    await a.client.setLoggingLevel('info');
     const event = await a.ok('signal', { kind: 'uncertain', confidence: 0.3, note: 'two sources disagree' });
     expect(event).toMatchObject({ kind: 'uncertain', confidence: 0.3, note: 'two sources disagree', agent: 'thinker', seq: 1 });
     await sleep(20);

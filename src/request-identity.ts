@@ -1,0 +1,40 @@
+// Who a single request is: the `_meta` keys a request may carry to name its thread, parent thread and agent type.
+import { BlackboardError } from './errors.js';
+import { NAME_RE } from './context.js';
+
+/** The `_meta` keys of a request's identity. */
+export const META_THREAD = 'blackboard/thread';
+export const META_PARENT_THREAD = 'blackboard/parentThread';
+export const META_AGENT_TYPE = 'blackboard/agentType';
+
+/** What a request's `_meta` says about who it is (each part only when given). */
+export interface MetaIdentity {
+  thread?: string;
+  parentThread?: string;
+  agentType?: string;
+}
+
+/** The identity parts of a request's `_meta`; a malformed one is INVALID_ARGUMENT naming the key. */
+export function metaIdentity(meta: Record<string, unknown> | undefined): MetaIdentity {
+  const out: MetaIdentity = {};
+  if (!meta) return out;
+  const take = (key: string, field: keyof MetaIdentity): void => {
+    const value = meta[key];
+    if (value === undefined) return;
+    if (typeof value !== 'string' || !NAME_RE.test(value)) {
+      throw new BlackboardError(
+        'INVALID_ARGUMENT',
+        `_meta "${key}" must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit; nothing was done.`,
+        { path: `_meta.${key}` },
+      );
+    }
+    out[field] = value;
+  };
+  take(META_THREAD, 'thread');
+  take(META_PARENT_THREAD, 'parentThread');
+  take(META_AGENT_TYPE, 'agentType');
+  return out;
+}
+
+/** The thread of an agent's requests that name none: the same for every request of that agent. */
+export const defaultThread = (agent: string | undefined): string => `agent-${agent ?? 'anonymous'}`;

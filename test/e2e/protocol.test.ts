@@ -1,0 +1,141 @@
+// Both protocol revisions against one server: the v1 SDK client (2025-11-25), the v2 client (2026-07-28), raw HTTP.
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, CLI, connect } from '../helpers.js';
+import { bearer, httpAgent, MCP_HEADERS, raw, rawInitialize, startHttp, type HttpAgent, type Served } from './http-helpers.js';
+
+const TOKEN = 'protocol-test-token-0123';
+let s: Served;
+const open: { close(): Promise<void> }[] = [];
+beforeAll(async () => {
+  s = await startHttp({ token: TOKEN }, { agent: 'srv' });
+});
+afterAll(async () => {
+  await Promise.all(open.map((a) => a.close().catch(() => {})));
+  await s.close();
+});
+
+async function v1Http(headers: Record<string, string> = {}): Promise<Agent & { client: V1Client }> {
+  const client = new V1Client({ name: 'v1', version: '1' });
+  await client.connect(new V1HttpTransport(new URL(`${s.base}/mcp`), { requestInit: { headers: { ...bearer(TOKEN), ...headers } } }));
+  open.push(client);
+  return new Agent(client as never) as Agent & { client: V1Client };
+}
+
+const modern = async (headers: Record<string, string> = {}): Promise<HttpAgent> => {
+  const a = await httpAgent(`${s.base}/mcp`, { ...bearer(TOKEN), ...headers }, '', 'modern');
+  open.push(a);
+  return a;
+};
+
+describe('2025-11-25 through the v1 SDK client', () => {
+  it('over HTTP: a session with its own thread, kv round trip, resumable SSE and logging/setLevel', async () => {
+    const a = await v1Http();
+    const b = await v1Http();
+    expect(a.client.getServerVersion()?.name).toBe('mcp-blackboard');
+    await a.ok('state_set', { key: 'v1', value: { from: 'v1' } });
+    expect((await b.ok('state_get', { key: 'v1' })).value).toEqual({ from: 'v1' });
+    const [wa, wb] = [await a.ok('whoami'), await b.ok('whoami')];
+    expect(wa.thread).not.toBe(wb.thread); // a thread per session, as before
+    expect((await a.ok('whoami')).thread).toBe(wa.thread);
+    // logging/setLevel is honoured for this session: below the level, nothing is sent
+    const logs: unknown[] = [];
+    const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    a.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+    await a.client.setLoggingLevel('error');
+    await a.ok('signal', { kind: 'uncertain' });
+    await a.client.setLoggingLevel('info');
+    await a.ok('signal', { kind: 'uncertain' });
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ level: 'warning', logger: 'mcp-blackboard.signal' });
+  });
+
+  it('over stdio: the spawned server speaks 2025-11-25 to the v1 client', async () => {
+    const transport = new V1StdioTransport({ command: process.execPath, args: [CLI, '--store', 'memory://'], stderr: 'pipe' });
+    const client = new V1Client({ name: 'v1', version: '1' });
+    await client.connect(transport);
+    open.push(client);
+    const a = new Agent(client as never);
+    await a.ok('state_set', { key: 'k', value: 1 });
+    expect((await a.ok('state_get', { key: 'k' })).value).toBe(1);
+  });
+});
+
+describe('2026-07-28: identity per request, never per transport session', () => {
+  it('a request naming no thread gets the agent default thread, the same on every request', async () => {
+    const a = await modern({ 'x-blackboard-agent': 'bob' });
+    expect(a.client.getProtocolEra()).toBe('modern');
+    const first = await a.ok('whoami');
+    expect(first).toMatchObject({ agent: 'bob', thread: 'agent-bob' });
+    expect((await a.ok('whoami')).thread).toBe('agent-bob');
+    const again = await modern({ 'x-blackboard-agent': 'bob' });
+    expect((await again.ok('whoami')).thread).toBe('agent-bob');
+  });
+
+  it('X-Blackboard-Thread and the _meta keys name the thread, parent thread and agent type of one request', async () => {
+    const a = await modern({ 'x-blackboard-agent': 'carol', 'x-blackboard-thread': 'from-header' });
+    expect((await a.ok('whoami')).thread).toBe('from-header');
+    const viaMeta = await a.client.callTool({
+      name: 'whoami',
+      arguments: {},
+      _meta: { 'blackboard/thread': 'child-1', 'blackboard/parentThread': 'from-header', 'blackboard/agentType': 'reviewer' },
+    });
+    expect(viaMeta.structuredContent).toMatchObject({ thread: 'child-1', agentType: 'reviewer', parentThread: 'from-header' });
+    await a.client.callTool({ name: 'state_set', arguments: { key: 'mine', value: 1, scope: 'thread' }, _meta: { 'blackboard/thread': 'child-1' } });
+    const read = await a.client.callTool({ name: 'state_get', arguments: { key: 'mine', scope: 'thread' }, _meta: { 'blackboard/thread': 'child-1' } });
+    expect(read.structuredContent).toMatchObject({ found: true, value: 1 });
+    expect((await a.ok('state_get', { key: 'mine', scope: 'thread' })).found).toBe(false); // from-header's thread scope
+    const bad = await raw(s.port, {
+      headers: { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': 'no spaces' } } }),
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  it('the same _meta keys work over stdio and inside a 2025 session', async () => {
+    for (const era of ['modern', 'legacy'] as const) {
+      const a = await connect({ era, config: { agent: 'dora', thread: 'flag-thread' } });
+      open.push(a);
+      expect((await a.ok('whoami')).thread).toBe('flag-thread');
+      const other = await a.client.callTool({ name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': 'meta-thread' } });
+      expect(other.structuredContent, era).toMatchObject({ agent: 'dora', thread: 'meta-thread' });
+      const bad = await a.client.callTool({ name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': 'bad thread' } });
+      expect(bad.isError).toBe(true);
+      expect(JSON.parse((bad.content as { text: string }[])[0].text).error.code).toBe('INVALID_ARGUMENT');
+      expect((await a.ok('whoami')).thread).toBe('flag-thread');
+    }
+  });
+});
+
+describe('HTTP details real clients trip over', () => {
+  it('a 401 without a token carries no error code; with a wrong one, error="invalid_token"', async () => {
+    const none = await rawInitialize(s.port);
+    expect(none.status).toBe(401);
+    expect(String(none.headers['www-authenticate'])).toMatch(/^Bearer /);
+    expect(String(none.headers['www-authenticate'])).not.toMatch(/error=/);
+    const wrong = await rawInitialize(s.port, bearer('wrong-token-of-some-length'));
+    expect(wrong.status).toBe(401);
+    expect(String(wrong.headers['www-authenticate'])).toMatch(/error="invalid_token"/);
+  });
+
+  it('SSE streams of a 2025 session tell the client when to reconnect (retry:)', async () => {
+    const { sessionId } = await rawInitialize(s.port, bearer(TOKEN));
+    const headers = { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' };
+    await raw(s.port, { headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const res = await raw(s.port, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'whoami', arguments: {} } }),
+    });
+    expect(res.headers['content-type'], res.body).toMatch(/text\/event-stream/);
+    expect(res.body).toMatch(/^retry: \d+$/m);
+  });
+
+  it('a stateless request builds a server with only the tool it calls', async () => {
+    const a = await modern();
+    const { tools } = await a.client.listTools();
+    expect(tools.length).toBeGreaterThan(5);
+    expect((await a.ok('state_list', {})).keys).toBeDefined();
+  });
+});
