@@ -87,7 +87,7 @@ function langgraph(name, saver) {
   };
 }
 
-async function run(contenders, sizeOf) {
+async function run(contenders, sizeOf, mainFileOf) {
   const times = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let i = 0; i < STEPS; i++) {
     for (const c of contenders) {
@@ -120,6 +120,7 @@ async function run(contenders, sizeOf) {
       stepP99Ms: r3(pct(times[c.name], 99)),
       lastStepsP50Ms: r3(median(times[c.name].slice(-50))),
       diskMb: mb(await sizeOf(c.name)),
+      ...(mainFileOf ? { mainFileMb: mb(mainFileOf(c.name)) } : {}),
       listLast10Ms: r3(median(list.slice(1))),
       readMs: r3(median(read.slice(1))),
       ...(restore.length ? { restoreMs: r3(median(restore.slice(1))) } : {}),
@@ -144,7 +145,7 @@ const results = { steps: STEPS };
     langgraph('SqliteSaver', saver),
   ];
   const files = { 'ours --sync full': paths.full, 'ours --sync normal': paths.normal, SqliteSaver: paths.saver };
-  const { out, times } = await run(contenders, async (name) => sqliteBytes(files[name]));
+  const { out, times } = await run(contenders, async (name) => sqliteBytes(files[name]), (name) => statSync(files[name]).size);
   out.SqliteSaver.synchronous = saverDb.pragma('synchronous', { simple: true });
   out['ours --sync full'].ratioToSaver = ratio(times['ours --sync full'], times.SqliteSaver);
   out['ours --sync normal'].ratioToSaver = ratio(times['ours --sync normal'], times.SqliteSaver);
@@ -177,7 +178,7 @@ if (PG) {
 const lines = [`checkpoints (${STEPS} steps, each appends a ~300-byte message and saves a checkpoint; all kept; interleaved step by step):`];
 for (const [store, rows] of Object.entries(results).filter(([k]) => k !== 'steps')) {
   for (const [name, r] of Object.entries(rows)) {
-    lines.push(`  ${name.padEnd(20)} step p50 ${r.stepP50Ms} ms (p99 ${r.stepP99Ms}, last 50 ${r.lastStepsP50Ms})${r.ratioToSaver !== undefined ? ` = ${r.ratioToSaver}x the saver` : ''}; disk ${r.diskMb} MB; last 10 listed in ${r.listLast10Ms} ms; read one ${r.readMs} ms${r.restoreMs !== undefined ? `; restore ${r.restoreMs} ms` : ''}${r.synchronous !== undefined ? ` (synchronous=${r.synchronous})` : ''}`);
+    lines.push(`  ${name.padEnd(20)} step p50 ${r.stepP50Ms} ms (p99 ${r.stepP99Ms}, last 50 ${r.lastStepsP50Ms})${r.ratioToSaver !== undefined ? ` = ${r.ratioToSaver}x the saver` : ''}; disk ${r.diskMb} MB${r.mainFileMb !== undefined ? ` (${r.mainFileMb} without the WAL)` : ''}; last 10 listed in ${r.listLast10Ms} ms; read one ${r.readMs} ms${r.restoreMs !== undefined ? `; restore ${r.restoreMs} ms` : ''}${r.synchronous !== undefined ? ` (synchronous=${r.synchronous})` : ''}`);
   }
   const saver = store === 'sqlite' ? rows.SqliteSaver : rows.PostgresSaver;
   const mine = store === 'sqlite' ? rows['ours --sync normal'] : rows['ours (Postgres)'];
