@@ -64,6 +64,33 @@ async function ours(name, store, extra = []) {
   };
 }
 
+/** Ours without MCP and without a process boundary (as the savers run): the checkpoint service over the store. */
+async function library(name, url, synchronous) {
+  const { openBackend } = await import('../dist/store/open.js');
+  const { VersionedStore } = await import('../dist/store/versioned-store.js');
+  const { Session } = await import('../dist/services/session.js');
+  const { CheckpointService } = await import('../dist/services/checkpoint.js');
+  const { KvService } = await import('../dist/services/kv.js');
+  const store = new VersionedStore(await openBackend(url, { synchronous }), { sweepIntervalMs: 0 });
+  const session = await Session.open(store, { agent: 'bench', thread: 'bench' });
+  const kv = new KvService(store, session);
+  const checkpoints = new CheckpointService(store, session, 10_000);
+  let last;
+  return {
+    name,
+    step: async (i) => {
+      await kv.update({ key: 'messages', op: 'append', value: message(i), scope: 'thread' });
+      last = (await checkpoints.save({})).checkpointId;
+    },
+    listLast10: async () => {
+      if ((await checkpoints.list({ limit: 10 })).checkpoints.length !== 10) throw new Error('listed fewer than 10');
+    },
+    read: async () => checkpoints.get({ checkpointId: last }),
+    restore: async () => checkpoints.restore({ checkpointId: last }),
+    close: () => store.close(),
+  };
+}
+
 function langgraph(name, saver) {
   const config = { configurable: { thread_id: 'bench', checkpoint_ns: '' } };
   const messages = [];
@@ -87,7 +114,7 @@ function langgraph(name, saver) {
   };
 }
 
-async function run(contenders, sizeOf) {
+async function run(contenders, sizeOf, mainFileOf) {
   const times = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let i = 0; i < STEPS; i++) {
     for (const c of contenders) {
@@ -120,6 +147,7 @@ async function run(contenders, sizeOf) {
       stepP99Ms: r3(pct(times[c.name], 99)),
       lastStepsP50Ms: r3(median(times[c.name].slice(-50))),
       diskMb: mb(await sizeOf(c.name)),
+      ...(mainFileOf ? { mainFileMb: mb(mainFileOf(c.name)) } : {}),
       listLast10Ms: r3(median(list.slice(1))),
       readMs: r3(median(read.slice(1))),
       ...(restore.length ? { restoreMs: r3(median(restore.slice(1))) } : {}),
@@ -135,19 +163,21 @@ const results = { steps: STEPS };
 // SQLite: ours --sync full and --sync normal against SqliteSaver, interleaved step by step.
 {
   log(`SQLite, ${STEPS} steps`);
-  const paths = { full: join(work, 'full.db'), normal: join(work, 'normal.db'), saver: join(work, 'saver.db') };
+  const paths = { full: join(work, 'full.db'), normal: join(work, 'normal.db'), saver: join(work, 'saver.db'), lib: join(work, 'lib.db') };
   const saverDb = new Database(paths.saver);
   const saver = new SqliteSaver(saverDb);
   const contenders = [
     await ours('ours --sync full', `sqlite://${paths.full}`),
     await ours('ours --sync normal', `sqlite://${paths.normal}`, ['--sync', 'normal']),
+    await library('ours, in-process, normal', `sqlite://${paths.lib}`, 'NORMAL'),
     langgraph('SqliteSaver', saver),
   ];
-  const files = { 'ours --sync full': paths.full, 'ours --sync normal': paths.normal, SqliteSaver: paths.saver };
-  const { out, times } = await run(contenders, async (name) => sqliteBytes(files[name]));
+  const files = { 'ours --sync full': paths.full, 'ours --sync normal': paths.normal, 'ours, in-process, normal': paths.lib, SqliteSaver: paths.saver };
+  const { out, times } = await run(contenders, async (name) => sqliteBytes(files[name]), (name) => statSync(files[name]).size);
   out.SqliteSaver.synchronous = saverDb.pragma('synchronous', { simple: true });
   out['ours --sync full'].ratioToSaver = ratio(times['ours --sync full'], times.SqliteSaver);
   out['ours --sync normal'].ratioToSaver = ratio(times['ours --sync normal'], times.SqliteSaver);
+  out['ours, in-process, normal'].ratioToSaver = ratio(times['ours, in-process, normal'], times.SqliteSaver);
   results.sqlite = out;
   for (const c of contenders) await c.close();
   saverDb.close();
@@ -160,16 +190,19 @@ if (PG) {
   const theirSchema = `bench_lg_${unique()}`;
   const saver = PostgresSaver.fromConnString(PG, { schema: theirSchema });
   await saver.setup();
-  const contenders = [await ours('ours (Postgres)', `${PG}${PG.includes('?') ? '&' : '?'}schema=${ourSchema}`), langgraph('PostgresSaver', saver)];
+  const libSchema = `bench_cl_${unique()}`;
+  const withSchema = (schema) => `${PG}${PG.includes('?') ? '&' : '?'}schema=${schema}`;
+  const contenders = [await ours('ours (Postgres)', withSchema(ourSchema)), await library('ours, in-process (PG)', withSchema(libSchema)), langgraph('PostgresSaver', saver)];
   const admin = new pg.Client({ connectionString: PG });
   await admin.connect();
   const schemaBytes = async (schema) =>
     Number((await admin.query(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`, [schema])).rows[0].b);
-  const { out, times } = await run(contenders, async (name) => schemaBytes(name === 'PostgresSaver' ? theirSchema : ourSchema));
+  const { out, times } = await run(contenders, async (name) => schemaBytes(name === 'PostgresSaver' ? theirSchema : name.includes('in-process') ? libSchema : ourSchema));
   out['ours (Postgres)'].ratioToSaver = ratio(times['ours (Postgres)'], times.PostgresSaver);
+  out['ours, in-process (PG)'].ratioToSaver = ratio(times['ours, in-process (PG)'], times.PostgresSaver);
   results.postgres = out;
   for (const c of contenders) await c.close();
-  for (const schema of [ourSchema, theirSchema]) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  for (const schema of [ourSchema, theirSchema, libSchema]) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await admin.end();
 }
 
@@ -177,7 +210,7 @@ if (PG) {
 const lines = [`checkpoints (${STEPS} steps, each appends a ~300-byte message and saves a checkpoint; all kept; interleaved step by step):`];
 for (const [store, rows] of Object.entries(results).filter(([k]) => k !== 'steps')) {
   for (const [name, r] of Object.entries(rows)) {
-    lines.push(`  ${name.padEnd(20)} step p50 ${r.stepP50Ms} ms (p99 ${r.stepP99Ms}, last 50 ${r.lastStepsP50Ms})${r.ratioToSaver !== undefined ? ` = ${r.ratioToSaver}x the saver` : ''}; disk ${r.diskMb} MB; last 10 listed in ${r.listLast10Ms} ms; read one ${r.readMs} ms${r.restoreMs !== undefined ? `; restore ${r.restoreMs} ms` : ''}${r.synchronous !== undefined ? ` (synchronous=${r.synchronous})` : ''}`);
+    lines.push(`  ${name.padEnd(26)} step p50 ${r.stepP50Ms} ms (p99 ${r.stepP99Ms}, last 50 ${r.lastStepsP50Ms})${r.ratioToSaver !== undefined ? ` = ${r.ratioToSaver}x the saver` : ''}; disk ${r.diskMb} MB${r.mainFileMb !== undefined ? ` (${r.mainFileMb} without the WAL)` : ''}; last 10 listed in ${r.listLast10Ms} ms; read one ${r.readMs} ms${r.restoreMs !== undefined ? `; restore ${r.restoreMs} ms` : ''}${r.synchronous !== undefined ? ` (synchronous=${r.synchronous})` : ''}`);
   }
   const saver = store === 'sqlite' ? rows.SqliteSaver : rows.PostgresSaver;
   const mine = store === 'sqlite' ? rows['ours --sync normal'] : rows['ours (Postgres)'];
