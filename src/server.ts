@@ -2,8 +2,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { VERSION, type Config } from './config.js';
 import { SCOPE_FORMS } from './context.js';
-import { createServices, type Services } from './services/index.js';
-import { Session, type SessionOptions } from './services/session.js';
+import { openConnection } from './connection.js';
+import type { Services } from './services/index.js';
+import type { Session, SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { registerTools } from './tools/index.js';
 import { ToolHost } from './tools/define.js';
@@ -48,28 +49,7 @@ export async function createServer(
   store: VersionedStore,
   { readOnly, ...identity }: SessionOptions & { readOnly?: boolean } = {},
 ): Promise<BlackboardServer> {
-  const session = await Session.open(store, {
-    namespace: config.namespace,
-    agent: config.agent,
-    agentType: config.agentType,
-    thread: config.thread,
-    parentThread: config.parentThread,
-    ...identity,
-  });
-  const services = createServices(store, session, config);
-  // The first server to serve a thread fixes its budget maxes: at connect, or at the first write for a session that
-  // leaves nothing in the store until it writes (HTTP).
-  let budgetsFixed = false;
-  const fixBudgets = async (): Promise<void> => {
-    if (budgetsFixed) return;
-    await services.budget.adopt();
-    budgetsFixed = true;
-  };
-  if (!identity.recordOnWrite) await fixBudgets();
-  const beforeWrite = async (): Promise<void> => {
-    await session.record();
-    await fixBudgets();
-  };
+  const { session, services, beforeWrite } = await openConnection(config, store, identity);
   const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
