@@ -1,13 +1,13 @@
 // The package's public entry: openBlackboard, openStore, createBlackboardServer, BlackboardError and the types they use.
-import type { Blackboard, BlackboardOptions, BlackboardServer, BlackboardServerOptions, BlackboardStore, StoreOptions } from './api.js';
+import type { Blackboard, BlackboardOptions, BlackboardServer, BlackboardServerOptions, BlackboardStore, StoreOptions } from './api/index.js';
 import { openBlackboard as open } from './library/blackboard.js';
 import { openStore as openShared } from './library/options.js';
 import { createBlackboardServer as createMcp } from './library/server.js';
 
-// Each value is declared with the public types only, so the published declarations are this file, api.ts and
+// Each value is declared with the public types only, so the published declarations are this file, src/api/ and
 // errors.ts, and nothing of the implementation.
 
-export type * from './api.js';
+export type * from './api/index.js';
 export { BlackboardError, type ErrorCode } from './errors.js';
 
 /**

@@ -1,5 +1,5 @@
 // openBlackboard: the tools' operations for code, each a call into the same services, with the tools' argument rules and errors.
-import type { Blackboard, BlackboardOptions, CallOptions, Change, FollowArgs, Identity } from '../api.js';
+import type { Blackboard, BlackboardOptions, CallOptions, Change, FollowArgs, Identity } from '../api/index.js';
 import type { Config } from '../config.js';
 import { openConnection } from '../connection.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';

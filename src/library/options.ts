@@ -1,6 +1,6 @@
 // The library's options: checked like the command's flags, turned into the server config; store URLs and shared store handles.
 import * as z from 'zod';
-import type { BlackboardServerOptions, BlackboardStore, Identity, StoreOptions } from '../api.js';
+import type { BlackboardServerOptions, BlackboardStore, Identity, StoreOptions } from '../api/index.js';
 import { FAMILIES, defaultConfig, type Config } from '../config.js';
 import { NAMESPACE_RE } from '../context.js';
 import { BlackboardError } from '../errors.js';

@@ -1,5 +1,5 @@
 // createBlackboardServer: the MCP server the command serves, over a store URL or a shared handle, to connect in-process.
-import type { BlackboardServer, BlackboardServerOptions } from '../api.js';
+import type { BlackboardServer, BlackboardServerOptions } from '../api/index.js';
 import { createServer } from '../server.js';
 import { checkOptions, configOf, storeOf } from './options.js';
 

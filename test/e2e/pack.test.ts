@@ -37,7 +37,7 @@ describe('the npm package', () => {
     // Only what a user needs: the compiled code, the README, the LICENSE and package.json.
     expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'package.json']);
     // The declarations published are the public entry's and what it exposes, none of the implementation's.
-    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual(['dist/api.d.ts', 'dist/errors.d.ts', 'dist/index.d.ts']);
+    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual(['dist/api/index.d.ts', 'dist/api/kv.d.ts', 'dist/api/options.d.ts', 'dist/api/plans.d.ts', 'dist/api/records.d.ts', 'dist/api/runs.d.ts', 'dist/errors.d.ts', 'dist/index.d.ts']);
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/ui/assets/index.html']));
     expect(info.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111, 'dist/cli.js is executable').not.toBe(0);
