@@ -88,7 +88,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
   const host = new ToolHost(undefined, config.progressIntervalMs);
   registerTools(host, { ...config, tools: [...FAMILIES], allowBudgetAdmin: true }, services);
   const closing = new AbortController();
-  const others: Blackboard[] = [];
+  const others = new Set<Blackboard>();
   let closed = false;
 
   /** Wires one operation: the tool's argument check, the first-write bookkeeping, the service call, the error rules. */
@@ -197,14 +197,19 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     as: async (identity: Identity) => {
       const { namespace, agent, agentType, thread, parentThread } = checkIdentity(identity);
       const other = await blackboardOver(store, { ...config, namespace: namespace ?? config.namespace, agent, agentType, thread, parentThread }, false);
-      others.push(other);
+      const closeOther = other.close;
+      other.close = async () => {
+        others.delete(other);
+        await closeOther();
+      };
+      others.add(other);
       return other;
     },
     close: async () => {
       if (closed) return;
       closed = true;
       closing.abort(new DOMException('The blackboard was closed.', 'AbortError'));
-      await Promise.all(others.map((other) => other.close()));
+      await Promise.all([...others].map((other) => other.close()));
       if (ownsStore) await store.close();
     },
   };

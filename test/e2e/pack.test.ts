@@ -75,7 +75,7 @@ describe('the npm package', () => {
     expect(stderr).toContain(`store=sqlite://${join(fresh, 'board.db')}`);
 
     await checkLibrary(fresh);
-  }, 15 * 60_000);
+  }, 20 * 60_000);
 });
 
 /** What a TypeScript user of the library writes; each `@ts-expect-error` proves a type is real (not `any`). */
