@@ -15,8 +15,9 @@ export type ErrorCode =
   | 'CLAIM_LOST';
 
 /**
- * The one error type of the project. Services throw it; the tool layer renders it as an MCP error result
- * (`isError: true`, no `structuredContent`, one text content holding `{"error": {code, message, details?}}`).
+ * The one error type of the project: a `code` saying what to do next, a message, and `details` (e.g. `path`, the
+ * argument at fault). Services throw it; the library throws it as it is, and the tool layer renders it as an MCP
+ * error result (`isError: true`, no `structuredContent`, one text content holding `{"error": {code, message, details?}}`).
  */
 export class BlackboardError extends Error {
   constructor(

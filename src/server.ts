@@ -2,16 +2,17 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { VERSION, type Config } from './config.js';
 import { SCOPE_FORMS } from './context.js';
-import { createServices, type Services } from './services/index.js';
-import { Session, type SessionOptions } from './services/session.js';
+import { openConnection } from './connection.js';
+import type { Services } from './services/index.js';
+import type { Session, SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
 import { registerTools } from './tools/index.js';
 import { ToolHost, type Extra } from './tools/define.js';
 import { metaIdentity } from './request-identity.js';
+import { registerResources } from './resources.js';
 
 /** how many identities named by requests' `_meta` one server keeps tools for */
 const MAX_OTHER_IDENTITIES = 16;
-import { registerResources } from './resources.js';
 
 /**
  * What the server tells a model at `initialize`, one paragraph per tool family, tools named as `{tool:NAME}` (a
@@ -53,30 +54,9 @@ export async function createServer(
   store: VersionedStore,
   { readOnly, onlyTool, ...identity }: SessionOptions & { readOnly?: boolean; onlyTool?: string } = {},
 ): Promise<BlackboardServer> {
-  const session = await Session.open(store, {
-    namespace: config.namespace,
-    agent: config.agent,
-    agentType: config.agentType,
-    thread: config.thread,
-    parentThread: config.parentThread,
-    ...identity,
-  });
-  const services = createServices(store, session, config);
-  // The first server to serve a thread fixes its budget maxes: at connect, or at the first write for a session that
-  // leaves nothing in the store until it writes (HTTP).
-  let budgetsFixed = false;
-  const fixBudgets = async (): Promise<void> => {
-    if (budgetsFixed) return;
-    await services.budget.adopt();
-    budgetsFixed = true;
-  };
-  if (!identity.recordOnWrite) await fixBudgets();
-  const beforeWrite = async (): Promise<void> => {
-    await session.record();
-    await fixBudgets();
-  };
+  const { session, services, beforeWrite, beforeCall } = await openConnection(config, store, identity);
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
-  // over its own session (a few are kept; the connection's own identity stays the default).
+  // over its own connection (a few are kept; the connection's own identity stays the default).
   const others = new Map<string, Promise<ToolHost>>();
   const route = async (extra: Extra): Promise<ToolHost | undefined> => {
     const asked = metaIdentity(extra._meta as Record<string, unknown> | undefined);
@@ -92,20 +72,13 @@ export async function createServer(
     if (!other) {
       if (others.size >= MAX_OTHER_IDENTITIES) others.delete(others.keys().next().value!);
       other = (async () => {
-        const s = await Session.open(store, { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true });
-        const theirs = createServices(store, s, config);
-        let adopted = false;
-        const theirWrite = async (): Promise<void> => {
-          await s.record();
-          if (!adopted) await theirs.budget.adopt();
-          adopted = true;
-        };
+        const theirs = await openConnection(config, store, { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true });
         const h = new ToolHost(config.namespace, config.progressIntervalMs, {
           readOnly,
-          beforeWrite: theirWrite,
-          beforeCall: () => theirs.presence.touch(),
+          beforeWrite: theirs.beforeWrite,
+          beforeCall: theirs.beforeCall,
         });
-        registerTools(h, config, theirs);
+        registerTools(h, config, theirs.services);
         return h;
       })();
       other.catch(() => others.delete(key));
@@ -113,7 +86,6 @@ export async function createServer(
     }
     return other;
   };
-  const beforeCall = (): Promise<void> => services.presence.touch();
   const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall, route });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))

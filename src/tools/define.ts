@@ -108,6 +108,19 @@ export class ToolHost {
     this.declared.push(tool);
   }
 
+  /**
+   * Checks arguments against a declared tool's strict schema, as a call does: the parsed arguments, and whether the
+   * tool writes (not annotated `readOnlyHint`). Throws INVALID_ARGUMENT naming the argument. For callers that are
+   * not MCP clients (the library), so that they get the same argument rules.
+   */
+  parseArguments(name: string, args: unknown): { args: unknown; writes: boolean } {
+    const tool = this.declared.find((t) => t.name === name);
+    if (!tool) throw new Error(`no tool ${name} is declared`);
+    const parsed = tool.spec.input.safeParse(args ?? {});
+    if (!parsed.success) throw argumentError(parsed.error, tool.spec.input, args);
+    return { args: parsed.data, writes: tool.spec.annotations.readOnlyHint !== true };
+  }
+
   /** The tools as tools/list shows them: rendered descriptions, exact JSON schemas without `$schema`. */
   listing(): Tool[] {
     return this.declared.map(({ name, spec }) => ({

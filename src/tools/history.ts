@@ -5,7 +5,7 @@ import { counter, idempotencyKey, isoTime, json, jsonValue } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 /** history_list's default page: a page of long events stays a modest read. */
-const LIST_DEFAULT = 20;
+export const LIST_DEFAULT = 20;
 
 /** Registers the history family: history_append, history_list, history_prune. */
 export function registerHistoryTools(host: ToolHost, history: HistoryService): void {

@@ -48,4 +48,25 @@ describe('examples run as documented', () => {
     }
     expect(stdout).toMatch(/s5 completed by worker-[ab]: publish/);
   });
+
+  it('orchestrator.mjs: the library from code; two worker processes share a plan, the orchestrator waits for their answers', async () => {
+    const { stdout, stderr } = await run(process.execPath, [join(examples, 'orchestrator.mjs')], { timeout: 60_000 });
+    expect(stdout).toMatch(/orchestrator: created plan-[0-9a-f]{12} with 4 steps/);
+    expect(stdout).toContain('orchestrator: plan completed, 4 results');
+    // Each city once, whichever worker took it; both workers answered.
+    const described = [...stdout.matchAll(/worker said "(worker-[12]) described (.*)"/g)].map((m) => [m[1], m[2]]);
+    expect(described.map(([w]) => w).sort()).toEqual(['worker-1', 'worker-2']);
+    expect(described.flatMap(([, cities]) => cities.split(', ')).filter((c) => c !== 'nothing').sort()).toEqual(['Hanoi', 'Lisbon', 'Oslo', 'Quito']);
+    expect(stdout).toMatch(/orchestrator: final answer: Lisbon \(by worker-[12]\)\. Oslo \(by worker-[12]\)\. Quito .* Hanoi \(by worker-[12]\)\./);
+    // The change feed saw every result as it was written.
+    expect([...stderr.matchAll(/saw result\/(\w+)/g)].map((m) => m[1]).sort()).toEqual(['Hanoi', 'Lisbon', 'Oslo', 'Quito']);
+  });
+
+  it('ai-sdk.mjs: the Vercel AI SDK\'s MCP client connects in-process to createBlackboardServer', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'ai-sdk.mjs')], { timeout: 30_000 });
+    expect(stdout).toMatch(/ai-sdk: \d+ tools, e\.g\. state_get, state_set, state_delete/);
+    expect(stdout).toContain('ai-sdk: state_set -> {"version":1,"revision":');
+    expect(stdout).toContain('ai-sdk: second state_set -> VERSION_CONFLICT');
+    expect(stdout).toContain('library: greeting = "hello from the AI SDK" (by assistant)');
+  });
 });

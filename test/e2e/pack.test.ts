@@ -12,7 +12,8 @@ import { CLI } from '../helpers.js';
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
 const skip = process.env.CI_SKIP_PACK === '1';
-const title = 'npm pack, npm install of the tarball in a fresh directory, and the installed bin answers --help and tools/list';
+const title =
+  'npm pack, npm install of the tarball in a fresh directory: the installed bin answers --help and tools/list; a strict TypeScript file using the library type-checks and runs on SQLite; deep imports fail';
 
 // npm passes its own run's details to scripts (`npm test`); the npm started here must see only the fresh directory.
 const env = Object.fromEntries(
@@ -35,7 +36,8 @@ describe('the npm package', () => {
     const paths = info.files.map((f) => f.path).sort();
     // Only what a user needs: the compiled code, the README, the LICENSE and package.json.
     expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'package.json']);
-    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual([]);
+    // The declarations published are the public entry's and what it exposes, none of the implementation's.
+    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual(['dist/api/index.d.ts', 'dist/api/kv.d.ts', 'dist/api/options.d.ts', 'dist/api/plans.d.ts', 'dist/api/records.d.ts', 'dist/api/runs.d.ts', 'dist/errors.d.ts', 'dist/index.d.ts']);
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/ui/assets/index.html']));
     expect(info.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111, 'dist/cli.js is executable').not.toBe(0);
@@ -71,5 +73,85 @@ describe('the npm package', () => {
       await client.close();
     }
     expect(stderr).toContain(`store=sqlite://${join(fresh, 'board.db')}`);
-  }, 15 * 60_000);
+
+    await checkLibrary(fresh);
+  }, 20 * 60_000);
 });
+
+/** What a TypeScript user of the library writes; each `@ts-expect-error` proves a type is real (not `any`). */
+const USE_TS = `import { openBlackboard, createBlackboardServer, BlackboardError, type Blackboard, type Change } from 'mcp-blackboard';
+
+const bb: Blackboard = await openBlackboard({ store: 'sqlite://lib.db', agent: 'typed' });
+const { version } = await bb.kv.set({ key: 'k', value: { n: 1 }, ifVersion: 0 });
+const n: number = version;
+// @ts-expect-error a value is required
+await bb.kv.set({ key: 'k' }).catch(() => {});
+// @ts-expect-error versions are numbers
+const s: string = version;
+// @ts-expect-error no such update operation
+await bb.kv.update({ key: 'k', op: 'multiply', value: 2 }).catch(() => {});
+try {
+  await bb.kv.set({ key: 'k', value: 2, ifVersion: 0 });
+} catch (error) {
+  if (!(error instanceof BlackboardError) || error.code !== 'VERSION_CONFLICT') throw error;
+  console.log('conflict', error.code, JSON.stringify(error.details));
+}
+const { planId } = await bb.plans.create({ title: 'p', steps: ['a'] });
+const claim = await bb.plans.claim({ planId });
+console.log('claimed', claim.claimed, claim.step?.id);
+const { revision } = await bb.kv.changes();
+const seen: Change[] = [];
+const feed = (async () => {
+  for await (const change of bb.changes({ afterRevision: revision })) if (seen.push(change) === 1) break;
+})();
+await bb.kv.update({ key: 'count', op: 'increment', value: 1 });
+await feed;
+console.log('change', seen[0].key, seen[0].revision > revision, n, typeof s);
+const server = await createBlackboardServer({ store: 'memory://' });
+console.log('server tools', server.tools.length > 10);
+await server.close();
+await bb.close();
+`;
+
+/** The library as installed: type-checked strictly, run on SQLite; nothing but the entry reachable. */
+async function checkLibrary(fresh: string): Promise<void> {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2022', 'DOM'],
+    types: [],
+    strict: true,
+    noUnusedLocals: false,
+    skipLibCheck: false,
+  };
+  writeFileSync(join(fresh, 'package.json'), JSON.stringify({ name: 'fresh-install', private: true, type: 'module', dependencies: JSON.parse(readFileSync(join(fresh, 'package.json'), 'utf8')).dependencies }));
+  writeFileSync(join(fresh, 'use.ts'), USE_TS);
+  writeFileSync(join(fresh, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['use.ts'] }));
+  await run(process.execPath, [tsc, '--noEmit', '-p', fresh], { cwd: fresh, env }).catch((error: { stdout: string }) => {
+    throw new Error(`tsc --noEmit failed:\n${error.stdout}`);
+  });
+  await run(process.execPath, [tsc, '-p', fresh, '--outDir', join(fresh, 'out')], { cwd: fresh, env });
+  const used = await run(process.execPath, [join(fresh, 'out', 'use.js')], { cwd: fresh, env });
+  expect(used.stdout).toContain('conflict VERSION_CONFLICT {"currentVersion":1}');
+  expect(used.stdout).toContain('claimed true s1');
+  expect(used.stdout).toContain('change count true 1 number');
+  expect(used.stdout).toContain('server tools true');
+  expect(existsSync(join(fresh, 'lib.db'))).toBe(true);
+
+  // Deep imports fail, at run time and for the type checker; the package.json stays readable.
+  const deep = await run(process.execPath, ['--input-type=module', '-e', "await import('mcp-blackboard/dist/server.js')"], { cwd: fresh, env }).then(
+    () => '',
+    (error: { stderr: string }) => error.stderr,
+  );
+  expect(deep).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
+  await run(process.execPath, ['--input-type=module', '-e', "await import('mcp-blackboard/package.json', { with: { type: 'json' } })"], { cwd: fresh, env });
+  writeFileSync(join(fresh, 'deep.ts'), "import { createServer } from 'mcp-blackboard/dist/server.js';\nconsole.log(createServer);\n");
+  writeFileSync(join(fresh, 'tsconfig.deep.json'), JSON.stringify({ compilerOptions, files: ['deep.ts'] }));
+  const typed = await run(process.execPath, [tsc, '--noEmit', '-p', join(fresh, 'tsconfig.deep.json')], { cwd: fresh, env }).then(
+    () => '',
+    (error: { stdout: string }) => error.stdout,
+  );
+  expect(typed).toMatch(/deep\.ts.*error TS2307: Cannot find module 'mcp-blackboard\/dist\/server\.js'/);
+}

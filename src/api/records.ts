@@ -1,0 +1,78 @@
+// Public types of what a thread keeps: history, signals, checkpoints and bundles.
+import type { Json } from './options.js';
+
+/** One event of a thread's history. */
+export interface HistoryEntry {
+  seq: number;
+  kind: string;
+  content: string;
+  data?: Json;
+  at: string;
+  by: string;
+}
+/** The thread's history: the `history_*` tools. */
+export interface HistoryApi {
+  /** `history_append` */
+  append: (args: { kind: string; content: string; data?: Json; idempotencyKey?: string }) => Promise<{ seq: number }>;
+  /** `history_list`; pass `nextAfterSeq` back as `afterSeq` */
+  list: (args?: { afterSeq?: number; limit?: number; kind?: string }) => Promise<{ entries: HistoryEntry[]; nextAfterSeq?: number }>;
+  /** `history_prune` */
+  prune: (args: { keepLast: number; idempotencyKey?: string }) => Promise<{ removed: number }>;
+}
+
+/** How an agent is doing. */
+export type SignalKind = 'uncertain' | 'explore' | 'commit';
+/** A signal as recorded in history. */
+export interface SignalEvent {
+  seq: number;
+  kind: SignalKind;
+  confidence?: number;
+  note?: string;
+  thread: string;
+  run: string;
+  agent: string | null;
+}
+
+/** A saved checkpoint. */
+export interface CheckpointInfo {
+  checkpointId: string;
+  thread: string;
+  run: string;
+  label?: string;
+  createdAt: string;
+  /** the thread's revision when saved: pass it as `ifRevision` to restore only if nothing changed since */
+  revision: number;
+  records: number;
+  bytes: number;
+}
+/** Checkpoints: the `checkpoint_*` tools. */
+export interface CheckpointsApi {
+  /** `checkpoint_save` */
+  save: (args?: { label?: string; idempotencyKey?: string }) => Promise<CheckpointInfo>;
+  /** `checkpoint_list`, newest first */
+  list: (args?: { thread?: string }) => Promise<{ checkpoints: CheckpointInfo[] }>;
+  /** `checkpoint_restore`: atomically */
+  restore: (args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }) => Promise<{ checkpointId: string; thread: string; run: string; records: number }>;
+  /** `checkpoint_delete` */
+  delete: (args: { checkpointId: string; idempotencyKey?: string }) => Promise<{ deleted: boolean }>;
+}
+
+/** One record of a bundle, as stored: value, version, time (epoch ms), author, expiry. */
+export interface BundleRecord {
+  v: Json;
+  ver: number;
+  at: number;
+  by: string;
+  exp?: number;
+}
+/** A bundle: a thread's or a namespace's state as versioned JSON (what `mcp-blackboard export` writes). */
+export type Bundle =
+  | { format: number; kind: 'thread'; thread: string; run: string; records: Record<string, BundleRecord> }
+  | { format: number; kind: 'namespace'; records: Record<string, BundleRecord> };
+/** Bundles: the `export` and `import` commands. */
+export interface BundlesApi {
+  /** A thread's state (or, without `thread`, the whole namespace's). */
+  export: (args?: { thread?: string }) => Promise<Bundle>;
+  /** Loads a bundle (object or JSON text); the whole bundle is checked first, a corrupt one changes nothing. */
+  import: (bundle: Bundle | string) => Promise<{ records: number }>;
+}

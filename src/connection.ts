@@ -1,0 +1,48 @@
+// One connection to a shared store: its session, its services, and what runs before its writes (MCP server and library alike).
+import type { Config } from './config.js';
+import { createServices, type Services } from './services/index.js';
+import { Session, type SessionOptions } from './services/session.js';
+import type { VersionedStore } from './store/versioned-store.js';
+
+/** A connection's session and services over the store; every way in (an MCP server, the library) opens one. */
+export interface Connection {
+  session: Session;
+  services: Services;
+  /** Run before every write: records the thread of a session opened with `recordOnWrite`, fixes its budgets. */
+  beforeWrite(): Promise<void>;
+  /** Run before every call, reads included: the caller's sign of life, which keeps its claims alive. */
+  beforeCall(): Promise<void>;
+}
+
+/**
+ * Opens a connection with the config's identity, overridden by `identity`. The first connection to serve a thread
+ * fixes its budget maxes: at open, or at the first write for a session that leaves nothing in the store until it
+ * writes (`recordOnWrite`, HTTP).
+ */
+export async function openConnection(config: Config, store: VersionedStore, identity: SessionOptions = {}): Promise<Connection> {
+  const session = await Session.open(store, {
+    namespace: config.namespace,
+    agent: config.agent,
+    agentType: config.agentType,
+    thread: config.thread,
+    parentThread: config.parentThread,
+    ...identity,
+  });
+  const services = createServices(store, session, config);
+  let budgetsFixed = false;
+  const fixBudgets = async (): Promise<void> => {
+    if (budgetsFixed) return;
+    await services.budget.adopt();
+    budgetsFixed = true;
+  };
+  if (!identity.recordOnWrite) await fixBudgets();
+  return {
+    session,
+    services,
+    beforeWrite: async () => {
+      await session.record();
+      await fixBudgets();
+    },
+    beforeCall: () => services.presence.touch(),
+  };
+}

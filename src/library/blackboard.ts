@@ -1,0 +1,239 @@
+// openBlackboard: the tools' operations for code, each a call into the same services, with the tools' argument rules and errors.
+import type { Blackboard, BlackboardOptions, CallOptions, Change, FollowArgs, Identity } from '../api/index.js';
+import type { Config } from '../config.js';
+import type { CallOptions as ServiceCall } from '../context.js';
+import { openConnection } from '../connection.js';
+import { BlackboardError, storeUnavailable } from '../errors.js';
+import { WATCH_MAX_MS } from '../services/arguments.js';
+import { CHANGES_MAX_LIMIT } from '../services/changes.js';
+import { loadDocument } from '../services/checkpoint.js';
+import type { VersionedStore } from '../store/versioned-store.js';
+import { renderMentions } from '../tool-mentions.js';
+import { ToolHost } from '../tools/define.js';
+import { LIST_DEFAULT as HISTORY_LIST_DEFAULT } from '../tools/history.js';
+import { registerTools } from '../tools/index.js';
+import { FAMILIES } from '../config.js';
+import { checkIdentity, checkOptions, configOf, storeOf } from './options.js';
+
+/** How error messages name a tool to code: the method that does what the tool does. */
+const METHODS: Record<string, string> = {
+  state_get: 'kv.get()',
+  state_set: 'kv.set()',
+  state_delete: 'kv.delete()',
+  state_list: 'kv.list()',
+  state_snapshot: 'kv.snapshot()',
+  state_update: 'kv.update()',
+  state_batch: 'kv.batch()',
+  watch: 'kv.watch()',
+  state_changes: 'kv.changes()',
+  plan_create: 'plans.create()',
+  plan_get: 'plans.get()',
+  plan_list: 'plans.list()',
+  plan_update: 'plans.update()',
+  plan_claim: 'plans.claim()',
+  plan_delete: 'plans.delete()',
+  scratchpad_store: 'scratchpad.store()',
+  scratchpad_observe: 'scratchpad.observe()',
+  scratchpad_fail: 'scratchpad.fail()',
+  scratchpad_read: 'scratchpad.read()',
+  scratchpad_clear: 'scratchpad.clear()',
+  final_answer_set: 'finalAnswer.set()',
+  final_answer_get: 'finalAnswer.get()',
+  budget_status: 'budgets.status()',
+  budget_step: 'budgets.step()',
+  budget_configure: 'budgets.configure()',
+  budget_increase: 'budgets.increase()',
+  agent_state_get: 'lifecycle.get()',
+  agent_state_set: 'lifecycle.set()',
+  whoami: 'whoami()',
+  run_start: 'runs.start()',
+  run_end: 'runs.end()',
+  history_append: 'history.append()',
+  history_list: 'history.list()',
+  history_prune: 'history.prune()',
+  signal: 'signal()',
+  checkpoint_save: 'checkpoints.save()',
+  checkpoint_list: 'checkpoints.list()',
+  checkpoint_restore: 'checkpoints.restore()',
+  checkpoint_delete: 'checkpoints.delete()',
+};
+
+const render = (text: string): string => renderMentions(text, (name) => METHODS[name] ?? name);
+
+/** A BlackboardError as code sees it: tool mentions named as methods; anything else thrown is STORE_UNAVAILABLE. */
+function toLibraryError(error: unknown, tool: string): BlackboardError {
+  const failure = error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${METHODS[tool] ?? tool}`);
+  failure.message = render(failure.message);
+  return failure;
+}
+
+/**
+ * Opens a blackboard: a connection to the store (a URL opened here, or a handle from `openStore`) with an identity,
+ * whose methods are the tools' operations over the same services, so the rules, guarantees and error codes are the
+ * tools' own. Any number of blackboards and servers, in one process or many, share a store.
+ */
+export async function openBlackboard(options: BlackboardOptions = {}): Promise<Blackboard> {
+  const checked = checkOptions(options);
+  const { store, owned } = await storeOf(checked);
+  try {
+    return await blackboardOver(store, configOf(checked), owned);
+  } catch (error) {
+    if (owned) await store.close().catch(() => {});
+    throw error;
+  }
+}
+
+async function blackboardOver(store: VersionedStore, config: Config, ownsStore: boolean): Promise<Blackboard> {
+  const { services, beforeWrite, beforeCall } = await openConnection(config, store);
+  // The tools' declarations, for their argument schemas: every family, the operator's budget tools included.
+  const host = new ToolHost(undefined, config.progressIntervalMs);
+  registerTools(host, { ...config, tools: [...FAMILIES], allowBudgetAdmin: true }, services);
+  const closing = new AbortController();
+  const others = new Set<Blackboard>();
+  let closed = false;
+
+  /** Wires one operation: the tool's argument check, the first-write bookkeeping, the service call, the error rules. */
+  const op =
+    <A, R>(tool: string, run: (args: A, signal: AbortSignal, call: ServiceCall) => Promise<R>) =>
+    async (args?: A, callOptions?: CallOptions): Promise<R> => {
+      if (closed) throw new BlackboardError('STORE_UNAVAILABLE', `This blackboard is closed: ${METHODS[tool]} cannot run.`);
+      const signal = callOptions?.signal ? AbortSignal.any([callOptions.signal, closing.signal]) : closing.signal;
+      try {
+        const checked = host.parseArguments(tool, args);
+        if (checked.writes) await beforeWrite();
+        await beforeCall();
+        return await run(checked.args as A, signal, { operation: tool });
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        throw toLibraryError(error, tool);
+      }
+    };
+  const s = services;
+
+  const blackboard: Blackboard = {
+    kv: {
+      get: op('state_get', (a) => s.kv.get(a)),
+      set: op('state_set', (a, _, c) => s.kv.set(a, c)),
+      delete: op('state_delete', (a, _, c) => s.kv.delete(a, c)),
+      list: op('state_list', (a) => s.kv.list(a)),
+      snapshot: op('state_snapshot', (a) => s.kv.snapshot(a)),
+      update: op('state_update', (a, _, c) => s.kv.update(a, c)),
+      batch: op('state_batch', async (a, _, c) => {
+        const result = await s.kv.batch(a, c);
+        for (const slot of result.results) if (slot.error) slot.error.message = render(slot.error.message);
+        return result;
+      }),
+      watch: op('watch', (a, signal) => s.kv.watch(a, signal)),
+      changes: op('state_changes', (a, signal) => s.changes.changes(a, signal)),
+    },
+    plans: {
+      create: op('plan_create', (a, _, c) => s.plans.create(a, c)),
+      get: op('plan_get', (a) => s.plans.get(a)),
+      list: op('plan_list', (a) => s.plans.list(a)),
+      update: op('plan_update', (a, _, c) => s.plans.update(a, c)),
+      claim: op('plan_claim', (a, _, c) => s.work.claim(a, c)),
+      step: op('plan_step', (a, _, c) => s.work.step(a, c)),
+      delete: op('plan_delete', (a, _, c) => s.plans.delete(a, c)),
+    },
+    scratchpad: {
+      store: op('scratchpad_store', (a, _, c) => s.scratchpad.storeVariable(a, c)),
+      observe: op('scratchpad_observe', (a, _, c) => s.scratchpad.observe(a, c)),
+      fail: op('scratchpad_fail', (a, _, c) => s.scratchpad.fail(a, c)),
+      read: op('scratchpad_read', () => s.scratchpad.read()),
+      clear: op('scratchpad_clear', (a, _, c) => s.scratchpad.clear(a, c)),
+    },
+    finalAnswer: {
+      set: op('final_answer_set', (a, _, c) => s.finalizer.set(a, c)),
+      get: op('final_answer_get', (a, signal) => s.finalizer.get(a, signal)),
+    },
+    budgets: {
+      status: op('budget_status', () => s.budget.status()),
+      step: op('budget_step', (a, _, c) => s.budget.step(a, c)),
+      configure: op('budget_configure', (a, _, c) => s.budget.configure(a, c)),
+      increase: op('budget_increase', (a, _, c) => s.budget.increase(a, c)),
+    },
+    lifecycle: {
+      get: op('agent_state_get', (a) => s.lifecycle.get(a)),
+      set: op('agent_state_set', (a, _, c) => s.lifecycle.set(a, c)),
+    },
+    runs: {
+      start: op('run_start', (a, _, c) => s.runs.start(a, c)),
+      end: op('run_end', (a, _, c) => s.runs.end(a, c)),
+    },
+    history: {
+      append: op('history_append', (a, _, c) => s.history.append(a, c)),
+      list: op('history_list', (a: { afterSeq?: number; limit?: number; kind?: string }) => s.history.list({ ...a, limit: a.limit ?? HISTORY_LIST_DEFAULT })),
+      prune: op('history_prune', (a, _, c) => s.history.prune(a, c)),
+    },
+    checkpoints: {
+      save: op('checkpoint_save', (a, _, c) => s.checkpoints.save(a, c)),
+      list: op('checkpoint_list', (a) => s.checkpoints.list(a)),
+      restore: op('checkpoint_restore', (a, _, c) => s.checkpoints.restore(a, c)),
+      delete: op('checkpoint_delete', (a, _, c) => s.checkpoints.delete(a, c)),
+    },
+    bundles: {
+      export: async (args = {}) => {
+        if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.export() cannot run.');
+        const thread = (args as { thread?: unknown }).thread;
+        if (thread !== undefined && typeof thread !== 'string') throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
+        try {
+          return thread !== undefined ? await s.checkpoints.exportThread(thread) : await s.checkpoints.exportNamespace();
+        } catch (error) {
+          throw toLibraryError(error, 'export');
+        }
+      },
+      import: async (bundle) => {
+        if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.import() cannot run.');
+        try {
+          // The whole bundle is checked before anything is written: a corrupt one changes nothing.
+          const doc = loadDocument(typeof bundle === 'string' ? bundle : JSON.stringify(bundle));
+          await beforeWrite();
+          return await s.checkpoints.import(doc);
+        } catch (error) {
+          throw toLibraryError(error, 'import');
+        }
+      },
+    },
+    whoami: op('whoami', () => s.runs.whoami()),
+    signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
+    changes: (args: FollowArgs = {}, callOptions: CallOptions = {}) => follow(args, callOptions),
+    as: async (identity: Identity) => {
+      const { namespace, agent, agentType, thread, parentThread } = checkIdentity(identity);
+      const other = await blackboardOver(store, { ...config, namespace: namespace ?? config.namespace, agent, agentType, thread, parentThread }, false);
+      const closeOther = other.close;
+      other.close = async () => {
+        others.delete(other);
+        await closeOther();
+      };
+      others.add(other);
+      return other;
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      closing.abort(new DOMException('The blackboard was closed.', 'AbortError'));
+      await Promise.all([...others].map((other) => other.close()));
+      if (ownsStore) await store.close();
+    },
+  };
+
+  const page = blackboard.kv.changes;
+  /** The change feed as an async iterator: pages of `state_changes`, each waiting for the next change. */
+  async function* follow(args: FollowArgs, callOptions: CallOptions): AsyncGenerator<Change, void, undefined> {
+    const { afterRevision, ...filter } = args;
+    let after = afterRevision ?? (await page({ ...filter }, callOptions)).revision;
+    while (!closed) {
+      let result;
+      try {
+        result = await page({ ...filter, afterRevision: after, limit: CHANGES_MAX_LIMIT, waitMs: WATCH_MAX_MS }, callOptions);
+      } catch (error) {
+        if (closed && !callOptions.signal?.aborted) return; // close() ends the loop quietly
+        throw error;
+      }
+      for (const change of result.changes) yield change;
+      after = result.revision;
+    }
+  }
+
+  return blackboard;
+}

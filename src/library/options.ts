@@ -1,0 +1,111 @@
+// The library's options: checked like the command's flags, turned into the server config; store URLs and shared store handles.
+import * as z from 'zod';
+import type { BlackboardServerOptions, BlackboardStore, Identity, StoreOptions } from '../api/index.js';
+import { FAMILIES, defaultConfig, type Config } from '../config.js';
+import { NAMESPACE_RE } from '../context.js';
+import { BlackboardError } from '../errors.js';
+import { defaultStorePath, maskStoreUrl, openStore as openVersionedStore } from '../store/open.js';
+import type { VersionedStore } from '../store/versioned-store.js';
+import { argumentError } from '../tools/define.js';
+
+/** The stores behind the handles `openStore` gave out (a handle shows nothing of the store's internals). */
+const handles = new WeakMap<object, VersionedStore>();
+
+const whole = (min: number, max: number) => z.number().int().min(min).max(max).optional();
+
+/** The same bounds as the command's flags (`--max-value-bytes`, `--plan-ttl`, …). */
+const storeOptions = {
+  maxValueBytes: whole(16, 64 * 1024 * 1024),
+  sync: z.enum(['FULL', 'NORMAL']).optional(),
+  changeRetentionSeconds: whole(1, 365 * 24 * 3600),
+};
+const StoreOptionsSchema = z.object(storeOptions).strict();
+
+const OptionsSchema = z
+  .object({
+    ...storeOptions,
+    store: z.union([z.string(), z.custom<BlackboardStore>((value) => typeof value === 'object' && value !== null && handles.has(value), 'a store from openStore()')]).optional(),
+    namespace: z.string().regex(NAMESPACE_RE, 'must match ^[a-z][a-z0-9_]{0,31}$').optional(),
+    agent: z.string().optional(),
+    agentType: z.string().optional(),
+    thread: z.string().optional(),
+    parentThread: z.string().optional(),
+    maxIterations: whole(0, Number.MAX_SAFE_INTEGER),
+    budgets: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'budget names are 1-64 letters, digits, "_", "." or "-"'), z.number().int().min(0)).optional(),
+    planTtlSeconds: whole(1, 10 * 365 * 24 * 3600),
+    keepCheckpoints: whole(1, 10_000),
+    tools: z.array(z.enum(FAMILIES)).optional(),
+    allowBudgetAdmin: z.boolean().optional(),
+    readOnly: z.boolean().optional(),
+    progressIntervalMs: whole(50, 15_000),
+  })
+  .strict();
+
+/** Options as checked; INVALID_ARGUMENT naming the option otherwise (`details.path`). */
+export function checkOptions(options: unknown): BlackboardServerOptions {
+  const parsed = OptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw argumentError(parsed.error, OptionsSchema, options);
+  return options as BlackboardServerOptions;
+}
+
+const IdentitySchema = OptionsSchema.pick({ namespace: true, agent: true, agentType: true, thread: true, parentThread: true }).strict();
+
+/** An identity as checked (`Blackboard.as`): only identity fields. */
+export function checkIdentity(identity: unknown): Identity {
+  const parsed = IdentitySchema.safeParse(identity ?? {});
+  if (!parsed.success) throw argumentError(parsed.error, IdentitySchema, identity);
+  return identity as Identity;
+}
+
+/** The server config the options stand for: the command's defaults, with what the options give. */
+export function configOf(options: BlackboardServerOptions): Config {
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as BlackboardServerOptions;
+  return defaultConfig({
+    namespace: given.namespace,
+    agent: given.agent,
+    agentType: given.agentType,
+    thread: given.thread,
+    parentThread: given.parentThread,
+    maxIterations: given.maxIterations,
+    ...(given.budgets ? { budgets: { ...given.budgets } } : {}),
+    ...(given.tools ? { tools: [...given.tools] } : {}),
+    ...pick(given, ['maxValueBytes', 'planTtlSeconds', 'keepCheckpoints', 'changeRetentionSeconds', 'allowBudgetAdmin', 'progressIntervalMs']),
+    ...(given.sync ? { sync: given.sync } : {}),
+    store: typeof given.store === 'string' ? given.store : undefined,
+  });
+}
+
+function pick<T extends object, K extends keyof T>(from: T, keys: K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as Partial<Pick<T, K>>;
+}
+
+/** Opens a store as the command does; an unreachable or unknown store is STORE_UNAVAILABLE, with the password masked. */
+export async function openStoreUrl(url: string | undefined, options: StoreOptions): Promise<VersionedStore> {
+  try {
+    return await openVersionedStore(url, {
+      ...(options.maxValueBytes !== undefined ? { maxValueBytes: options.maxValueBytes } : {}),
+      synchronous: options.sync ?? 'FULL',
+      ...(options.changeRetentionSeconds !== undefined ? { changeRetentionMs: options.changeRetentionSeconds * 1000 } : {}),
+    });
+  } catch (error) {
+    const where = url ? maskStoreUrl(url) : `sqlite://${defaultStorePath()}`;
+    throw new BlackboardError('STORE_UNAVAILABLE', `Cannot open the store ${where}: ${maskStoreUrl(error instanceof Error ? error.message : String(error))}`);
+  }
+}
+
+/** `openStore`: a handle to share one store connection between blackboards and servers of this process. */
+export async function openStore(url?: string, options: StoreOptions = {}): Promise<BlackboardStore> {
+  if (url !== undefined && typeof url !== 'string') throw new BlackboardError('INVALID_ARGUMENT', 'url must be a store URL string.', { path: 'url' });
+  const parsed = StoreOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw argumentError(parsed.error, StoreOptionsSchema, options);
+  const store = await openStoreUrl(url, options);
+  const handle: BlackboardStore = Object.freeze({ description: store.backend.description, close: () => store.close() });
+  handles.set(handle, store);
+  return handle;
+}
+
+/** The store the options name: a shared handle (left open), or a URL opened here (closed with its owner). */
+export async function storeOf(options: BlackboardServerOptions): Promise<{ store: VersionedStore; owned: boolean }> {
+  if (typeof options.store === 'object') return { store: handles.get(options.store)!, owned: false };
+  return { store: await openStoreUrl(options.store, options), owned: true };
+}

@@ -1,0 +1,188 @@
+// The library on every shareable backend: kv, CAS, idempotency, claims, watch and changes through openBlackboard, and
+// a library (this process) and a spawned MCP server process on one store seeing each other's writes.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BlackboardError, openBlackboard, openStore, type Blackboard, type Change } from '../../src/index.js';
+import { CLI, Agent } from '../helpers.js';
+import { sharedStores } from '../stores.js';
+
+const opened: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const thing of opened.splice(0).reverse()) await thing.close().catch(() => {});
+});
+async function board(options: Parameters<typeof openBlackboard>[0]): Promise<Blackboard> {
+  const bb = await openBlackboard(options);
+  opened.push(bb);
+  return bb;
+}
+/** The BlackboardError a promise rejects with. */
+async function failure(promise: Promise<unknown>): Promise<BlackboardError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, 'the call should have failed').toBeInstanceOf(BlackboardError);
+  return error as BlackboardError;
+}
+const parentless = (): Promise<Blackboard> => board({ store: 'memory://' });
+/** The first `n` changes of a feed. */
+async function take(feed: AsyncIterable<Change>, n: number): Promise<Change[]> {
+  const out: Change[] = [];
+  for await (const change of feed) if (out.push(change) === n) break;
+  return out;
+}
+
+describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
+  it('kv with CAS and idempotency, claims, watch and changes; two blackboards in one process share the store', async () => {
+    const url = fresh();
+    const a = await board({ store: url, agent: 'alice' });
+    const b = await board({ store: url, agent: 'bob' }); // its own connection, like another server
+
+    const first = await a.kv.set({ key: 'goal', value: { text: 'ship' }, ifVersion: 0 });
+    expect(first.version).toBeGreaterThan(0);
+    expect(await b.kv.get({ key: 'goal' })).toMatchObject({ found: true, value: { text: 'ship' }, version: first.version, updatedBy: 'alice' });
+    // CAS: a stale writer loses with the tool's code and details, and changes nothing.
+    await b.kv.set({ key: 'goal', value: 'bob was here', ifVersion: first.version });
+    const conflict = await failure(a.kv.set({ key: 'goal', value: 'alice again', ifVersion: first.version }));
+    expect(conflict.code).toBe('VERSION_CONFLICT');
+    expect(conflict.details).toMatchObject({ currentVersion: first.version + 1 });
+    expect((await a.kv.get({ key: 'goal' })).value).toBe('bob was here');
+    // Idempotency: a retry with the same key applies once.
+    const once = await a.kv.update({ key: 'count', op: 'increment', value: 1, idempotencyKey: 'retry-1' });
+    const again = await a.kv.update({ key: 'count', op: 'increment', value: 1, idempotencyKey: 'retry-1' });
+    expect(again).toEqual(once);
+    expect((await b.kv.get({ key: 'count' })).value).toBe(1);
+    // Argument rules are the tools': an unknown argument is refused, with a suggestion, and changes nothing.
+    const typo = await failure(a.kv.set({ key: 'goal', value: 1, ifversion: 1 } as never));
+    expect(typo.code).toBe('INVALID_ARGUMENT');
+    expect(typo.details).toMatchObject({ path: 'ifversion', suggestion: 'ifVersion' });
+    expect((await a.kv.get({ key: 'goal' })).value).toBe('bob was here');
+    const batch = await a.kv.batch({ ops: [{ op: 'set', key: 'x', value: 1 }, { op: 'set', key: 'goal', value: 2, ifVersion: 1 }], atomic: false });
+    expect(batch.results.map((r) => r.ok)).toEqual([true, false]);
+    expect(batch.results[1].error?.code).toBe('VERSION_CONFLICT');
+
+    // Claims: two claimers never get one step.
+    const { planId } = await a.plans.create({ title: 'two steps', steps: ['one', 'two'], scope: 'global' });
+    const claims = await Promise.all([a.plans.claim({ planId }), b.plans.claim({ planId }), a.plans.claim({ planId }), b.plans.claim({ planId })]);
+    const taken = claims.filter((c) => c.claimed).map((c) => c.step!.id);
+    expect(taken.sort()).toEqual(['s1', 's2']);
+    expect(claims.filter((c) => !c.claimed).every((c) => c.reason === 'all_taken')).toBe(true);
+
+    // watch: woken by the other blackboard's write; an AbortSignal ends a wait.
+    const watching = a.kv.watch({ key: 'signal', timeoutMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    await b.kv.set({ key: 'signal', value: 'go' });
+    expect(await watching).toMatchObject({ found: true, value: 'go', timedOut: false });
+    const abort = new AbortController();
+    const aborted = a.kv.watch({ key: 'never', timeoutMs: 30_000 }, { signal: abort.signal });
+    setTimeout(() => abort.abort(), 100);
+    await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
+
+    // changes: one page, and the feed as an async iterator that waits for the next change.
+    const { revision } = await a.kv.changes();
+    const feed = take(a.changes({ afterRevision: revision, scope: 'global' }), 2);
+    await b.kv.set({ key: 'later/1', value: 1 });
+    await b.kv.delete({ key: 'later/1' });
+    const seen = await feed;
+    expect(seen.map((c) => [c.key, c.deleted])).toEqual([['later/1', false], ['later/1', true]]);
+    expect(seen[0].revision).toBeGreaterThan(revision);
+    const stop = new AbortController();
+    const following = take(a.changes({}, { signal: stop.signal }), 1);
+    setTimeout(() => stop.abort(), 100);
+    await expect(following).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('a library in this process and an MCP server process on one store see each other\'s writes', async () => {
+    const url = fresh();
+    const store = await openStore(url);
+    opened.push(store);
+    const lib = await board({ store, agent: 'library' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, '--store', url, '--agent', 'server'], stderr: 'pipe' });
+    const client = new Client({ name: 'library-test', version: '1.0.0' });
+    await client.connect(transport);
+    opened.push(client);
+    const mcp = new Agent(client);
+
+    // The server's write wakes the library's watch and shows in its change feed.
+    const { revision } = await lib.kv.changes();
+    const feed = take(lib.changes({ afterRevision: revision }), 1);
+    const watching = lib.kv.watch({ key: 'from-server', timeoutMs: 30_000 });
+    await mcp.ok('state_set', { key: 'from-server', value: 41 });
+    expect(await watching).toMatchObject({ found: true, value: 41 });
+    expect((await feed)[0]).toMatchObject({ scope: 'global', key: 'from-server', deleted: false });
+    expect(await lib.kv.get({ key: 'from-server' })).toMatchObject({ value: 41, updatedBy: 'server' });
+
+    // The library's CAS write wakes the server's watch; the server's stale write then loses.
+    const { version } = await mcp.ok<{ version: number }>('state_get', { key: 'from-server' });
+    const serverWatch = mcp.ok('watch', { key: 'from-server', afterVersion: version, timeoutMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await lib.kv.set({ key: 'from-server', value: 42, ifVersion: version });
+    expect(await serverWatch).toMatchObject({ found: true, value: 42 });
+    expect((await mcp.err('state_set', { key: 'from-server', value: 0, ifVersion: version })).code).toBe('VERSION_CONFLICT');
+
+    // One plan, claimed from both sides: each step once.
+    const { planId } = await lib.plans.create({ title: 'shared', steps: ['a', 'b', 'c'], scope: 'global' });
+    const [x, y, z] = await Promise.all([
+      lib.plans.claim({ planId }),
+      mcp.ok<{ claimed: boolean; step?: { id: string } }>('plan_claim', { planId }),
+      lib.plans.claim({ planId }),
+    ]);
+    expect([x, y, z].map((c) => c.step!.id).sort()).toEqual(['s1', 's2', 's3']);
+    const { plan } = await mcp.ok<{ plan: { steps: Array<{ owner: string }> } }>('plan_get', { planId });
+    expect(plan.steps.map((s) => s.owner).sort()).toEqual(['library', 'library', 'server']);
+  });
+});
+
+describe('openBlackboard options and errors', () => {
+  it('refuses bad options with INVALID_ARGUMENT naming the option, and an unreachable store with STORE_UNAVAILABLE', async () => {
+    expect((await failure(openBlackboard({ store: 'memory://', namespace: 'Bad-NS' }))).details).toMatchObject({ path: 'namespace' });
+    const typo = await failure(openBlackboard({ store: 'memory://', nameSpace: 'x' } as never));
+    expect(typo.details).toMatchObject({ path: 'nameSpace', suggestion: 'namespace' });
+    expect((await failure(parentless().then((bb) => bb.as({ agent: 'x', maxIterations: 3 } as never)))).details).toMatchObject({ path: 'maxIterations' });
+    expect((await failure(openBlackboard({ store: 'memory://', agent: 'no spaces' }))).code).toBe('INVALID_ARGUMENT');
+    const down = await failure(openBlackboard({ store: 'postgres://user:secret@127.0.0.1:1/db' }));
+    expect(down.code).toBe('STORE_UNAVAILABLE');
+    expect(down.message).not.toContain('secret');
+    expect((await failure(openBlackboard({ store: 'ftp://x' }))).code).toBe('STORE_UNAVAILABLE');
+  });
+
+  it('names methods, not tools, in its messages; close() ends waits and later calls fail', async () => {
+    const bb = await openBlackboard({ store: 'memory://', changeRetentionSeconds: 1 });
+    const ahead = await failure(bb.kv.changes({ afterRevision: 10_000 }));
+    expect(ahead.code).toBe('INVALID_ARGUMENT');
+    // A run-scoped write after run_end is refused the way the tool refuses it, with the library's names.
+    await bb.runs.end({ status: 'finished' });
+    const finished = await failure(bb.kv.set({ key: 'k', value: 1, scope: 'run' }));
+    expect(finished.code).toBe('RUN_FINISHED');
+    expect(finished.message).not.toMatch(/\{tool:/);
+    expect(finished.message).toContain('Begin a new run on this thread with runs.start().');
+    const waiting = bb.finalAnswer.get({ waitMs: 30_000 });
+    const following = take(bb.changes(), 1);
+    await new Promise((r) => setTimeout(r, 50));
+    await bb.close();
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    expect(await following).toEqual([]); // close() ends the feed quietly
+    expect((await failure(bb.kv.get({ key: 'k' }))).code).toBe('STORE_UNAVAILABLE');
+  });
+
+  it('as(): another identity over the same connection; budgets and final answers follow the thread tree', async () => {
+    const parent = await board({ store: 'memory://', agent: 'parent', thread: 'p', maxIterations: 2 });
+    const child = await parent.as({ agent: 'child', thread: 'c', parentThread: 'p' });
+    expect(await child.whoami()).toMatchObject({ agent: 'child', thread: 'c', parentThread: 'p', delegateLevel: 1 });
+    await child.budgets.step();
+    await child.budgets.step();
+    const limit = await failure(child.budgets.step());
+    expect(limit.code).toBe('LIMIT_REACHED');
+    const waiting = parent.finalAnswer.get({ thread: 'c', waitMs: 30_000 });
+    await child.finalAnswer.set({ content: 'done' });
+    expect(await waiting).toMatchObject({ isSet: true, answer: { content: 'done', thread: 'c' } });
+    expect((await failure(child.finalAnswer.set({ content: 'again' }))).code).toBe('MULTIPLE_FINAL_ANSWERS');
+    const bundle = await parent.bundles.export({ thread: 'c' });
+    expect(bundle.kind).toBe('thread');
+    const other = await openBlackboard({ store: 'memory://' });
+    opened.push(other);
+    expect((await other.bundles.import(bundle)).records).toBeGreaterThan(0);
+    expect((await failure(other.bundles.import('{"format": 2, "kind": "thr'))).code).toBe('CHECKPOINT_CORRUPT');
+  });
+});
