@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { defaultConfig, type Config } from '../../src/config.js';
-import { loadAuthFile } from '../../src/transports/auth.js';
+import { loadAuthFile } from '../../src/auth-file.js';
 import { serveHttp, type HttpServer } from '../../src/transports/http.js';
 import type { VersionedStore } from '../../src/store/versioned-store.js';
 import { tempDir } from '../contract/backends.js';
