@@ -12,7 +12,8 @@ import {
 import { KeyLocks } from './key-locks.js';
 import { RedisFollower } from './follower.js';
 import { commitArgs, decode, listArgs, readListing, revOf, type Listed } from './records.js';
-import { keysOf } from './scripts.js';
+import { KEY_NAMES, LAYOUT, keysOf } from './scripts.js';
+import { newerLayout } from '../layout.js';
 import type {
   Backend,
   BackendTx,
@@ -87,6 +88,10 @@ export class RedisBackend implements Backend {
   /** Checks the server and loads the scripts; returns a durability warning, if any. */
   private async prepare(): Promise<string | undefined> {
     await checkServer(this.redis);
+    const layoutKey = this.keys[KEY_NAMES.indexOf('layout')];
+    await this.redis.call(['SETNX', layoutKey, String(LAYOUT)]);
+    const layout = Number(await this.redis.call(['GET', layoutKey]));
+    if (layout > LAYOUT) throw newerLayout(layout, LAYOUT);
     await this.redis.loadScripts();
     this.known = (await this.begin([])).revision;
     return durabilityWarning(this.redis, this.description);

@@ -13,8 +13,12 @@
  *               `<revision>-<n>`; field `""` holds the commit time, then one field per logged key whose value is the
  *               version, suffixed `d` for a deletion
  * - `compacted` the highest revision whose log entries were pruned
+ * - `layout` the key layout version (a newer one is refused)
  */
-export const KEY_NAMES = ['rev', 'rec', 'idx', 'exp', 'tomb', 'log', 'compacted'] as const;
+export const KEY_NAMES = ['rev', 'rec', 'idx', 'exp', 'tomb', 'log', 'compacted', 'layout'] as const;
+
+/** The key layout this code reads and writes, kept under the `layout` key; a newer one is refused. */
+export const LAYOUT = 1;
 
 /** Redis keys of the board `prefix`, in the order every script receives them. */
 export const keysOf = (prefix: string): string[] => KEY_NAMES.map((name) => `{${prefix}}:${name}`);

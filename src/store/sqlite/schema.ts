@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import Keyv from 'keyv';
 import { decodeEnvelope, deserialize, serialize } from '../codec.js';
 import { legacyMetaKey } from '../keys.js';
+import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
 import { FileIdentityCheck } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
@@ -74,13 +75,6 @@ export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL',
   }
 }
 
-/** The refusal to open a store whose layout a newer version of mcp-blackboard wrote: one line naming both versions. */
-export function newerSchema(found: number, known: number): Error {
-  return new Error(
-    `the store has layout version ${found}, written by a newer mcp-blackboard; this version reads layout ${known} and changes nothing. Upgrade mcp-blackboard to open it.`,
-  );
-}
-
 /**
  * What an existing file holds, read without changing it: a blackboard store, an empty database (no tables, or an
  * empty file), or another program's SQLite database (its tables listed). `unreadable` when SQLite cannot tell (not a
@@ -120,7 +114,7 @@ function migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
       CREATE TABLE IF NOT EXISTS ${META}(name TEXT PRIMARY KEY, value INTEGER NOT NULL);`);
     const schema = (db.prepare(`SELECT value FROM ${META} WHERE name = 'schema'`).get() as { value: number } | undefined)?.value ?? 0;
-    if (schema > SCHEMA) throw newerSchema(schema, SCHEMA);
+    if (schema > SCHEMA) throw newerLayout(schema, SCHEMA);
     if (schema < SCHEMA) {
       const columns = new Set((db.pragma(`table_info(${TABLE})`) as Array<{ name: string }>).map((c) => c.name));
       if (!columns.has('exp')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN exp INTEGER`);
