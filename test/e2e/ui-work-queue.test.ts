@@ -50,13 +50,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () 
       let sawInProgress = false;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
-        const text = await plan.innerText();
+        const text = await plan.textContent() ?? '';
         for (const owner of await plan.locator('.chip.owner').allInnerTexts()) owners.add(owner);
         if (text.includes('◐')) sawInProgress = true;
         if (/5\/5/.test(text)) break;
         await page.waitForTimeout(100);
       }
-      expect(await plan.innerText()).toMatch(/5\/5/);
+      expect(await plan.textContent()).toMatch(/5\/5/);
       expect(sawInProgress).toBe(true);
       expect([...owners].every((o) => /^worker-[abc]$/.test(o))).toBe(true);
       expect(owners.size).toBeGreaterThanOrEqual(2);

@@ -307,7 +307,7 @@ export class RedisBackend implements Backend {
     this.offset = server - Math.round((sent + received) / 2);
     this.see(revision);
     const fetched = new Map<string, string | null>();
-    prefetch.forEach((key, i) => fetched.set(key, reply[3 + i] ?? null));
+    for (const [i, key] of prefetch.entries()) fetched.set(key, reply[3 + i] ?? null);
     return { revision, now: server, fetched };
   }
 
