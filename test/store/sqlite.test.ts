@@ -245,7 +245,7 @@ describe('commits of other processes', () => {
     const gone = new Set<number>();
     const hook = createHook({
       init(id, type) {
-        if ((type === 'Timeout' || type === 'FSEVENTWRAP') && /src[\\/]store[\\/]sqlite\.ts/.test(new Error().stack ?? '')) made.set(id, type);
+        if ((type === 'Timeout' || type === 'FSEVENTWRAP') && /src[\\/]store[\\/]sqlite[\\/]/.test(new Error().stack ?? '')) made.set(id, type);
       },
       destroy(id) {
         gone.add(id);
