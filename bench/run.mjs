@@ -70,14 +70,6 @@ async function call(client, name, args) {
   return r;
 }
 
-/** Median milliseconds of `n` sequential calls (after a few unmeasured ones). */
-async function series(client, name, argsOf, n = CALLS) {
-  const once = await sampler(client, name, argsOf);
-  const times = [];
-  for (let i = 0; i < n; i++) times.push(await once(i));
-  return median(times);
-}
-
 /** A function timing one call (ms), after a few unmeasured ones. */
 async function sampler(client, name, argsOf) {
   for (let i = 0; i < 5; i++) await call(client, name, argsOf(i + 1_000_000));
@@ -156,7 +148,6 @@ async function rounds(ops, count = ROUNDS, n = CALLS) {
 
 // --- the measures ------------------------------------------------------------------------------------------------------
 const results = { machine: { node: process.version, cpus: cpus().length, quick: QUICK }, stores: {}, peers: [] };
-const figures = []; // { figure, target, met(store) , value(store) }
 const floor = await spawn(FLOOR, []);
 const noop = await sampler(floor.client, 'noop', (i) => ({ key: `k${i}` }));
 const keyOf = (n) => (i) => `key/${pad8((i * 7919) % n)}`;
@@ -169,7 +160,8 @@ const floorPlusFsync = async (i) => {
 };
 
 for (const store of stores) {
-  const out = (results.stores[store.name] = {});
+  const out = {};
+  results.stores[store.name] = out;
 
   // Latency against the floor, at 1,000 keys.
   if (want('latency')) {

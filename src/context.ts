@@ -24,6 +24,16 @@ export interface Identity {
 }
 
 export const NAMESPACE_RE = /^[a-z][a-z0-9_]{0,31}$/;
+
+/**
+ * The namespace rule, in one place: undefined when `value` is a namespace name, else the one message that says why
+ * not (`what` names where it came from: `--namespace`, `BLACKBOARD_NAMESPACE`, a request path, an auth file entry).
+ * Every edge that takes a namespace (flags, bundles, the board, HTTP paths, auth files) asks this function.
+ */
+export function namespaceError(what: string, value: string): string | undefined {
+  if (NAMESPACE_RE.test(value)) return undefined;
+  return `${what} "${truncate(value)}" must match ^[a-z][a-z0-9_]{0,31}$ (a lower-case letter, then up to 31 lower-case letters, digits or "_").`;
+}
 /** Agent names, agent types, thread ids, run ids and group names. */
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
 

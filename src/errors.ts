@@ -35,6 +35,14 @@ export class BlackboardError extends Error {
   }
 }
 
+/**
+ * A bad flag, environment value or command line: the CLI prints its one-line message and exits with code 2. Anything
+ * else that stops a command is exit code 1.
+ */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 export const invalid = (message: string, details?: Record<string, unknown>): BlackboardError =>
   new BlackboardError('INVALID_ARGUMENT', message, details);
 

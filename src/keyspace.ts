@@ -1,4 +1,5 @@
 // The storage key layout: the one module that builds and parses the keys under which services keep their records.
+import { CHECKPOINT_RECORDS, FAMILIES, STORED, declarations } from './families/registry.js';
 import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from './store/keys.js';
 
 /**
@@ -106,26 +107,11 @@ export const familyOwnersRange = (namespace: string | undefined, family: string)
   rangeOf(storageKey('d', token(namespace), `~${family}:`));
 
 /**
- * The families' names as they are stored: part of every family key, so renaming one orphans its existing records.
+ * The families' names as they are stored (declared in `families/registry.ts`): part of every family key, so renaming
+ * one orphans its existing records.
  * Plans are kept by id under owner {@link PLAN_OWNER}; what is known of threads under owner {@link THREAD_OWNER}.
  */
-export const FAMILY = {
-  plan: 'plan',
-  planIndex: 'plan-index',
-  budget: 'budget',
-  history: 'history',
-  historySeq: 'history-seq',
-  scratchpad: 'scratchpad',
-  final: 'final',
-  lifecycle: 'lifecycle',
-  thread: 'thread',
-  checkpoint: 'cp',
-  checkpointIndex: 'cp-index',
-  checkpointHead: 'cp-head',
-  blob: 'cp-blob',
-  blobRefs: 'cp-ref',
-  presence: 'presence',
-} as const;
+export const FAMILY = STORED;
 export const PLAN_OWNER = 'id';
 export const THREAD_OWNER = 'meta';
 
@@ -186,7 +172,7 @@ export class Keys {
   }
   /** A thread's last history sequence number (kept apart from the events, so pruning never reuses numbers). */
   historyCounter(thread: string): string {
-    return familyKey(this.namespace, FAMILY.historySeq, thread, 'seq');
+    return familyKey(this.namespace, FAMILY.historySeq, thread, FAMILIES.historySeq.key);
   }
 
   /** A run's scratchpad, a thread's final answer, its lifecycle state, and what is known of the thread. */
@@ -194,10 +180,10 @@ export class Keys {
     return familyKey(this.namespace, FAMILY.scratchpad, thread, run);
   }
   finalAnswer(thread: string): string {
-    return familyKey(this.namespace, FAMILY.final, thread, 'answer');
+    return familyKey(this.namespace, FAMILY.final, thread, FAMILIES.final.key);
   }
   lifecycle(thread: string): string {
-    return familyKey(this.namespace, FAMILY.lifecycle, thread, 'state');
+    return familyKey(this.namespace, FAMILY.lifecycle, thread, FAMILIES.lifecycle.key);
   }
   threadInfo(thread: string): string {
     return familyKey(this.namespace, FAMILY.thread, THREAD_OWNER, thread);
@@ -249,19 +235,23 @@ export class Keys {
   }
   /** Checkpoints' own records: left out of namespace exports. */
   isCheckpointRecord(relative: string): boolean {
-    return isFamilyRelative(relative, [FAMILY.checkpoint, FAMILY.checkpointIndex, FAMILY.checkpointHead, FAMILY.blob, FAMILY.blobRefs]);
+    return isFamilyRelative(relative, CHECKPOINT_RECORDS);
   }
 
   /**
-   * A thread's state as a checkpoint keeps it: the ranges to read whole (its thread and run scopes, budgets and
-   * history), the plan indexes of those scopes (each entry's plan comes along), and single records.
+   * A thread's state as a checkpoint keeps it: the ranges to read whole (its thread and run scopes, and the families
+   * the registry puts in a checkpoint by owner: budgets, history), the plan indexes of those scopes (each entry's plan
+   * comes along), and single records (the run's scratchpad, the final answer, lifecycle, the history counter).
    */
   threadState(thread: string, threadScopeId: string, runScopeId: string, run: string): { ranges: KeyRange[]; planIndexes: KeyRange[]; keys: string[] } {
-    return {
-      ranges: [this.dataRange(threadScopeId), this.dataRange(runScopeId), this.budgetRange(thread), this.historyRange(thread)],
-      planIndexes: [this.planIndexRange(threadScopeId), this.planIndexRange(runScopeId)],
-      keys: [this.scratchpad(thread, run), this.finalAnswer(thread), this.lifecycle(thread), this.historyCounter(thread)],
-    };
+    const ranges = [this.dataRange(threadScopeId), this.dataRange(runScopeId)];
+    const keys: string[] = [];
+    for (const f of declarations()) {
+      if (f.checkpoint === 'owner') ranges.push(familyRange(this.namespace, f.stored, thread));
+      else if (f.checkpoint === 'run') keys.push(familyKey(this.namespace, f.stored, thread, run));
+      else if (f.checkpoint === 'record') keys.push(familyKey(this.namespace, f.stored, thread, f.key));
+    }
+    return { ranges, planIndexes: [this.planIndexRange(threadScopeId), this.planIndexRange(runScopeId)], keys };
   }
 }
 

@@ -55,7 +55,7 @@ export function registerResources(
     new McpError(ErrorCode.InvalidParams, error instanceof BlackboardError ? tools.render(error.message) : String(error));
 
   /** The current value behind a target, through the services (`undefined`: no such key or plan). */
-  const valueOf = async (t: Target): Promise<{ value: unknown; version: number } | undefined> => {
+  const readValue = async (t: Target): Promise<{ value: unknown; version: number } | undefined> => {
     if ('plan' in t) {
       try {
         const { plan } = await services.plans.get({ planId: t.plan, detail: 'full' });
@@ -71,7 +71,7 @@ export function registerResources(
 
   const read = async (uri: URL | string) => {
     const href = String(uri);
-    const found = await valueOf(target(href));
+    const found = await readValue(target(href));
     if (!found) throw notFound(href, 'no such key or plan');
     return { contents: [{ uri: href, mimeType: 'application/json', text: JSON.stringify(found.value) }] };
   };
@@ -132,7 +132,7 @@ export function registerResources(
 
   /** Sends `resources/updated` after every change of the target, by `watch`ing it (versions never repeat). */
   async function follow(uri: string, t: Target, signal: AbortSignal): Promise<void> {
-    let seen = (await valueOf(t).catch(() => undefined))?.version;
+    let seen = (await readValue(t).catch(() => undefined))?.version;
     while (!signal.aborted) {
       const watched = 'plan' in t ? { key: t.plan, scope: 'plan' } : { key: t.key, scope: t.scope };
       const result = await services.kv

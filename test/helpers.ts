@@ -30,6 +30,7 @@ export class Agent {
   }
 
   /** Calls a tool that must succeed; returns its structuredContent (checked equal to the text content). */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read results field by field
   async ok<T = Record<string, any>>(name: string, args: Record<string, unknown> = {}): Promise<T> {
     const result = await this.raw(name, args);
     if (result.isError) throw new Error(`${name} failed: ${(result.content[0] as { text: string }).text}`);

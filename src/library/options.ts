@@ -4,7 +4,8 @@ import type { BlackboardServerOptions, BlackboardStore, Identity, StoreOptions }
 import { FAMILIES, defaultConfig, type Config } from '../config.js';
 import { NAMESPACE_RE } from '../context.js';
 import { BlackboardError } from '../errors.js';
-import { defaultStorePath, maskStoreUrl, openStore as openVersionedStore } from '../store/open.js';
+import { openStore as openVersionedStore } from '../store/open.js';
+import { describeStoreUrl, maskPassword, withoutPassword } from '../store/url.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { argumentError } from '../tools/define.js';
 
@@ -88,8 +89,8 @@ export async function openStoreUrl(url: string | undefined, options: StoreOption
       ...(options.changeRetentionSeconds !== undefined ? { changeRetentionMs: options.changeRetentionSeconds * 1000 } : {}),
     });
   } catch (error) {
-    const where = url ? maskStoreUrl(url) : `sqlite://${defaultStorePath()}`;
-    throw new BlackboardError('STORE_UNAVAILABLE', `Cannot open the store ${where}: ${maskStoreUrl(error instanceof Error ? error.message : String(error))}`);
+    const reason = withoutPassword(maskPassword(error instanceof Error ? error.message : String(error)), url);
+    throw new BlackboardError('STORE_UNAVAILABLE', `Cannot open the store ${describeStoreUrl(url)}: ${reason}`);
   }
 }
 

@@ -4,7 +4,7 @@ import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
-import { decode } from './records.js';
+import { decode, encode } from './records.js';
 import type { Session } from './session.js';
 
 export const STATES = ['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'] as const;
@@ -89,7 +89,7 @@ export class LifecycleService {
         );
       }
       const record: LifecycleRecord = { state: args.state, run: who.run, ...(args.reason ? { reason: args.reason } : {}) };
-      const entry = await tx.set(this.key(who.thread), record as never, { by: this.session.by });
+      const entry = await tx.set(this.key(who.thread), encode(record), { by: this.session.by });
       return { previous, updatedAt: entry.updatedAt };
     }, { ...idempotent(who, call, args) });
     return {
@@ -137,11 +137,11 @@ export class LifecycleService {
       );
     }
     const record: LifecycleRecord = { state, run: who.run, ...(reason ? { reason } : {}) };
-    await tx.set(this.key(who.thread), record as never, { by: this.session.by });
+    await tx.set(this.key(who.thread), encode(record), { by: this.session.by });
   }
 
   /** Starts the lifecycle of a new run (inside run_start's transaction). */
   async resetIn(tx: StoreTx, thread: string, run: string): Promise<void> {
-    await tx.set(this.key(thread), { state: 'loading', run } as never, { by: this.session.by });
+    await tx.set(this.key(thread), encode<LifecycleRecord>({ state: 'loading', run }), { by: this.session.by });
   }
 }

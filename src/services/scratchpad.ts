@@ -108,7 +108,7 @@ export function render(pad: Scratchpad): string {
   }
   if (pad.observations.length > 0) {
     lines.push('Observations:');
-    pad.observations.forEach((o, i) => lines.push(`${i + 1}. ${o}`));
+    for (const [i, o] of pad.observations.entries()) lines.push(`${i + 1}. ${o}`);
   }
   if (pad.failedApproaches.length > 0) {
     lines.push('Failed approaches (do not retry):');

@@ -5,7 +5,7 @@ import { checkName, type Identity } from '../context.js';
 import { keysOf, type Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
-import { decode } from './records.js';
+import { decode, encode } from './records.js';
 
 export interface SessionOptions {
   namespace?: string;
@@ -20,28 +20,20 @@ export interface SessionOptions {
   recordOnWrite?: boolean;
 }
 
-/** What is remembered about a thread: where it sits in its delegation tree, and its current run. */
-export interface ThreadInfo {
-  parent?: string;
-  root: string;
-  level: number;
-  /** how many runs the thread has had */
-  runs: number;
-  /** the current run, shared by every connection serving the thread */
-  run?: string;
-  /** the agent that created the thread: it (or an owner of a thread above) may write into it from elsewhere */
-  owner?: string;
-}
-
-/** What is stored for a thread (the board reads it too). */
+/**
+ * What is remembered about a thread, as stored (the board reads it too): where it sits in its delegation tree
+ * (`parent`, `root`, `level`), how many runs it has had, and its current run, shared by every connection serving it.
+ */
 export const ThreadInfoRecord = z.object({
   parent: z.string().optional(),
   root: z.string(),
   level: z.number().int(),
   runs: z.number().int(),
   run: z.string().optional(),
+  /** the agent that created the thread: it (or an owner of a thread above) may write into it from elsewhere */
   owner: z.string().optional(),
 });
+export type ThreadInfo = z.infer<typeof ThreadInfoRecord>;
 /** What is known of a thread, from its stored record (`undefined` when none). */
 export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
   value === undefined ? undefined : decode(ThreadInfoRecord, value, 'thread');
@@ -100,7 +92,7 @@ export class Session {
           // another connection recorded the thread meanwhile: join its run
           return (await this.enterThreadIn(tx, pending.thread, pending.parentThread, false)).next;
         }
-        await tx.set(key, pending.planned as never, { by: this.by });
+        await tx.set(key, encode(pending.planned), { by: this.by });
         return pending.planned;
       });
       if (this.identity.thread === pending.thread) this.adopt(pending.thread, result);
@@ -135,7 +127,7 @@ export class Session {
     newRun: boolean,
   ): Promise<{ before: ThreadInfo; next: ThreadInfo }> {
     const plan = await this.planThread((key) => tx.get(key), thread, parentThread, newRun);
-    await tx.set(this.threadKey(thread), plan.next as never, { by: this.by });
+    await tx.set(this.threadKey(thread), encode(plan.next), { by: this.by });
     return plan;
   }
 

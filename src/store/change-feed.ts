@@ -25,7 +25,10 @@ export class ChangeFeed {
   /** Calls `listener` after every commit that may have changed `key`. Returns the unsubscribe function. */
   subscribeKey(key: string, listener: Listener): () => void {
     let set = this.byKey.get(key);
-    if (!set) this.byKey.set(key, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.byKey.set(key, set);
+    }
     set.add(listener);
     return this.added(() => {
       set.delete(listener);

@@ -1,40 +1,14 @@
-// Store URLs to backends: the default SQLite path, URL parsing and masking, opening a backend or a store.
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+// Store URLs to backends: parsing a URL, opening a backend or a store.
 import { MemoryBackend } from './memory/backend.js';
 import { PostgresBackend, type PostgresOptions } from './postgres/backend.js';
 import { RedisBackend } from './redis/backend.js';
-import { maskPassword } from './url.js';
+import { defaultStorePath, maskPassword, storeFile } from './url.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite/backend.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
 import type { Backend } from './types.js';
 
-/** Where the SQLite file lives when no `--store` is given: the user's data directory. */
-export function defaultStorePath(): string {
-  const env = process.env;
-  const base =
-    process.platform === 'win32'
-      ? (env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'))
-      : process.platform === 'darwin'
-        ? join(homedir(), 'Library', 'Application Support')
-        : env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME)
-          ? env.XDG_DATA_HOME
-          : join(homedir(), '.local', 'share');
-  return join(base, 'mcp-blackboard', 'blackboard.db');
-}
-
-/**
- * The local file a store URL keeps its data in (the default and `sqlite://` stores), or undefined for a store that
- * is not a local file. Resolves a relative path against the working directory.
- */
-export function storeFile(url: string | undefined): string | undefined {
-  if (url === undefined || url === '') return defaultStorePath();
-  const rest = url.startsWith('sqlite://') ? url.slice('sqlite://'.length) : '';
-  return rest === '' ? undefined : isAbsolute(rest) ? rest : resolve(rest);
-}
-
-/** How a store URL is shown to people: with its password masked. */
-export const maskStoreUrl = (url: string): string => maskPassword(url);
+export { defaultStorePath, storeFile };
+export { inspectFile as inspectStoreFile } from './sqlite/schema.js';
 
 /**
  * Parses a store URL (`sqlite:///abs.db`, `sqlite://relative.db`, `memory://`,

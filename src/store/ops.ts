@@ -1,5 +1,5 @@
 // The atomic read-modify-write operations of state_update: increment, append, merge, add_to_set.
-import { BlackboardError, invalid } from '../errors.js';
+import { type BlackboardError, invalid } from '../errors.js';
 import type { Json } from './types.js';
 
 /** The atomic read-modify-write operations of `state_update`. */

@@ -19,7 +19,7 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
       auth: http.auth ? fileAuth(http.auth.file) : http.token !== undefined ? tokenAuth(http.token) : undefined,
     });
   let page = board();
-  let served;
+  let served: Awaited<ReturnType<typeof serveHttp>>;
   try {
     served = await serveHttp(config, store, { page: (req, res) => page(req, res) });
   } catch (error) {

@@ -213,12 +213,9 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     handle(req, res).catch((error: unknown) => {
       if (!(error instanceof HttpError) && !req.destroyed) console.error('[mcp-blackboard] HTTP request failed:', error);
       if (res.headersSent) return void res.end();
-      const status = error instanceof HttpError ? error.status : 500;
-      const message = error instanceof HttpError ? error.message : `Internal error: ${(error as Error).message}`;
+      const refusal = error instanceof HttpError ? error : new HttpError(500, `Internal error: ${(error as Error).message}`);
       // a refused request's unread body is not worth reading: close the connection instead
-      const close = req.complete ? {} : { connection: 'close' };
-      res.writeHead(status, { 'content-type': 'application/json', ...close, ...(error instanceof HttpError ? error.headers : {}) });
-      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+      refusal.send(res, 'jsonrpc', req.complete ? {} : { connection: 'close' });
     });
   });
 

@@ -1,32 +1,14 @@
 // What an HTTP request may ask for: where it comes from (Host, Origin), the namespace of its path, and who it is.
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIPv4 } from 'node:net';
 import type { Config } from '../config.js';
-import { NAME_RE, NAMESPACE_RE } from '../context.js';
+import { NAME_RE, namespaceError } from '../context.js';
+import { LOOPBACK_HOSTNAMES } from '../hosts.js';
+import { HttpError } from '../http-error.js';
 import type { SessionOptions } from '../services/session.js';
 import { allowsNamespace, type Principal } from './auth.js';
 
-/** A refusal with its HTTP status, rendered by the transport as a JSON-RPC error body. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
-
-/** Host names (as a `Host` header carries them, without the port) that mean this machine. */
-export const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
-
-/** Whether binding `host` keeps the server on this machine. */
-export function isLoopbackAddress(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1') return true;
-  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
-  return isIPv4(v4) && v4.startsWith('127.');
-}
+export { HttpError } from '../http-error.js';
+export { isLoopbackAddress, LOOPBACK_HOSTNAMES } from '../hosts.js';
 
 /** Refuses a request sent by a web page of another site: its `Origin`, when present, must be loopback or allowed. */
 export function checkOrigin(headers: IncomingHttpHeaders, allowedOrigins: string[]): void {
@@ -53,7 +35,8 @@ export function endpointOf(path: string, configured: string | undefined): { name
   if (!m) return undefined;
   const ns = m[1] ? decodeURIComponent(m[1]) : undefined;
   if (ns === undefined) return { namespace: configured };
-  if (!NAMESPACE_RE.test(ns)) throw new HttpError(404, `Not found: "${ns}" is not a namespace (it must match ^[a-z][a-z0-9_]{0,31}$); the MCP endpoints are /mcp and /mcp/NAMESPACE.`);
+  const bad = namespaceError('the namespace', ns);
+  if (bad) throw new HttpError(404, `Not found: ${bad} The MCP endpoints are /mcp and /mcp/NAMESPACE.`);
   return { namespace: ns };
 }
 

@@ -92,7 +92,7 @@ function lastBytes(buffer: Buffer): Buffer {
 
 const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
 const NUMBER = String.raw`-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?`;
-const SCALAR = String.raw`(?:${STRING}|${NUMBER}|true|false|null)`;
+const SCALAR = `(?:${STRING}|${NUMBER}|true|false|null)`;
 /** `"id"` among the first members of the top-level object, after only scalar members */
 const ID_AT_HEAD = new RegExp(String.raw`^\s*\{\s*(?:${STRING}\s*:\s*${SCALAR}\s*,\s*)*?"id"\s*:\s*(${STRING}|${NUMBER})\s*[,}]`);
 /** `"id"` as the last member: in valid JSON, the member just before the final `}` belongs to the top-level object */

@@ -1,6 +1,6 @@
 // Who may look at the board: the shared token or an auth file's clients, and the browser cookie that stands for them.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { loadAuthFile } from '../transports/auth.js';
+import { loadAuthFile } from '../auth-file.js';
 
 /** What a request that proved a token may see. */
 export interface Viewer {

@@ -1,5 +1,5 @@
 // Reads one namespace's board — scopes and keys, plans, threads — through a read-only view of the store.
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import {
   FAMILY,
@@ -119,7 +119,10 @@ export class BoardReader {
       const parsed = parseKey(namespace, storageKey);
       if (parsed?.kind !== 'data') continue;
       let keys = byScope.get(parsed.scope);
-      if (!keys) byScope.set(parsed.scope, (keys = []));
+      if (!keys) {
+        keys = [];
+        byScope.set(parsed.scope, keys);
+      }
       keys.push(keyView(parsed.key, entry));
     }
     const scopes = [...byScope].map(([scope, keys]) => ({ scope, keys }));
@@ -183,7 +186,10 @@ export class BoardReader {
     const threads = new Map<string, ThreadView>();
     const thread = (id: string): ThreadView => {
       let t = threads.get(id);
-      if (!t) threads.set(id, (t = { thread: id, state: 'loading', budgets: [], history: [], lastSeq: 0, lastActivity: 0 }));
+      if (!t) {
+        t = { thread: id, state: 'loading', budgets: [], history: [], lastSeq: 0, lastActivity: 0 };
+        threads.set(id, t);
+      }
       return t;
     };
     // The agent of a thread is who last wrote its own records (a child's budget step also writes its ancestors' budgets).

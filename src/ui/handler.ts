@@ -3,8 +3,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { NAMESPACE_RE } from '../context.js';
+import { namespaceError } from '../context.js';
 import { BlackboardError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import type { BoardAuth, Viewer } from './auth.js';
 import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
 import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
@@ -91,10 +92,9 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
 
   const namespaceParam = (url: URL, viewer: Viewer): string => {
     const ns = url.searchParams.get('ns') ?? options.namespace ?? DEFAULT_NAMESPACE;
-    if (ns !== DEFAULT_NAMESPACE && !NAMESPACE_RE.test(ns)) {
-      throw new HttpError(400, 'INVALID_ARGUMENT', `ns must be a namespace (^[a-z][a-z0-9_]{0,31}$) or "${DEFAULT_NAMESPACE}" for the default one.`);
-    }
-    if (!allowed(viewer, ns)) throw new HttpError(403, 'FORBIDDEN', `Your token does not give access to namespace "${ns}".`);
+    const bad = ns === DEFAULT_NAMESPACE ? undefined : namespaceError('ns', ns);
+    if (bad) throw new HttpError(400, `${bad} ("${DEFAULT_NAMESPACE}" is the default namespace.)`);
+    if (!allowed(viewer, ns)) throw new HttpError(403, `Your token does not give access to namespace "${ns}".`);
     return ns;
   };
 
@@ -164,29 +164,22 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
           return true;
         }
         default:
-          throw new HttpError(404, 'NOT_FOUND', `Nothing at ${path}.`);
+          throw new HttpError(404, `Nothing at ${path}.`);
       }
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
         return true;
       }
-      if (error instanceof HttpError) return sendJson(res, error.status, { error: { code: error.code, message: error.message } });
+      if (error instanceof HttpError) {
+        error.send(res, 'json', { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+        return true;
+      }
       const message = error instanceof BlackboardError ? error.message : 'The store could not be read.';
       return sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message } });
     }
   };
   return Object.assign(handler, { close: () => live.close() });
-}
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 function cookies(req: IncomingMessage): Record<string, string> {

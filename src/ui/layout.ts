@@ -15,6 +15,7 @@ import {
   type KeyRange,
   type ParsedKey,
 } from '../keyspace.js';
+import { familiesOfSection } from '../families/registry.js';
 
 export type { KeyRange, ParsedKey };
 
@@ -27,7 +28,7 @@ const ns = (namespace: string): string | undefined => (namespace === DEFAULT_NAM
 
 export { FAMILY, PLAN_OWNER, THREAD_OWNER };
 /** The families whose changes move the threads section. */
-const THREAD_FAMILIES: readonly string[] = [FAMILY.thread, FAMILY.lifecycle, FAMILY.budget, FAMILY.final, FAMILY.history, FAMILY.historySeq];
+const THREAD_FAMILIES: readonly string[] = familiesOfSection('threads');
 
 /** The range in which the namespaces present are found, and the board name of a key's namespace. */
 export const allNamespaces: KeyRange = allNamespacesRange;

@@ -1,6 +1,7 @@
 // The `ui` subcommand's own HTTP server: the board handler behind the Host and Origin checks of the MCP endpoint.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopbackAddress } from '../hosts.js';
 import { createBoardHandler, type BoardHandlerOptions } from './handler.js';
 
 /** Where and how the board is served. */
@@ -8,8 +9,6 @@ export interface BoardServerOptions extends BoardHandlerOptions {
   host: string;
   port: number;
 }
-
-export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'];
 
 /**
  * Serves the board on `host:port`. On a loopback bind, a request whose Host header is not a loopback name is refused
@@ -47,8 +46,8 @@ export async function serveBoard(options: BoardServerOptions): Promise<{ url: st
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  if (LOOPBACK_HOSTS.includes(options.host)) loopbackHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  if (isLoopbackAddress(options.host)) loopbackHosts = [...new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host}:${port}`])];
   return {
     url: `http://${host}:${port}/`,
     close: async () => {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/cli/serve.js';
 import { httpAgent, startHttp, writeAuthFile, type Served } from './http-helpers.js';
 
 // The shipped client configs start this server with flags it accepts, or reach a real HTTP server with their headers.

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { defaultConfig, type Config } from '../../src/config.js';
-import { loadAuthFile } from '../../src/transports/auth.js';
+import { loadAuthFile } from '../../src/auth-file.js';
 import { serveHttp, type HttpServer } from '../../src/transports/http.js';
 import type { VersionedStore } from '../../src/store/versioned-store.js';
 import { tempDir } from '../contract/backends.js';

@@ -5,6 +5,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
 import { createBoardHandler } from '../../src/ui/handler.js';
 import { tempDir } from '../contract/backends.js';
 import { CLI, agentsClosedAfterEach, memoryStore, runCli } from '../helpers.js';
@@ -17,7 +18,10 @@ afterAll(() => {
 });
 
 async function startUi(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [CLI, 'ui', '--store', `sqlite://${join(tempDir(), 'ui.db')}`, '--port', '0', ...args], {
+  // The board never creates a store: make one first.
+  const url = `sqlite://${join(tempDir(), 'ui.db')}`;
+  await (await openStore(url)).close();
+  const child = spawn(process.execPath, [CLI, 'ui', '--store', url, '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -57,7 +61,7 @@ describe('ui subcommand flags', () => {
       [['ui', '--namespace', 'Bad'], '--namespace "Bad" must match'],
       [['ui', '--bogus'], "unknown flag --bogus. Run mcp-blackboard ui --help for the flags."],
       [['ui', '--token', 'a', '--auth', 'f.json'], 'not both'],
-      [['ui', '--host', '0.0.0.0'], 'Refusing to serve the board on 0.0.0.0 without --token or --auth'],
+      [['ui', '--host', '0.0.0.0'], '--host 0.0.0.0 reaches beyond this machine: give --token or --auth'],
     ] as const) {
       const run = await runCli([...args], undefined, { BLACKBOARD_TOKEN: '' });
       expect(run.code, args.join(' ')).toBe(2);

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
 import { tempDir } from '../contract/backends.js';
 import { CLI } from '../helpers.js';
 
@@ -14,6 +15,7 @@ const EXAMPLE = join(import.meta.dirname, '..', '..', 'examples', 'work-queue.mj
 describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () => {
   it('shows steps claimed by their owners and finished, live', async () => {
     const store = `sqlite://${join(tempDir(), 'queue.db')}`;
+    await (await openStore(store)).close(); // the board never creates a store
     const ui = spawn(process.execPath, [CLI, 'ui', '--store', store, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
       let stderr = '';
@@ -50,13 +52,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () 
       let sawInProgress = false;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
-        const text = await plan.innerText();
+        const text = await plan.textContent() ?? '';
         for (const owner of await plan.locator('.chip.owner').allInnerTexts()) owners.add(owner);
         if (text.includes('◐')) sawInProgress = true;
         if (/5\/5/.test(text)) break;
         await page.waitForTimeout(100);
       }
-      expect(await plan.innerText()).toMatch(/5\/5/);
+      expect(await plan.textContent()).toMatch(/5\/5/);
       expect(sawInProgress).toBe(true);
       expect([...owners].every((o) => /^worker-[abc]$/.test(o))).toBe(true);
       expect(owners.size).toBeGreaterThanOrEqual(2);

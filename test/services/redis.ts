@@ -105,7 +105,7 @@ export async function startRedis(options: { tls?: boolean } = {}): Promise<Redis
   let tls: { port: number; ca: string } | undefined;
   if (options.tls) {
     // Also a plain port, on which readiness is checked.
-    let certs;
+    let certs: ReturnType<typeof makeCertificates>;
     try {
       certs = makeCertificates(dir);
     } catch {

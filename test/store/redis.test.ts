@@ -4,7 +4,7 @@ import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
 import { RedisBackend, parseRedisUrl } from '../../src/store/redis/backend.js';
-import { maskStoreUrl as maskUrl } from '../../src/store/open.js';
+import { maskPassword as maskUrl } from '../../src/store/url.js';
 import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { testRedis } from '../services/redis.js';

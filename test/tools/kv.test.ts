@@ -211,6 +211,7 @@ describe('kv tools: list and snapshot', () => {
     expect(Object.keys(small.entries).length).toBeGreaterThan(5);
     const proto = await a.ok('state_snapshot', { prefix: '__' });
     expect(Object.hasOwn(proto.entries, '__proto__')).toBe(true);
+    // biome-ignore lint/suspicious/noProto: a user key named __proto__ must come back as an ordinary key
     expect(proto.entries.__proto__).toEqual({ odd: true });
     expect((await a.err('state_snapshot', { maxBytes: 1 })).code).toBe('INVALID_ARGUMENT');
   });

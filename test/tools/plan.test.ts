@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentsClosedAfterEach, memoryStore, sleep, type Connected } from '../helpers.js';
+import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
 
 const agent = agentsClosedAfterEach();
 

@@ -16,7 +16,7 @@ const num = (value: number | undefined): string => {
   if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
   return String(value);
 };
-export const array = (values: string[], type: string): string => (values.length ? `ARRAY[${values.join(',')}]` : 'ARRAY[]') + `::${type}[]`;
+export const array = (values: string[], type: string): string => `${values.length ? `ARRAY[${values.join(',')}]` : 'ARRAY[]'}::${type}[]`;
 
 /** One statement: the revision bump, the puts, the removals and the change log entries. */
 export function writeStatement(t: Tables, writes: Writes, next: number, now: number): string {

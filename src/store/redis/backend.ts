@@ -15,7 +15,8 @@ import { WriteFateUnknown } from '../../errors.js';
 import { CALL_BUDGET_MS, lookUp, MARKER_TTL_MS, newMarker, notRun, RESOLVE_GRACE_MS, Unapplied, type FailPoint } from './fate.js';
 import { RedisFollower } from './follower.js';
 import { commitArgs, decode, listArgs, readChanges, readListing, revOf, type Listed } from './records.js';
-import { keysOf } from './scripts.js';
+import { LAYOUT, keysOf, layoutKeyOf } from './scripts.js';
+import { newerLayout } from '../layout.js';
 import type {
   Backend,
   BackendTx,
@@ -94,6 +95,10 @@ export class RedisBackend implements Backend {
   /** Checks the server and loads the scripts; returns a durability warning, if any. */
   private async prepare(): Promise<string | undefined> {
     await checkServer(this.redis);
+    const layoutKey = layoutKeyOf(this.options.prefix);
+    await this.redis.call(['SETNX', layoutKey, String(LAYOUT)]);
+    const layout = Number(await this.redis.call(['GET', layoutKey]));
+    if (layout > LAYOUT) throw newerLayout(layout, LAYOUT);
     await this.redis.loadScripts();
     this.known = (await this.begin([])).revision;
     return durabilityWarning(this.redis, this.description);
@@ -299,7 +304,7 @@ export class RedisBackend implements Backend {
     this.offset = server - Math.round((sent + received) / 2);
     this.see(revision);
     const fetched = new Map<string, string | null>();
-    prefetch.forEach((key, i) => fetched.set(key, reply[3 + i] ?? null));
+    for (const [i, key] of prefetch.entries()) fetched.set(key, reply[3 + i] ?? null);
     return { revision, now: server, fetched };
   }
 

@@ -33,6 +33,8 @@ export class KeyLocks {
         if (this.tails.get(key) === tail) this.tails.delete(key);
       });
     }
-    return () => releases.forEach((release) => release());
+    return () => {
+      for (const release of releases) release();
+    };
   }
 }

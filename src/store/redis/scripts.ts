@@ -15,11 +15,18 @@
  * - `compacted` the highest revision whose log entries were pruned
  * - `fate:ID`   a write's marker, set by the commit script that applied it (its revision), or a fence set by a
  *               lookup that found none (`fenced`: that commit can no longer apply); both expire on their own
+ * - `layout`    the key layout version (a newer one is refused); read by the backend, never passed to a script
  */
 export const KEY_NAMES = ['rev', 'rec', 'idx', 'exp', 'tomb', 'log', 'compacted'] as const;
 
+/** The key layout this code reads and writes, kept under the `layout` key; a newer one is refused. */
+export const LAYOUT = 1;
+
 /** Redis keys of the board `prefix`, in the order every script receives them. */
 export const keysOf = (prefix: string): string[] => KEY_NAMES.map((name) => `{${prefix}}:${name}`);
+
+/** The key that holds the layout version of the board `prefix`. */
+export const layoutKeyOf = (prefix: string): string => `{${prefix}}:layout`;
 
 /** The marker key of one write (passed to the commit and lookup scripts as KEYS[8]). */
 export const fateKeyOf = (prefix: string, id: string): string => `{${prefix}}:fate:${id}`;

@@ -1,4 +1,4 @@
-// A Keyv 5 store adapter over one better-sqlite3 connection (the shape @keyv/sqlite 6 has; kept small on purpose).
+// A Keyv 5 store adapter over one better-sqlite3 connection (the shape @keyv/sqlite 6 has), run under @keyv/test-suite.
 import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
 import type { KeyvStoreAdapter, StoredData } from 'keyv';

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import Keyv from 'keyv';
 import { decodeEnvelope, deserialize, serialize } from '../codec.js';
 import { legacyMetaKey } from '../keys.js';
+import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
 import { FileIdentityCheck } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
@@ -74,6 +75,25 @@ export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL',
   }
 }
 
+/**
+ * What an existing file holds, read without changing it: a blackboard store, an empty database (no tables, or an
+ * empty file), or another program's SQLite database (its tables listed). `unreadable` when SQLite cannot tell (not a
+ * database, locked): opening it for real then reports why.
+ */
+export function inspectFile(path: string): { kind: 'blackboard' | 'empty' | 'unreadable' } | { kind: 'foreign'; tables: string[] } {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 0 });
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name);
+    if (tables.length === 0) return { kind: 'empty' };
+    return tables.includes(TABLE) && tables.includes(META) ? { kind: 'blackboard' } : tables.length === 1 && tables[0] === TABLE ? { kind: 'blackboard' } : { kind: 'foreign', tables };
+  } catch {
+    return { kind: 'unreadable' };
+  } finally {
+    db?.close();
+  }
+}
+
 /** Whether `error` is SQLite meeting another connection's lock (SQLITE_BUSY or SQLITE_LOCKED, any extended code). */
 export const isBusy = (error: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ''));
 
@@ -94,6 +114,7 @@ function migrate(db: Database.Database): void {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
       CREATE TABLE IF NOT EXISTS ${META}(name TEXT PRIMARY KEY, value INTEGER NOT NULL);`);
     const schema = (db.prepare(`SELECT value FROM ${META} WHERE name = 'schema'`).get() as { value: number } | undefined)?.value ?? 0;
+    if (schema > SCHEMA) throw newerLayout(schema, SCHEMA);
     if (schema < SCHEMA) {
       const columns = new Set((db.pragma(`table_info(${TABLE})`) as Array<{ name: string }>).map((c) => c.name));
       if (!columns.has('exp')) db.exec(`ALTER TABLE ${TABLE} ADD COLUMN exp INTEGER`);

@@ -128,7 +128,10 @@ export function changesCases(backend: BackendCase): void {
       const other = await backend.openShared!(store);
       try {
         let checksOfQuiet = 0;
-        const quiet = store.waitUntil('quiet', () => (checksOfQuiet++, false), { timeoutMs: 3_000 });
+        const quiet = store.waitUntil('quiet', () => {
+          checksOfQuiet++;
+          return false;
+        }, { timeoutMs: 3_000 });
         const busy = store.waitUntil('busy', (e) => e?.value === 5, { timeoutMs: 10_000 });
         await sleep(200);
         const before = checksOfQuiet;

@@ -1,0 +1,99 @@
+// The `export` and `import` commands: a thread's (or a whole namespace's) state as portable JSON, and back.
+import { readFileSync } from 'node:fs';
+import { defaultConfig } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { loadDocument } from '../services/checkpoint.js';
+import { createServices } from '../services/index.js';
+import { Session } from '../services/session.js';
+import type { VersionedStore } from '../store/versioned-store.js';
+import { type Command, openCommandStore } from './command.js';
+import { flagHelp, helpFlag, namespaceFlag, readFlags, storeFlag, text } from './flags.js';
+import { print } from './serve.js';
+
+// For people: the same versioned JSON a checkpoint uses. Output goes to stdout; an error is one line on stderr
+// with exit code 1 (2 for a bad flag).
+
+const STORE_FLAGS = { store: storeFlag('the store'), namespace: namespaceFlag('the namespace (default: none)') };
+const EXPORT_FLAGS = {
+  ...STORE_FLAGS,
+  thread: text({ flag: 'thread', arg: 'ID', help: 'export only this thread (its thread, run and checkpoint records)' }),
+  help: helpFlag,
+};
+const IMPORT_FLAGS = { ...STORE_FLAGS, help: helpFlag };
+
+export const EXPORT_HELP = `Usage: mcp-blackboard export [--store URL] [--namespace NS] [--thread ID] > bundle.json
+
+Writes a thread's state (with --thread) or a whole namespace's state (without) to stdout as versioned JSON, the
+format checkpoints use. The store must already exist: export only reads it, and never creates one; a SQLite file
+that is not a blackboard store is refused and left untouched.
+
+Options (each also read from the environment variable shown):
+${flagHelp(EXPORT_FLAGS)}
+Exit codes: 0 written, 1 the store does not exist or cannot be read, 2 bad flag.
+`;
+
+export const exportCommand: Command = {
+  usage: 'export [--store URL] [--namespace NS] [--thread ID] > bundle.json',
+  summary: "write a thread's state (or, without --thread, the namespace's) as JSON",
+  async run(argv) {
+    const { values } = readFlags(EXPORT_FLAGS, argv, { command: 'export' });
+    if (values.help) return print(EXPORT_HELP);
+    const url = values.store;
+    if (url === 'memory://' || url === 'memory:') throw new ConfigError('--store memory:// is empty in a new process: there is nothing to export. Give the SQLite store to read.');
+    const store = await openCommandStore(url, { sweepIntervalMs: 0 }, { command: 'export', mustExist: true, blackboardOnly: true });
+    try {
+      const { checkpoints } = servicesFor(store, values.namespace, values.thread ?? 'export');
+      const out = values.thread !== undefined ? await checkpoints.exportThread(values.thread) : await checkpoints.exportNamespace();
+      await print(`${JSON.stringify(out, null, 2)}\n`);
+      return 0;
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+export const IMPORT_HELP = `Usage: mcp-blackboard import FILE [--store URL] [--namespace NS]
+
+Loads a bundle written by export (FILE, or - to read stdin) into the store, creating the store if needed. The whole
+file is checked before anything is written: a corrupt or truncated bundle is refused and changes nothing, and so is
+a SQLite file that is not a blackboard store.
+
+Options (each also read from the environment variable shown):
+${flagHelp(IMPORT_FLAGS)}
+Exit codes: 0 imported, 1 the file or the store cannot be read or the bundle is corrupt, 2 bad flag.
+`;
+
+export const importCommand: Command = {
+  usage: 'import FILE [--store URL] [--namespace NS]',
+  summary: 'load such a bundle; a corrupt file is refused and changes nothing',
+  async run(argv) {
+    const { values, positionals } = readFlags(IMPORT_FLAGS, argv, { command: 'import', positionals: true });
+    if (values.help) return print(IMPORT_HELP);
+    if (positionals.length !== 1) {
+      throw new ConfigError(`import takes one FILE (or - for stdin), got ${positionals.length}. Run mcp-blackboard import --help.`);
+    }
+    const file = positionals[0];
+    let content: string;
+    try {
+      content = readFileSync(file === '-' ? 0 : file, 'utf8');
+    } catch (error) {
+      throw new Error(`cannot read ${file === '-' ? 'stdin' : file}: ${(error as Error).message}`);
+    }
+    // Validate the whole file before the store is even opened: a bad file changes nothing.
+    const doc = loadDocument(content);
+    const store = await openCommandStore(values.store, { sweepIntervalMs: 0 }, { command: 'import', blackboardOnly: true });
+    try {
+      const { checkpoints } = servicesFor(store, values.namespace, 'export');
+      const { records } = await checkpoints.import(doc);
+      console.error(`mcp-blackboard: imported ${records} records${doc.kind === 'thread' ? ` into thread ${doc.thread}` : ''} (${store.backend.description})`);
+      return 0;
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+function servicesFor(store: VersionedStore, namespace: string | undefined, thread: string): ReturnType<typeof createServices> {
+  const session = new Session(store, { namespace, thread, run: '', rootThread: '', delegateLevel: 0 });
+  return createServices(store, session, defaultConfig());
+}

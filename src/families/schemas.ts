@@ -1,0 +1,33 @@
+// Each registered family's record schema, where the service that writes the family declares it.
+import * as z from 'zod';
+import { BudgetRecord } from '../services/budget.js';
+import { AnswerRecord } from '../services/finalizer.js';
+import { HistoryRecord } from '../services/history.js';
+import { LifecycleRecord } from '../services/lifecycle.js';
+import { PlanRecordSchema } from '../services/plan-steps.js';
+import { PresenceRecord } from '../services/presence.js';
+import { ThreadInfoRecord } from '../services/session.js';
+import type { FamilyName } from './registry.js';
+
+/**
+ * The schema a family's records decode with (the board and the family test decode through these). `undefined`: the
+ * family's records are decoded by its own service only (counters, indexes, checkpoint manifests and blobs).
+ */
+export const SCHEMAS: { readonly [K in FamilyName]: z.ZodType | undefined } = {
+  plan: PlanRecordSchema,
+  planIndex: undefined,
+  // a budget by name, or the record beside them that fixes the thread's maxes
+  budget: z.union([BudgetRecord, z.object({ maxes: z.record(z.string(), z.number()) })]),
+  history: HistoryRecord,
+  scratchpad: undefined,
+  final: AnswerRecord,
+  lifecycle: LifecycleRecord,
+  historySeq: undefined,
+  thread: ThreadInfoRecord,
+  checkpoint: undefined,
+  checkpointIndex: undefined,
+  checkpointHead: undefined,
+  blob: undefined,
+  blobRefs: undefined,
+  presence: PresenceRecord,
+};
