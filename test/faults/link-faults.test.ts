@@ -9,6 +9,7 @@ import { startRedis, type RedisHandle } from '../services/redis.js';
 const PG = process.env.BLACKBOARD_TEST_POSTGRES_URL;
 const REDIS = process.env.BLACKBOARD_TEST_REDIS_URL;
 const LISTS = 8;
+const t0 = Date.now();
 
 const spawned: Spawned[] = [];
 const proxies: FaultProxy[] = [];
@@ -50,6 +51,10 @@ class Ledger {
   readonly unchanged = new Set<string>();
   readonly undecided = new Set<string>();
   readonly errors: string[] = [];
+  readonly why = new Map<string, string>();
+  last = 0;
+  /** appends made: makes every item (and its idempotencyKey) unique across load phases */
+  items = 0;
 
   async call(agent: Spawned, tool: string, args: Record<string, unknown>): Promise<Reply> {
     const started = Date.now();
@@ -57,7 +62,8 @@ class Ledger {
     try {
       result = await agent.raw(tool, args, { timeout: 60_000 });
     } finally {
-      this.slowest = Math.max(this.slowest, Date.now() - started);
+      this.last = Date.now() - started;
+      this.slowest = Math.max(this.slowest, this.last);
       this.calls++;
     }
     if (!result.isError) return { ok: true, content: result.structuredContent as Record<string, any> };
@@ -82,7 +88,10 @@ class Ledger {
         await sleep(200);
         continue;
       }
-      if (/Nothing was changed/.test(reply.error.message) && !this.undecided.has(item)) this.unchanged.add(item);
+      if (/Nothing was changed/.test(reply.error.message) && !this.undecided.has(item)) {
+        this.unchanged.add(item);
+        this.why.set(item, `${Date.now() - t0} ms after start, took ${this.last} ms: ${reply.error.message}`);
+      }
       return;
     }
   }
@@ -104,6 +113,7 @@ async function checkFinal(reader: Spawned, ledger: Ledger): Promise<Map<string, 
   const missing = [...ledger.acked.keys()].filter((item) => found.get(item) !== 1);
   expect(missing, 'acknowledged appends missing or doubled').toEqual([]);
   const lied = [...ledger.unchanged].filter((item) => found.has(item));
+  for (const item of lied) console.error(`[link faults] lie about ${item}: ${ledger.why.get(item)}`);
   expect(lied, '"nothing was changed" said of appends that were applied').toEqual([]);
   expect([...found.values()].filter((n) => n > 1), 'items applied twice').toEqual([]);
   return versions;
@@ -149,7 +159,7 @@ function load(agents: Spawned[], ledger: Ledger, perCallPauseMs = 5) {
     try {
       for (let n = 0; !stopped; n++) {
         const key = `list-${(w + n) % LISTS}`;
-        if (n % 2 === 0) await ledger.append(agent, key, `${agent.pid}-${n}`);
+        if (n % 2 === 0) await ledger.append(agent, key, `${agent.pid}-${ledger.items++}`);
         else await ledger.call(agent, 'state_get', { key });
         await sleep(perCallPauseMs);
       }
