@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sleep } from '../helpers.js';
 import { startPostgres } from '../services/postgres.js';
 import { startRedis } from '../services/redis.js';
-import { checkFeed, checkFeed, checkFinal, databases, follow, freshStore, Ledger, load, PG, proxyTo, REDIS, server } from './link-harness.js';
+import { checkFeed, checkFinal, databases, follow, freshStore, Ledger, load, PG, proxyTo, REDIS, server } from './link-harness.js';
 
 for (const kind of ['postgres', 'redis'] as const) {
   const base = kind === 'postgres' ? PG : REDIS;
