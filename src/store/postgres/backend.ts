@@ -26,7 +26,7 @@ import type {
 export interface PostgresOptions {
   /** how often the commit listener's safety poll reads the change log while somebody listens (default 2000 ms) */
   safetyPollMs?: number;
-  /** how long a call may try before it answers (default 10000 ms, or the statement timeout if longer) */
+  /** how long a call may try before it answers (default 11000 ms, or the statement timeout if longer) */
   callBudgetMs?: number;
   /** called at each moment of a write where the connection may break (tests break it there) */
   failPoint?: (point: FailPoint, client: pg.ClientBase) => void | Promise<void>;

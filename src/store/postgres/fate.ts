@@ -8,8 +8,8 @@ export type FailPoint = 'begin' | 'commit' | 'committed' | 'doorbell' | 'resolve
 export type Fate = 'committed' | 'aborted' | 'unknown';
 
 /** How long a call may spend on its attempts (a retry included), and how much longer on finding out a write's fate. */
-export const CALL_BUDGET_MS = 10_000;
-export const RESOLVE_GRACE_MS = 3000;
+export const CALL_BUDGET_MS = 11_000;
+export const RESOLVE_GRACE_MS = 2500;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

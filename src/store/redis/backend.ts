@@ -31,6 +31,8 @@ import type {
 
 export { parseRedisUrl, type RedisOptions } from './client.js';
 
+/** How long a call that failed on its connection waits for the reconnect before its one retry. */
+const RECONNECT_WAIT_MS = 1500;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Attempt<T> = { done: true; result: T; revision: number } | { done: false; read: string[] };
@@ -147,7 +149,7 @@ export class RedisBackend implements Backend {
           if (!(error instanceof Unapplied)) throw error;
           // Nothing was changed: once more when connected again (a reset costs the caller nothing), unless the store
           // did not answer at all (a partition: another try would only wait as long again).
-          if (retried || error.reason instanceof RedisTimeoutError || !(await this.redis.ready(callDeadline))) throw error.reason;
+          if (retried || error.reason instanceof RedisTimeoutError || !(await this.reconnected(callDeadline))) throw error.reason;
           retried = true;
           continue;
         }
@@ -285,9 +287,14 @@ export class RedisBackend implements Backend {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof ErrorReply || error instanceof RedisTimeoutError || !(await this.redis.ready(deadline))) throw error;
+      if (error instanceof ErrorReply || error instanceof RedisTimeoutError || !(await this.reconnected(deadline))) throw error;
       return run();
     }
+  }
+
+  /** Whether the connection is back soon (a reset reconnects within milliseconds; a Redis that is down does not). */
+  private reconnected(deadline: number): Promise<boolean> {
+    return this.redis.ready(Math.min(deadline, Date.now() + RECONNECT_WAIT_MS));
   }
 
   private see(revision: number): void {

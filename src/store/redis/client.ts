@@ -13,7 +13,7 @@ export interface RedisOptions {
   conflictTimeoutMs?: number;
   /** change log entries kept at most, whatever their age (default 100000) */
   maxLogEntries?: number;
-  /** how long a call may try before it answers (ms; default 10000, or the call timeout if longer) */
+  /** how long a call may try before it answers (ms; default 11000, or the call timeout if longer) */
   callBudgetMs?: number;
 }
 

@@ -8,8 +8,8 @@ import { fateKeyOf } from './scripts.js';
 export type FailPoint = 'begin' | 'commit' | 'committed' | 'resolve';
 
 /** How long a call may spend on its attempts (a retry included), and how much longer on finding out a write's fate. */
-export const CALL_BUDGET_MS = 10_000;
-export const RESOLVE_GRACE_MS = 3000;
+export const CALL_BUDGET_MS = 11_000;
+export const RESOLVE_GRACE_MS = 2500;
 /** A marker lives long enough for the call that set it to look it up (that call answers within seconds). */
 export const MARKER_TTL_MS = 120_000;
 /** A fence outlives any commit script that could still be on its way on a dropped connection. */

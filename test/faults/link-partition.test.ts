@@ -1,0 +1,62 @@
+// A silent partition between servers and Postgres or Redis (through a fault proxy), with server kill -9s and a
+// crash-restart of the database: every call answers within 15 s, all recovers, every reply matches the final state.
+import { describe, expect, it } from 'vitest';
+import { sleep } from '../helpers.js';
+import { startPostgres } from '../services/postgres.js';
+import { startRedis } from '../services/redis.js';
+import { checkFeed, checkFinal, databases, follow, freshStore, Ledger, load, PG, proxyTo, REDIS, server } from './link-harness.js';
+
+for (const kind of ['postgres', 'redis'] as const) {
+  const base = kind === 'postgres' ? PG : REDIS;
+  describe(`${kind}: the link to the database fails`, () => {
+    it.skipIf(!base)(
+      'a 12 s silent partition, server kill -9s and a database crash-restart: every call answers within 15 s, all recovers, the follower misses nothing',
+      async () => {
+        const started = kind === 'postgres' ? await startPostgres({ maxConnections: 100 }) : await startRedis();
+        if ('skipped' in started) return;
+        databases.push(started);
+        const store = freshStore(kind, started.url);
+        const proxy = await proxyTo(store);
+        const agents = await Promise.all(Array.from({ length: 4 }, (_, i) => server(proxy.via(store), `p${i}`)));
+        const ledger = new Ledger();
+        const feed = follow(agents[0], ledger, 0);
+        // Writers on the servers that will be killed, and on the ones that stay.
+        let stop = load(agents, ledger, 20);
+        await sleep(2000);
+        const healed = proxy.partition(12_000);
+        await sleep(4000);
+        agents[3].kill(); // kill -9 during the partition
+        await healed;
+        await stop();
+        const survivors = [...agents.slice(0, 3), await server(proxy.via(store), 'p4')];
+        stop = load(survivors.slice(1), ledger, 20);
+        await sleep(2000);
+        // The database crashes and comes back; another server is killed meanwhile.
+        await started.kill9();
+        survivors[3].kill();
+        await sleep(500);
+        await started.restart();
+        await sleep(4000);
+        await stop();
+        // Recovered by itself: every surviving server answers again.
+        for (const agent of survivors.slice(0, 3)) {
+          let reply = await ledger.call(agent, 'state_get', { key: 'list-0' });
+          for (let i = 0; !reply.ok && i < 50; i++) {
+            await sleep(200);
+            reply = await ledger.call(agent, 'state_get', { key: 'list-0' });
+          }
+          expect(reply.ok).toBe(true);
+        }
+        const reader = await server(store, 'reader');
+        const versions = await checkFinal(reader, ledger);
+        await feed.drain((await reader.ok('state_changes', {})).revision as number);
+        checkFeed(feed.changes, versions);
+        const summary = `${ledger.calls} calls, ${ledger.failed} failed, ${ledger.unknown} unknown, slowest ${ledger.slowest} ms; ${ledger.errors.slice(0, 5).join(' | ')}`;
+        console.error(`[link faults] ${kind} partition: ${summary}`);
+        expect(ledger.slowest, summary).toBeLessThan(15_000);
+        expect(ledger.acked.size).toBeGreaterThan(100);
+      },
+      120_000,
+    );
+  });
+}
