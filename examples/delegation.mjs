@@ -40,7 +40,7 @@ for (let i = 1; ; i++) {
   }
   console.log(`child: step ${i}, ${step.remaining} left`);
 }
-await child.call('scratchpad_fail', { approach: 'retry in a loop', reason: 'hides the race' });
+await child.call('scratchpad_write', { kind: 'failed_approach', value: 'retry in a loop: hides the race' });
 await child.call('plan_update', { planId, ifVersion: 1, stepUpdates: [{ id: 's1', status: 'completed' }, { id: 's2', status: 'completed' }] });
 await child.call('final_answer_set', { content: 'The test raced the cache warm-up.' });
 const again = await child.call('final_answer_set', { content: 'a second opinion' });

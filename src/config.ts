@@ -4,20 +4,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { NAMESPACE_RE } from './context.js';
 import { loadAuthFile, type AuthClient } from './transports/auth.js';
 import { isLoopbackAddress } from './transports/requests.js';
+import { FAMILIES, parseToolList } from './tool-profiles.js';
 
-export const FAMILIES = [
-  'kv',
-  'plan',
-  'scratchpad',
-  'finalizer',
-  'budget',
-  'lifecycle',
-  'run',
-  'checkpoint',
-  'history',
-  'signal',
-] as const;
-export type Family = (typeof FAMILIES)[number];
+export { FAMILIES, type Family } from './tool-profiles.js';
 
 /** Everything the server is told at start-up, from flags and environment. */
 export interface Config {
@@ -41,7 +30,10 @@ export interface Config {
   agentType?: string;
   thread?: string;
   parentThread?: string;
-  tools: Family[];
+  /** `--tools`: profiles, families and tool names (default `agent`); see src/tool-profiles.ts */
+  tools: string[];
+  /** `--read-only`: register read tools only */
+  readOnly: boolean;
   maxIterations?: number;
   budgets: Record<string, number>;
   maxValueBytes: number;
@@ -101,8 +93,10 @@ Options (each also read from the environment variable shown):
   --agent-type TYPE      this agent's type (scope agent_type)                          BLACKBOARD_AGENT_TYPE
   --thread ID            the conversation thread (default: a new id)                   BLACKBOARD_THREAD
   --parent-thread ID     the thread that delegated to this one                         BLACKBOARD_PARENT_THREAD
-  --tools LIST           families to enable, comma-separated (default all):            BLACKBOARD_TOOLS
-                         ${FAMILIES.join(',')}
+  --tools LIST           profiles, families or tool names, comma-separated             BLACKBOARD_TOOLS
+                         (default agent); profiles: agent, planner, follow, history,
+                         operator, team, all; families: ${FAMILIES.join(',')}
+  --read-only            register read tools only
   --max-iterations N     the "iterations" budget per thread                            BLACKBOARD_MAX_ITERATIONS
   --budget NAME=MAX      another budget per thread (repeatable)
   --allow-budget-admin   register budget_configure and budget_increase
@@ -223,6 +217,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         thread: { type: 'string' },
         'parent-thread': { type: 'string' },
         tools: { type: 'string' },
+        'read-only': { type: 'boolean' },
         'max-iterations': { type: 'string' },
         budget: { type: 'string', multiple: true },
         'allow-budget-admin': { type: 'boolean' },
@@ -253,11 +248,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     throw new ConfigError(`${from('namespace', 'BLACKBOARD_NAMESPACE')} "${namespace}" must match ^[a-z][a-z0-9_]{0,31}$.`);
   }
   const toolsRaw = pick(values.tools, 'BLACKBOARD_TOOLS');
-  const tools = toolsRaw === undefined ? [...FAMILIES] : toolsRaw.split(',').map((t) => t.trim()).filter(Boolean);
-  for (const t of tools) {
-    if (!(FAMILIES as readonly string[]).includes(t)) {
-      throw new ConfigError(`${from('tools', 'BLACKBOARD_TOOLS')}: unknown family "${t}". Families: ${FAMILIES.join(', ')}.`);
-    }
+  let tools: string[];
+  try {
+    tools = parseToolList(toolsRaw);
+  } catch (error) {
+    throw new ConfigError(`${from('tools', 'BLACKBOARD_TOOLS')}: ${(error as Error).message}`);
   }
   const budgets: Record<string, number> = {};
   for (const spec of values.budget ?? []) {
@@ -278,7 +273,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       agentType: pick(values['agent-type'], 'BLACKBOARD_AGENT_TYPE'),
       thread: pick(values.thread, 'BLACKBOARD_THREAD'),
       parentThread: pick(values['parent-thread'], 'BLACKBOARD_PARENT_THREAD'),
-      tools: tools as Family[],
+      tools,
+      readOnly: values['read-only'] ?? false,
       maxIterations: int(from('max-iterations', 'BLACKBOARD_MAX_ITERATIONS'), pick(values['max-iterations'], 'BLACKBOARD_MAX_ITERATIONS'), 0, Number.MAX_SAFE_INTEGER),
       budgets,
       maxValueBytes: int(from('max-value-bytes', 'BLACKBOARD_MAX_VALUE_BYTES'), pick(values['max-value-bytes'], 'BLACKBOARD_MAX_VALUE_BYTES'), 16, 64 * 1024 * 1024) ?? 1024 * 1024,

@@ -137,7 +137,7 @@ export function registerResources(
     while (!signal.aborted) {
       const watched = 'plan' in t ? { key: t.plan, scope: 'plan' } : { key: t.key, scope: t.scope };
       const result = await services.kv
-        .watch({ ...watched, afterVersion: seen, timeoutMs: WATCH_MAX_MS }, signal)
+        .watch({ ...watched, afterVersion: seen, waitMs: WATCH_MAX_MS }, signal)
         .catch(() => undefined);
       if (!result || signal.aborted) return;
       if (result.timedOut) continue;

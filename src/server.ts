@@ -5,7 +5,8 @@ import { SCOPE_FORMS } from './context.js';
 import { createServices, type Services } from './services/index.js';
 import { Session, type SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
-import { registerTools } from './tools/index.js';
+import { registerTools, toolSelection } from './tools/index.js';
+import { familySelected, type Family } from './tool-profiles.js';
 import { ToolHost } from './tools/define.js';
 import { registerResources } from './resources.js';
 
@@ -13,7 +14,7 @@ import { registerResources } from './resources.js';
  * What the server tells a model at `initialize`, one paragraph per tool family, tools named as `{tool:NAME}` (a
  * sentence about a tool this server lacks is left out when rendered).
  */
-const INSTRUCTIONS: Array<[Config['tools'][number] | 'all', string]> = [
+const INSTRUCTIONS: Array<[Family | 'all', string]> = [
   ['all', 'mcp-blackboard keeps state that agents share, durably and safely under concurrency.'],
   [
     'kv',
@@ -70,9 +71,9 @@ export async function createServer(
     await session.record();
     await fixBudgets();
   };
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite });
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite }, toolSelection(config));
   registerTools(host, config, services);
-  const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
+  const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
     .map(([, text]) => host.render(text))
     .filter(Boolean)
     .join(' ');

@@ -66,7 +66,7 @@ export function memoryStore(maxValueBytes?: number): VersionedStore {
 export async function connect(
   options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions } = {},
 ): Promise<Connected> {
-  const config = defaultConfig({ progressIntervalMs: 100, ...options.config });
+  const config = defaultConfig({ progressIntervalMs: 100, tools: ['all'], ...options.config });
   const store = options.store ?? memoryStore(config.maxValueBytes);
   const bb = await createServer(config, store, options.identity);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

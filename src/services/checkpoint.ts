@@ -100,16 +100,25 @@ export class CheckpointService {
     return info(id, manifest);
   }
 
-  async list(args: { thread?: string } = {}): Promise<{ checkpoints: CheckpointInfo[] }> {
+  /** A thread's checkpoints, newest first, `limit` a page (default 20); `nextCursor` continues. */
+  async list(args: { thread?: string; cursor?: string; limit?: number } = {}): Promise<{ checkpoints: CheckpointInfo[]; nextCursor?: string }> {
     const thread = args.thread === undefined ? this.who.thread : checkName('thread', args.thread);
+    const limit = args.limit ?? 20;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('limit must be a whole number from 1 to 100.', { limit });
     const { entries } = await this.store.list({ ...this.keys.checkpointIndexRange(thread), limit: 10_000 });
-    const checkpoints: CheckpointInfo[] = [];
-    for (const [key] of entries.reverse()) {
-      const id = lastPart(key);
-      const manifest = Manifest.safeParse((await this.store.get(this.keys.checkpoint(id)))?.value);
-      if (manifest.success) checkpoints.push(info(id, manifest.data));
+    const ids = entries.reverse().map(([key]) => lastPart(key));
+    let start = 0;
+    if (args.cursor !== undefined) {
+      start = ids.indexOf(args.cursor) + 1;
+      if (start === 0) throw invalid('cursor names no checkpoint of this thread: pass back nextCursor exactly as returned, or omit it to start over.');
     }
-    return { checkpoints };
+    const checkpoints: CheckpointInfo[] = [];
+    let at = start;
+    for (; at < ids.length && checkpoints.length < limit; at++) {
+      const manifest = Manifest.safeParse((await this.store.get(this.keys.checkpoint(ids[at])))?.value);
+      if (manifest.success) checkpoints.push(info(ids[at], manifest.data));
+    }
+    return at < ids.length ? { checkpoints, nextCursor: ids[at - 1] } : { checkpoints };
   }
 
   async restore(args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }): Promise<{ checkpointId: string; thread: string; run: string; records: number }> {

@@ -15,7 +15,6 @@ export interface WhoAmI {
   run: string;
   parentThread: string | null;
   delegateLevel: number;
-  store: string;
 }
 
 export const END_STATES = ['finished', 'error', 'stopped'] as const;
@@ -47,7 +46,6 @@ export class RunService {
       run: who.run,
       parentThread: who.parentThread ?? null,
       delegateLevel: who.delegateLevel,
-      store: this.store.backend.description,
     };
   }
 

@@ -1,10 +1,10 @@
 // The checkpoint tools: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete.
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoint.js';
-import { counter, idempotencyKey, isoTime, threadArg } from './common.js';
+import { counter, cursor, idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-const checkpointId = z.string().describe('cp-…');
+const checkpointId = z.string();
 const info = z.object({
   checkpointId: z.string(),
   thread: z.string(),
@@ -23,8 +23,8 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_save',
     {
       title: 'Save a checkpoint',
-      description: 'Save this thread\'s whole state to restore later.',
-      input: z.object({ label: z.string().optional().describe('A name for it'), idempotencyKey }).strict(),
+      description: "Save this thread's state for {tool:checkpoint_restore}. Returns its id, size.",
+      input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
@@ -36,9 +36,9 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_list',
     {
       title: 'List checkpoints',
-      description: 'List a thread\'s checkpoints, newest first.',
-      input: z.object({ thread: threadArg }).strict(),
-      output: z.object({ checkpoints: z.array(info) }),
+      description: "List a thread's checkpoints, newest first. Returns them, nextCursor.",
+      input: z.object({ thread: threadArg, cursor, limit: z.number().int().min(1).max(100).optional().describe('Default 20') }).strict(),
+      output: z.object({ checkpoints: z.array(info), nextCursor: z.string().optional() }),
       annotations: { readOnlyHint: true },
     },
     (args) => checkpoints.list(args),
@@ -48,9 +48,9 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_restore',
     {
       title: 'Restore a checkpoint',
-      description: 'Put a checkpoint\'s thread back as saved, atomically.',
+      description: "Put a thread back as a checkpoint saved it, atomically. Returns records restored.",
       input: z
-        .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed after this revision'), idempotencyKey })
+        .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed since'), idempotencyKey })
         .strict(),
       output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
@@ -62,7 +62,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_delete',
     {
       title: 'Delete a checkpoint',
-      description: 'Delete a checkpoint.',
+      description: "Delete a checkpoint. Returns deleted.",
       input: z.object({ checkpointId, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -1,4 +1,4 @@
-// How tools are declared and registered: the tool host, argument errors with suggestions, results, progress.
+// How tools are declared and registered: the tool host, results, progress.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -12,6 +12,7 @@ import {
 import * as z from 'zod';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
+import { argumentError, prepareArgs } from './argument-errors.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -51,6 +52,8 @@ export class ToolHost {
       /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
       beforeWrite?: () => Promise<void>;
     } = {},
+    /** which declared tools to register (`--tools`, `--read-only`); default all */
+    private readonly selected: (name: string, annotations: ToolAnnotations) => boolean = () => true,
   ) {}
 
   /** The registered names, in declaration order. */
@@ -90,7 +93,7 @@ export class ToolHost {
 
   declare(tool: Declared): void {
     if (this.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
-    this.declared.push(tool);
+    if (this.selected(tool.name, tool.spec.annotations)) this.declared.push(tool);
   }
 
   /** The tools as tools/list shows them: rendered descriptions, exact JSON schemas without `$schema`. */
@@ -101,7 +104,7 @@ export class ToolHost {
       description: this.render(spec.description),
       inputSchema: this.renderSchema(jsonSchema(spec.input, 'input')) as Tool['inputSchema'],
       outputSchema: this.renderSchema(jsonSchema(spec.output, 'output')) as Tool['outputSchema'],
-      annotations: { openWorldHint: false, ...spec.annotations },
+      annotations: compactAnnotations(spec.annotations),
     }));
   }
 
@@ -141,8 +144,9 @@ export class ToolHost {
         ),
       );
     }
-    const parsed = tool.spec.input.safeParse(args ?? {});
-    if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, args));
+    const given = prepareArgs(tool.spec.input, args ?? {});
+    const parsed = tool.spec.input.safeParse(given);
+    if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, given));
     try {
       if (writes) await this.access.beforeWrite?.();
       return ok(await tool.handler(parsed.data as never, extra));
@@ -173,6 +177,21 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   host.declare({ name, spec: spec as unknown as ToolSpec<z.ZodObject, z.ZodObject>, handler: handler as Declared['handler'] });
 }
 
+/**
+ * Annotations as listed: only what differs from MCP's defaults (not read-only, destructive, not idempotent, open
+ * world), so a hint shown is a hint meant; a read-only tool needs no destructive or idempotent hint.
+ */
+function compactAnnotations(annotations: ToolAnnotations): ToolAnnotations {
+  const { readOnlyHint, destructiveHint, idempotentHint, ...rest } = annotations;
+  return {
+    ...rest,
+    ...(readOnlyHint ? { readOnlyHint } : {}),
+    ...(!readOnlyHint && destructiveHint === false ? { destructiveHint } : {}),
+    ...(!readOnlyHint && idempotentHint ? { idempotentHint } : {}),
+    openWorldHint: false,
+  };
+}
+
 /** A success: `structuredContent` plus the same JSON as text. */
 export function ok(data: object): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
@@ -190,94 +209,15 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
     override: ({ jsonSchema: node }) => {
       if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
       if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
-      // A result never has properties beyond its schema's; saying so in every object is noise.
-      if (io === 'output' && node.additionalProperties === false) delete node.additionalProperties;
+      // A result never has properties beyond its schema's; saying so in every object is noise. An argument object
+      // with declared properties refuses others all the same; strict converters add the flag themselves, and only
+      // an empty object needs it to convert (strict mode refuses an open object without properties).
+      const declared = node.properties !== undefined && Object.keys(node.properties).length > 0;
+      if ((io === 'output' || declared) && node.additionalProperties === false) delete node.additionalProperties;
     },
   }) as Record<string, unknown>;
   delete out.$schema;
   return out;
-}
-
-/** The first way `args` breaks `schema`, as INVALID_ARGUMENT naming the argument (and a likely name for a typo). */
-export function argumentError(error: z.ZodError, schema: z.ZodType, args: unknown): BlackboardError {
-  const issue = error.issues[0];
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    const path = pathText([...issue.path, key]);
-    const known = Object.keys(objectAt(schema, issue.path)?.shape ?? {});
-    const suggestion = closest(key, known);
-    return new BlackboardError(
-      'INVALID_ARGUMENT',
-      `Unknown argument "${path}"${suggestion ? `: did you mean ${suggestion}?` : '.'} ${known.length > 0 ? `Arguments here: ${known.join(', ')}.` : 'It takes no arguments here.'}`,
-      { path, ...(suggestion ? { suggestion } : {}) },
-    );
-  }
-  const path = pathText(issue.path);
-  const value = valueAt(args, issue.path);
-  let what: string;
-  if (value === undefined) what = 'is required';
-  else if (issue.code === 'invalid_type') what = `must be ${issue.expected === 'int' ? 'a whole number' : `of type ${issue.expected}`}, not ${typeName(value)}`;
-  else if (issue.code === 'invalid_value') what = `must be one of: ${issue.values.map((v) => String(v)).join(', ')}`;
-  else if (issue.code === 'too_small' || issue.code === 'too_big') what = `is out of range: ${issue.message.replace(/^Too (small|big): /, '')}`;
-  else what = `is not valid: ${issue.message}`;
-  return new BlackboardError('INVALID_ARGUMENT', `${path || 'The arguments'} ${what}.`, { path });
-}
-
-function pathText(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('');
-}
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let at = value;
-  for (const p of path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
-  return at;
-}
-
-function typeName(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-/** The object schema reached by following `path` (through optional, nullable, array and union wrappers). */
-function objectAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodObject | undefined {
-  const objects = (s: z.ZodType): z.ZodObject[] => {
-    if (s instanceof z.ZodObject) return [s];
-    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault) return objects(s.unwrap() as z.ZodType);
-    if (s instanceof z.ZodUnion) return (s.options as z.ZodType[]).flatMap(objects);
-    return [];
-  };
-  let at: z.ZodType | undefined = schema;
-  for (const p of path) {
-    if (!at) return undefined;
-    if (typeof p === 'number') {
-      let s: z.ZodType = at;
-      while (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
-      at = s instanceof z.ZodArray ? (s.element as z.ZodType) : undefined;
-    } else {
-      at = objects(at).map((o) => o.shape[String(p)] as z.ZodType | undefined).find(Boolean);
-    }
-  }
-  return at ? objects(at)[0] : undefined;
-}
-
-/** The known name closest to a misspelled one (case, `_` and `-` ignored; a few edits at most). */
-export function closest(name: string, known: string[]): string | undefined {
-  const norm = (s: string): string => s.toLowerCase().replace(/[_-]/g, '');
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of known) {
-    const distance = editDistance(norm(name), norm(candidate));
-    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length];
 }
 
 /**

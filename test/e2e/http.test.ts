@@ -52,7 +52,7 @@ describe('Streamable HTTP', () => {
       await one.agent.ok('state_set', { key: 'mine', value: 1, scope: 'thread' });
       expect((await two.agent.ok('state_get', { key: 'mine', scope: 'thread' })).found).toBe(false);
       // watch across sessions
-      const waiting = two.agent.ok('watch', { key: 'ping', timeoutMs: 10_000 });
+      const waiting = two.agent.ok('watch', { key: 'ping', waitMs: 10_000 });
       await new Promise((r) => setTimeout(r, 100));
       await one.agent.ok('state_set', { key: 'ping', value: 'pong' });
       expect(await waiting).toMatchObject({ value: 'pong', timedOut: false });
