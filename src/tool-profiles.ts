@@ -1,4 +1,5 @@
 // Which tools a server registers: the one table of every tool's family and profile, and `--tools` selections.
+import { closest } from './tools/argument-errors.js';
 
 /** Tool families: a family is the set of tools over one kind of record. */
 export const FAMILIES = ['kv', 'plan', 'scratchpad', 'finalizer', 'budget', 'lifecycle', 'run', 'checkpoint', 'history', 'signal', 'team'] as const;
@@ -76,7 +77,7 @@ export function parseToolList(raw: string | undefined): string[] {
   for (const item of items) {
     if (!isProfile(item) && !isFamily(item) && !(item in TOOL_TABLE)) {
       const known = [...PROFILES, ...FAMILIES, ...Object.keys(TOOL_TABLE)];
-      const near = known.find((k) => k.startsWith(item) || item.endsWith(`_${k}`)) ?? known.find((k) => k.includes(item));
+      const near = closest(item, known) ?? known.find((k) => item.endsWith(`_${k}`));
       throw new Error(
         `unknown tool, family or profile "${item}"${near ? ` (did you mean ${near}?)` : ''}. Profiles: ${PROFILES.join(', ')}; families: ${FAMILIES.join(', ')}; or single tool names.`,
       );

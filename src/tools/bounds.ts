@@ -12,7 +12,14 @@ export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value:
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes <= maxBytes) return { value };
   const source = typeof value === 'string' ? value : text;
-  return { value: cutUtf8(source, maxBytes - 8), bytes, truncated: true };
+  // The preview is a string: its own JSON (quotes and escapes included) must fit too.
+  let room = maxBytes - 8;
+  let preview = cutUtf8(source, room);
+  for (let over = jsonSize(preview) - maxBytes; over > 0; over = jsonSize(preview) - maxBytes) {
+    room -= over;
+    preview = cutUtf8(source, Math.max(0, room));
+  }
+  return { value: preview, bytes, truncated: true };
 }
 
 /** A text of at most `maxBytes` UTF-8 bytes (never splitting a character), with "…" when cut. */
@@ -31,4 +38,8 @@ export function cutUtf8(text: string, maxBytes: number): string {
 export function waitOf(extra: Extra, waitMs: number | undefined): number {
   const asked = waitMs ?? WAIT_DEFAULT_MS;
   return extra._meta?.progressToken === undefined ? Math.min(asked, WAIT_CAP_MS) : asked;
+}
+
+function jsonSize(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text), 'utf8');
 }

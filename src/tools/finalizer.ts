@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { FinalAnswer, FinalizerService } from '../services/finalizer.js';
 import type { Json } from '../store/types.js';
 import { boundValue, cutUtf8, waitOf } from './bounds.js';
-import { bounded, idempotencyKey, isoTime, json, jsonValue, maxBytes, threadArg, waitMs } from './common.js';
+import { READ_DEFAULT_BYTES, bounded, idempotencyKey, isoTime, json, jsonValue, maxBytes, threadArg, waitMs } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 const answer = z.object({
@@ -51,17 +51,23 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
   );
 }
 
-function boundAnswer(answer: FinalAnswer, maxBytes: number | undefined): FinalAnswer & { bytes?: number; truncated?: boolean } {
-  const content = boundValue(answer.content, maxBytes);
+/** An answer within `maxBytes`: metadata over 2 KiB as a preview of its JSON, the content in what is left. */
+function boundAnswer(answer: FinalAnswer, maxBytes = READ_DEFAULT_BYTES): FinalAnswer & { bytes?: number; truncated?: boolean } {
   let metadata: Json | undefined = answer.metadata;
-  let truncated = content.truncated === true;
+  let truncated = false;
+  let metadataBytes = 0;
   if (metadata !== undefined) {
     const text = JSON.stringify(metadata);
-    if (Buffer.byteLength(text, 'utf8') > METADATA_BYTES) {
-      metadata = cutUtf8(text, METADATA_BYTES);
+    metadataBytes = Buffer.byteLength(text, 'utf8');
+    const room = Math.min(METADATA_BYTES, Math.floor(maxBytes / 4));
+    if (metadataBytes > room) {
+      metadata = cutUtf8(text, room);
+      metadataBytes = room;
       truncated = true;
     }
   }
+  const content = boundValue(answer.content, Math.max(64, maxBytes - metadataBytes));
+  truncated ||= content.truncated === true;
   return {
     ...answer,
     content: content.value as string,

@@ -150,7 +150,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
                 .object({
                   op: z.enum(['set', 'delete', ...UPDATE_OPS]),
                   key: z.string(),
-                  value: json(z.unknown()).optional(),
+                  value: json(jsonValue).optional(),
                   scope: z.string().optional(),
                   ifVersion: z.number().int().min(0).optional(),
                   ttlSeconds: z.number().min(0.001).optional(),
