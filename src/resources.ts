@@ -85,6 +85,8 @@ export function registerResources(
           uri: `blackboard://${ns()}/plans/${p.planId}`,
           name: `plan ${p.title}`,
           mimeType: 'application/json',
+          // the template's description is not repeated per entry (the SDK copies it unless an entry sets its own)
+          description: undefined,
         })),
       }),
     }),
@@ -99,7 +101,7 @@ export function registerResources(
         for (const scope of ['global', 'thread']) {
           const label = resolveScope(scope, session.identity).label;
           for (const k of (await services.kv.list({ scope, limit: LIST_LIMIT })).keys) {
-            resources.push({ uri: uriOf(label, k.key), name: `${label}/${k.key}`, mimeType: 'application/json' });
+            resources.push({ uri: uriOf(label, k.key), name: `${label}/${k.key}`, mimeType: 'application/json', description: undefined });
           }
         }
         return { resources };
