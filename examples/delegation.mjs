@@ -16,7 +16,7 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 async function agent(...flags) {
   const client = new Client({ name: 'example', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--max-iterations', '3', ...flags], stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--max-iterations', '3', '--tools', 'all', ...flags], stderr: 'ignore' }));
   const call = async (tool, args = {}) => {
     const result = await client.callTool({ name: tool, arguments: args });
     const body = JSON.parse(result.content[0].text);

@@ -19,7 +19,7 @@ const workMs = Number(process.env.WORK_MS ?? 50);
 
 async function agent(name) {
   const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--agent', name], stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--agent', name, '--tools', 'planner'], stderr: 'ignore' }));
   const call = async (tool, args = {}) => {
     const result = await client.callTool({ name: tool, arguments: args });
     if (result.isError) throw new Error(`${tool}: ${result.content[0].text}`);
@@ -55,7 +55,7 @@ try {
           if (claim.reason === 'all_done') return;
           // Blocked or taken: wait for the plan to change instead of polling.
           const { plan } = await worker.call('plan_get', { planId });
-          await worker.call('watch', { key: planId, scope: 'plan', afterVersion: plan.version, timeoutMs: 5_000 });
+          await worker.call('watch', { key: planId, scope: 'plan', afterVersion: plan.version, waitMs: 5_000 });
           continue;
         }
         const step = claim.step;

@@ -113,7 +113,8 @@ export async function spawnAgent(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
-    env: { ...(process.env as Record<string, string>), ...env },
+    // every tool, unless the test chooses (`--tools` or BLACKBOARD_TOOLS): most tests exercise more than the default profile
+    env: { BLACKBOARD_TOOLS: 'all', ...(process.env as Record<string, string>), ...env },
     stderr: 'pipe',
     cwd,
   });
@@ -147,7 +148,7 @@ export async function spawnAgent(
 /** Runs the CLI to completion (for --help, --version, bad flags, export/import). */
 export function runCli(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { BLACKBOARD_TOOLS: 'all', ...process.env, ...env }, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -13,7 +13,7 @@ const TOKEN = 'test-token-123';
 
 beforeAll(async () => {
   const db = join(tempDir(), 'http.db');
-  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2', '--tools', 'all'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   url = await new Promise<string>((resolve, reject) => {
