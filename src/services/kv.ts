@@ -13,14 +13,12 @@ import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js
 import type { Json } from '../store/types.js';
 import { WATCH_DEFAULT_MS, checkIfVersion, checkOp, checkTimeout, ttl } from './arguments.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { snapshotPage } from './kv-snapshot.js';
 import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
-export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
-export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
-export const SNAPSHOT_MAX_ROWS = 20_000;
 export const BATCH_MAX_OPS = 100;
 
 export interface GetResult {
@@ -190,52 +188,7 @@ export class KvService {
     skipped?: Array<{ key: string; bytes: number }>;
   }> {
     await this.follow(args.scope);
-    const scope = resolveScope(args.scope, this.who);
-    const prefix = checkPrefix(args.prefix);
-    const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
-    if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
-      throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes });
-    }
-    const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
-    // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
-    // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
-    const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);
-    const { entries: rows, revision } = await this.store.list({
-      ...this.keys.dataRange(scope.id, prefix),
-      after: after === undefined ? undefined : this.keys.data(scope.id, after),
-      limit: rowLimit + 1,
-    });
-    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
-    const entries: Record<string, Json> = {};
-    const skipped: Array<{ key: string; bytes: number }> = [];
-    let bytes = 2; // {}
-    let last: string | undefined;
-    let truncated = false;
-    for (const [storage, entry] of rows.slice(0, rowLimit)) {
-      const key = strip(storage);
-      const valueBytes = jsonBytes(entry.value);
-      const size = Buffer.byteLength(JSON.stringify(key), 'utf8') + valueBytes + 2;
-      if (size + 2 > maxBytes) {
-        skipped.push({ key, bytes: valueBytes });
-        last = key;
-        continue;
-      }
-      if (bytes + size > maxBytes) {
-        truncated = true;
-        break;
-      }
-      bytes += size;
-      last = key;
-      Object.defineProperty(entries, key, { value: entry.value, enumerable: true, writable: true, configurable: true });
-    }
-    if (!truncated && rows.length > rowLimit) truncated = true;
-    return {
-      entries,
-      revision,
-      truncated,
-      ...(truncated && last !== undefined ? { nextCursor: encodeCursor(scope, prefix, last) } : {}),
-      ...(skipped.length > 0 ? { skipped } : {}),
-    };
+    return snapshotPage(this.store, this.keys, resolveScope(args.scope, this.who), args);
   }
 
   async batch(args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string }): Promise<{
@@ -389,3 +342,5 @@ function pick(entry: Entry | undefined): { found: boolean; value?: Json; version
 export function jsonBytes(value: Json | undefined): number {
   return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
+
+export { SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_ROWS } from './kv-snapshot.js';
