@@ -181,7 +181,8 @@ export function closest(name: string, known: string[]): string | undefined {
 export function closestTool(name: string, registered: string[], namespace: string | undefined): string | undefined {
   const prefix = namespace ? `${namespace}_` : '';
   const exact = registered.find((r) => r === `${prefix}${name}` || (prefix && r === name.replace(/^[a-z][a-z0-9_]*?_(?=[a-z]+_)/, prefix)));
-  return exact ?? closest(name.startsWith(prefix) ? name : `${prefix}${name}`, registered);
+  const unprefixed = registered.find((r) => name.endsWith(`_${r.slice(prefix.length)}`) && r.length > prefix.length);
+  return exact ?? unprefixed ?? closest(name.startsWith(prefix) ? name : `${prefix}${name}`, registered);
 }
 
 function editDistance(a: string, b: string): number {

@@ -2,6 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  CallToolRequestSchema,
   ListToolsRequestSchema,
   type CallToolResult,
   type ServerNotification,
@@ -12,7 +13,7 @@ import {
 import * as z from 'zod';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
-import { argumentError, prepareArgs } from './argument-errors.js';
+import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -130,8 +131,32 @@ export class ToolHost {
     }
     const tools = this.listing();
     server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+    this.answerUnknownTools(server);
     // The list is fixed for the life of the server.
     server.server.registerCapabilities({ tools: { listChanged: false } });
+  }
+
+  /**
+   * A call to a tool this server does not have (misspelled, or without the namespace prefix) is answered in the
+   * error envelope with the closest registered name, instead of the SDK's bare "not found". SDK v1 keeps its call
+   * handler private, so this wraps the one it registered; without it, the SDK's own answer stands.
+   */
+  private answerUnknownTools(server: McpServer): void {
+    const handlers = (server.server as unknown as { _requestHandlers?: Map<string, (request: never, extra: never) => Promise<unknown>> })._requestHandlers;
+    const original = handlers?.get('tools/call');
+    if (!original) return;
+    const names = this.names;
+    server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const name = request.params.name;
+      if (names.includes(name)) return original(request as never, extra as never) as Promise<CallToolResult>;
+      const suggestion = closestTool(name, names, this.namespace);
+      return this.fail(
+        new BlackboardError('INVALID_ARGUMENT', `There is no tool "${name}" here${suggestion ? `: did you mean ${suggestion}?` : '.'} Its tools: ${names.join(', ')}.`, {
+          path: 'name',
+          ...(suggestion ? { suggestion } : {}),
+        }),
+      );
+    });
   }
 
   private async run(tool: Declared, args: unknown, extra: Extra): Promise<CallToolResult> {

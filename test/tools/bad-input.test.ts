@@ -100,6 +100,23 @@ describe('bad input', () => {
     expect(error.message).toMatch(/did you mean content\?/);
   });
 
+  it('an unknown or unprefixed tool name is answered in the envelope with the closest registered one', async () => {
+    const misspelled = await a.err('state_gte', { key: 'k' });
+    expect(misspelled).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'name', suggestion: 'state_get' } });
+    expect(misspelled.message).toMatch(/^There is no tool "state_gte" here: did you mean state_get\?/);
+    expect((await a.err('team_state_get', { key: 'k' })).details).toMatchObject({ suggestion: 'state_get' });
+    const team = await connect({ config: { namespace: 'team' } });
+    try {
+      const bare = await team.client.callTool({ name: 'state_get', arguments: { key: 'k' } });
+      expect(bare.isError).toBe(true);
+      const body = JSON.parse((bare.content as Array<{ text: string }>)[0].text);
+      expect(body.error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { suggestion: 'team_state_get' } });
+      expect((await team.ok('state_get', { key: 'k' })).found).toBe(false);
+    } finally {
+      await team.close();
+    }
+  });
+
   it('an unknown argument name gets the closest known one', async () => {
     const error = await a.err('state_set', { key: 'k', value: 1, if_version: 0 });
     expect(error).toEqual({
