@@ -16,7 +16,7 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 async function agent(...flags) {
   const client = new Client({ name: 'example', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--max-iterations', '3', ...flags], stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--max-iterations', '3', '--tools', 'all', ...flags], stderr: 'ignore' }));
   const call = async (tool, args = {}) => {
     const result = await client.callTool({ name: tool, arguments: args });
     const body = JSON.parse(result.content[0].text);
@@ -40,7 +40,7 @@ for (let i = 1; ; i++) {
   }
   console.log(`child: step ${i}, ${step.remaining} left`);
 }
-await child.call('scratchpad_fail', { approach: 'retry in a loop', reason: 'hides the race' });
+await child.call('scratchpad_write', { kind: 'failed_approach', value: 'retry in a loop: hides the race' });
 await child.call('plan_update', { planId, ifVersion: 1, stepUpdates: [{ id: 's1', status: 'completed' }, { id: 's2', status: 'completed' }] });
 await child.call('final_answer_set', { content: 'The test raced the cache warm-up.' });
 const again = await child.call('final_answer_set', { content: 'a second opinion' });

@@ -30,7 +30,7 @@ const worker = await agent('worker');
 
 // The worker blocks until there is a task (no polling).
 const workerDone = (async () => {
-  const task = await worker.call('watch', { key: 'task', timeoutMs: 10_000 });
+  const task = await worker.call('watch', { key: 'task', waitMs: 10_000 });
   console.log(`worker: got task "${task.value.goal}" at version ${task.version}`);
   // Claim it: succeeds only if nobody else changed the task since we read it.
   await worker.call('state_set', { key: 'task', value: { ...task.value, owner: 'worker' }, ifVersion: task.version });
@@ -39,7 +39,7 @@ const workerDone = (async () => {
 })();
 
 await planner.call('state_set', { key: 'task', value: { goal: 'find the answer' }, ifVersion: 0 });
-const result = await planner.call('watch', { key: 'result', timeoutMs: 10_000 });
+const result = await planner.call('watch', { key: 'result', waitMs: 10_000 });
 await workerDone;
 console.log(`planner: result ${JSON.stringify(result.value)}`);
 console.log('log:', (await planner.call('state_get', { key: 'log' })).value);

@@ -2,19 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { AuthClient } from './auth-file.js';
 
-export const FAMILIES = [
-  'kv',
-  'plan',
-  'scratchpad',
-  'finalizer',
-  'budget',
-  'lifecycle',
-  'run',
-  'checkpoint',
-  'history',
-  'signal',
-] as const;
-export type Family = (typeof FAMILIES)[number];
+export { FAMILIES, type Family } from './tool-profiles.js';
 
 /** Everything the server is told at start-up, from flags and environment. */
 export interface Config {
@@ -38,7 +26,10 @@ export interface Config {
   agentType?: string;
   thread?: string;
   parentThread?: string;
-  tools: Family[];
+  /** `--tools`: profiles, families and tool names (default `agent`); see src/tool-profiles.ts */
+  tools: string[];
+  /** `--read-only`: register read tools only */
+  readOnly: boolean;
   maxIterations?: number;
   budgets: Record<string, number>;
   maxValueBytes: number;
@@ -57,7 +48,7 @@ export interface Config {
 
 /** Every default, once: the flag table shows and applies these, and {@link defaultConfig} starts from them. */
 export const DEFAULTS = {
-  tools: [...FAMILIES] as Family[],
+  tools: ['agent'],
   maxValueBytes: 1024 * 1024,
   sync: 'FULL',
   planTtlSeconds: 7 * 24 * 3600,
@@ -79,6 +70,7 @@ export const VERSION: string = (
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   return {
     tools: [...DEFAULTS.tools],
+    readOnly: false,
     budgets: {},
     maxValueBytes: DEFAULTS.maxValueBytes,
     sync: DEFAULTS.sync,

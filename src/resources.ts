@@ -84,6 +84,8 @@ export function registerResources(
           uri: `blackboard://${ns()}/plans/${p.planId}`,
           name: `plan ${p.title}`,
           mimeType: 'application/json',
+          // the template's description is not repeated per entry (the SDK copies it unless an entry sets its own)
+          description: undefined,
         })),
       }),
     }),
@@ -98,7 +100,7 @@ export function registerResources(
         for (const scope of ['global', 'thread']) {
           const label = resolveScope(scope, session.identity).label;
           for (const k of (await services.kv.list({ scope, limit: LIST_LIMIT })).keys) {
-            resources.push({ uri: uriOf(label, k.key), name: `${label}/${k.key}`, mimeType: 'application/json' });
+            resources.push({ uri: uriOf(label, k.key), name: `${label}/${k.key}`, mimeType: 'application/json', description: undefined });
           }
         }
         return { resources };
@@ -136,7 +138,7 @@ export function registerResources(
     while (!signal.aborted) {
       const watched = 'plan' in t ? { key: t.plan, scope: 'plan' } : { key: t.key, scope: t.scope };
       const result = await services.kv
-        .watch({ ...watched, afterVersion: seen, timeoutMs: WATCH_MAX_MS }, signal)
+        .watch({ ...watched, afterVersion: seen, waitMs: WATCH_MAX_MS }, signal)
         .catch(() => undefined);
       if (!result || signal.aborted) return;
       if (result.timedOut) continue;

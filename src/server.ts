@@ -6,7 +6,8 @@ import { openConnection } from './connection.js';
 import type { Services } from './services/index.js';
 import type { Session, SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
-import { registerTools } from './tools/index.js';
+import { registerTools, toolSelection } from './tools/index.js';
+import { familySelected, type Family } from './tool-profiles.js';
 import { ToolHost, type Extra } from './tools/define.js';
 import { metaIdentity } from './request-identity.js';
 import { registerResources } from './resources.js';
@@ -18,7 +19,7 @@ const MAX_OTHER_IDENTITIES = 16;
  * What the server tells a model at `initialize`, one paragraph per tool family, tools named as `{tool:NAME}` (a
  * sentence about a tool this server lacks is left out when rendered).
  */
-const INSTRUCTIONS: Array<[Config['tools'][number] | 'all', string]> = [
+const INSTRUCTIONS: Array<[Family | 'all', string]> = [
   ['all', 'mcp-blackboard keeps state that agents share, durably and safely under concurrency.'],
   [
     'kv',
@@ -77,7 +78,7 @@ export async function createServer(
           readOnly,
           beforeWrite: theirs.beforeWrite,
           beforeCall: theirs.beforeCall,
-        });
+        }, toolSelection(config));
         registerTools(h, config, theirs.services);
         return h;
       })();
@@ -86,9 +87,9 @@ export async function createServer(
     }
     return other;
   };
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall, route });
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall, route }, toolSelection(config));
   registerTools(host, config, services);
-  const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
+  const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
     .map(([, text]) => host.render(text))
     .filter(Boolean)
     .join(' ');

@@ -77,7 +77,7 @@ export function newClient(era: Era = DEFAULT_ERA, name = 'test-agent'): Client {
 export async function connect(
   options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions; era?: Era } = {},
 ): Promise<Connected> {
-  const config = defaultConfig({ progressIntervalMs: 100, ...options.config });
+  const config = defaultConfig({ progressIntervalMs: 100, tools: ['all'], ...options.config });
   const store = options.store ?? memoryStore(config.maxValueBytes);
   const bb = await createServer(config, store, options.identity);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -128,7 +128,8 @@ export async function spawnAgent(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
-    env: { ...(process.env as Record<string, string>), ...env },
+    // every tool, unless the test chooses (`--tools` or BLACKBOARD_TOOLS): most tests exercise more than the default profile
+    env: { BLACKBOARD_TOOLS: 'all', ...(process.env as Record<string, string>), ...env },
     stderr: 'pipe',
     cwd,
   });
@@ -162,7 +163,7 @@ export async function spawnAgent(
 /** Runs the CLI to completion (for --help, --version, bad flags, export/import). */
 export function runCli(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { BLACKBOARD_TOOLS: 'all', ...process.env, ...env }, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -23,6 +23,19 @@ describe('resources', () => {
     expect(a.client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
   });
 
+  it('resources/list stays compact: no description repeated per key (200 keys in well under 54 KB)', async () => {
+    const a = await agent();
+    await a.ok('state_batch', { ops: Array.from({ length: 100 }, (_, i) => ({ op: 'set', key: `item/${i}`, value: i })) });
+    await a.ok('state_batch', { ops: Array.from({ length: 100 }, (_, i) => ({ op: 'set', key: `more/${i}`, value: i })) });
+    const { resources } = await a.client.listResources();
+    expect(resources.length).toBeGreaterThanOrEqual(100);
+    expect(resources.every((r) => r.description === undefined)).toBe(true);
+    const perKey = JSON.stringify(resources).length / resources.length;
+    expect(perKey).toBeLessThan(130);
+    const { resourceTemplates } = await a.client.listResourceTemplates();
+    expect(resourceTemplates.find((t) => t.name === 'key')?.description).toMatch(/value as JSON/);
+  });
+
   it('resources/subscribe sends notifications/resources/updated on a change by another agent', async () => {
     const store = memoryStore();
     const a = await agent({ store, era: 'legacy' });

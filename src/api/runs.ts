@@ -9,18 +9,23 @@ export interface Scratchpad {
   /** a compact text of it for a prompt */
   context: string;
 }
-/** The run's scratchpad: the `scratchpad_*` tools. */
+/** What a scratchpad holds, by count. */
+export interface ScratchpadCounts {
+  variables: number;
+  observations: number;
+  failedApproaches: number;
+}
+/** The run's scratchpad: `scratchpad_write` and `scratchpad_read` (run_start clears it). */
 export interface ScratchpadApi {
-  /** `scratchpad_store` */
-  store: (args: { name: string; value: Json; idempotencyKey?: string }) => Promise<{ name: string; variables: number }>;
-  /** `scratchpad_observe` */
-  observe: (args: { observation: string; idempotencyKey?: string }) => Promise<{ observations: number }>;
-  /** `scratchpad_fail` */
-  fail: (args: { approach: string; reason?: string; idempotencyKey?: string }) => Promise<{ failedApproaches: number }>;
+  /** `scratchpad_write`: a named variable (set or replaced), an observation, or an approach that failed (text) */
+  write: (args: {
+    kind: 'variable' | 'observation' | 'failed_approach';
+    name?: string;
+    value: Json;
+    idempotencyKey?: string;
+  }) => Promise<ScratchpadCounts & { kind: 'variable' | 'observation' | 'failed_approach'; name?: string }>;
   /** `scratchpad_read` */
   read: () => Promise<Scratchpad>;
-  /** `scratchpad_clear` */
-  clear: (args?: { idempotencyKey?: string }) => Promise<{ cleared: boolean }>;
 }
 
 /** A run's final answer. */
@@ -98,5 +103,8 @@ export interface WhoAmI {
   run: string;
   parentThread: string | null;
   delegateLevel: number;
-  store: string;
+  /** the thread's lifecycle state */
+  state: AgentState;
+  /** the thread's budgets */
+  budgets: Budget[];
 }

@@ -1,6 +1,7 @@
 // The server command (no subcommand): its flag table, its --help, and serving MCP over stdio or HTTP until stopped.
 import { loadAuthFile } from '../auth-file.js';
-import { type Config, DEFAULTS, FAMILIES, type Family, VERSION } from '../config.js';
+import { type Config, DEFAULTS, FAMILIES, VERSION } from '../config.js';
+import { PROFILES, parseToolList } from '../tool-profiles.js';
 import { ConfigError } from '../errors.js';
 import { exposureError } from '../hosts.js';
 import { runHttp } from '../transports/http-command.js';
@@ -18,19 +19,22 @@ export const SERVE_FLAGS = {
   agentType: text({ flag: 'agent-type', arg: 'TYPE', env: 'BLACKBOARD_AGENT_TYPE', help: "this agent's type (scope agent_type)" }),
   thread: text({ flag: 'thread', arg: 'ID', env: 'BLACKBOARD_THREAD', help: 'the conversation thread (default: a new id)' }),
   parentThread: text({ flag: 'parent-thread', arg: 'ID', env: 'BLACKBOARD_PARENT_THREAD', help: 'the thread that delegated to this one' }),
-  tools: flag<Family[]>({
+  tools: flag<string[]>({
     flag: 'tools',
     arg: 'LIST',
     env: 'BLACKBOARD_TOOLS',
     default: [...DEFAULTS.tools],
-    shownDefault: 'all',
-    parse: (raw, from) =>
-      commaList(raw).map((t) => {
-        if (!(FAMILIES as readonly string[]).includes(t)) throw new ConfigError(`${from}: unknown family "${t}". Families: ${FAMILIES.join(', ')}.`);
-        return t as Family;
-      }),
-    help: `families to enable, comma-separated:\n${FAMILIES.join(',')}`,
+    shownDefault: 'agent',
+    parse: (raw, from) => {
+      try {
+        return parseToolList(raw);
+      } catch (error) {
+        throw new ConfigError(`${from}: ${(error as Error).message}`);
+      }
+    },
+    help: `profiles, families or tool names, comma-separated;\nprofiles: ${PROFILES.join(', ')};\nfamilies: ${FAMILIES.join(',')}`,
   }),
+  readOnly: switchFlag({ flag: 'read-only', help: 'register read tools only' }),
   maxIterations: flag<number | undefined>({
     flag: 'max-iterations',
     arg: 'N',

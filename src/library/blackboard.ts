@@ -31,12 +31,10 @@ const METHODS: Record<string, string> = {
   plan_list: 'plans.list()',
   plan_update: 'plans.update()',
   plan_claim: 'plans.claim()',
+  plan_step: 'plans.step()',
   plan_delete: 'plans.delete()',
-  scratchpad_store: 'scratchpad.store()',
-  scratchpad_observe: 'scratchpad.observe()',
-  scratchpad_fail: 'scratchpad.fail()',
+  scratchpad_write: 'scratchpad.write()',
   scratchpad_read: 'scratchpad.read()',
-  scratchpad_clear: 'scratchpad.clear()',
   final_answer_set: 'finalAnswer.set()',
   final_answer_get: 'finalAnswer.get()',
   budget_status: 'budgets.status()',
@@ -136,11 +134,8 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       delete: op('plan_delete', (a, _, c) => s.plans.delete(a, c)),
     },
     scratchpad: {
-      store: op('scratchpad_store', (a, _, c) => s.scratchpad.storeVariable(a, c)),
-      observe: op('scratchpad_observe', (a, _, c) => s.scratchpad.observe(a, c)),
-      fail: op('scratchpad_fail', (a, _, c) => s.scratchpad.fail(a, c)),
+      write: op('scratchpad_write', (a, _, c) => s.scratchpad.write(a, c)),
       read: op('scratchpad_read', () => s.scratchpad.read()),
-      clear: op('scratchpad_clear', (a, _, c) => s.scratchpad.clear(a, c)),
     },
     finalAnswer: {
       set: op('final_answer_set', (a, _, c) => s.finalizer.set(a, c)),
@@ -194,7 +189,10 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         }
       },
     },
-    whoami: op('whoami', () => s.runs.whoami()),
+    whoami: op('whoami', async () => {
+      const [me, { state }, { budgets }] = await Promise.all([s.runs.whoami(), s.lifecycle.get(), s.budget.status()]);
+      return { ...me, state, budgets };
+    }),
     signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
     changes: (args: FollowArgs = {}, callOptions: CallOptions = {}) => follow(args, callOptions),
     as: async (identity: Identity) => {

@@ -7,7 +7,7 @@ import { BlackboardError } from '../errors.js';
 import { openStore as openVersionedStore } from '../store/open.js';
 import { describeStoreUrl, maskPassword, withoutPassword } from '../store/url.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { argumentError } from '../tools/define.js';
+import { argumentError } from '../tools/argument-errors.js';
 
 /** The stores behind the handles `openStore` gave out (a handle shows nothing of the store's internals). */
 const handles = new WeakMap<object, VersionedStore>();

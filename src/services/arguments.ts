@@ -3,7 +3,7 @@ import { invalid } from '../errors.js';
 import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
 
 /** How long blocking calls (watch, state_changes, final_answer_get) wait by default, and at most. */
-export const WATCH_DEFAULT_MS = 30_000;
+export const WATCH_DEFAULT_MS = 25_000;
 export const WATCH_MAX_MS = 600_000;
 const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 

@@ -38,7 +38,7 @@ export class ChangesService {
     private readonly session: Session,
   ) {}
 
-  async changes(args: ChangesArgs, signal?: AbortSignal): Promise<{ changes: Change[]; revision: number }> {
+  async changes(args: ChangesArgs, signal?: AbortSignal): Promise<{ changes: Change[]; revision: number; timedOut?: boolean }> {
     const limit = args.limit ?? CHANGES_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > CHANGES_MAX_LIMIT) {
       throw invalid(`limit must be a whole number from 1 to ${CHANGES_MAX_LIMIT}.`, { limit });
@@ -68,11 +68,11 @@ export class ChangesService {
       }
     };
     if (waitMs === 0) return (await scan()).value;
-    const { value } = await this.store.waitFor((wake) => this.store.subscribeRange(range.lo, range.hi, wake), scan, {
+    const { value, timedOut } = await this.store.waitFor((wake) => this.store.subscribeRange(range.lo, range.hi, wake), scan, {
       timeoutMs: waitMs,
       signal,
     });
-    return value;
+    return { ...value, timedOut };
   }
 
   /** The key range to read and how a change log row becomes a {@link Change} (or is left out). */

@@ -1,6 +1,6 @@
 // The history service: an append-only event log per thread, paged and pruned.
 import { invalid } from '../errors.js';
-import { idempotent, type CallOptions } from '../context.js';
+import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import { anyJson, decode } from './records.js';
@@ -65,7 +65,16 @@ export class HistoryService {
     return seq;
   }
 
-  async list(args: { afterSeq?: number; limit?: number; kind?: string }): Promise<{ entries: HistoryEntry[]; nextAfterSeq?: number }> {
+  /**
+   * A page of a thread's events (this thread's by default; reads are open within the namespace), newest first unless
+   * `order` is `asc`, only events after `afterSeq` when given. `nextCursor` continues the page; `nextAfterSeq`
+   * (oldest first only) is the last seq returned, to follow the log.
+   */
+  async list(args: { thread?: string; afterSeq?: number; limit?: number; kind?: string; order?: 'asc' | 'desc'; cursor?: string }): Promise<{
+    entries: HistoryEntry[];
+    nextCursor?: string;
+    nextAfterSeq?: number;
+  }> {
     const limit = args.limit ?? HISTORY_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
       throw invalid(`limit must be a whole number from 1 to ${HISTORY_MAX_LIMIT}.`, { limit });
@@ -73,35 +82,37 @@ export class HistoryService {
     if (args.afterSeq !== undefined && (!Number.isSafeInteger(args.afterSeq) || args.afterSeq < 0)) {
       throw invalid('afterSeq must be a whole number, 0 or more.', { afterSeq: args.afterSeq });
     }
-    const thread = this.session.identity.thread;
-    const range = this.range(thread);
-    let after = args.afterSeq ? this.entryKey(thread, args.afterSeq) : undefined;
+    const order = args.order ?? 'desc';
+    const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread);
+    const floor = args.afterSeq ?? 0;
+    const resume = args.cursor === undefined ? undefined : readCursor(args.cursor, { t: thread, o: order, k: args.kind ?? '' });
+    const stored = (await this.store.get(this.seqKey(thread)))?.value;
+    const last = stored === undefined ? 0 : decode(Counter, stored, 'history counter');
     const entries: HistoryEntry[] = [];
+    const cursorAt = (seq: number): string => writeCursor({ t: thread, o: order, k: args.kind ?? '', s: seq });
+    // Windows of seqs, walked in the asked order; pruned seqs are simply absent.
+    let lo = order === 'asc' ? Math.max(floor, resume ?? 0) + 1 : floor + 1;
+    let hi = order === 'asc' ? last : Math.min(last, (resume ?? last + 1) - 1);
     let scanned = 0;
-    let lastSeq: number | undefined;
-    for (;;) {
-      const page = await this.store.list({ ...range, after, limit: Math.min(500, limit + 1) });
-      for (const [key, entry] of page.entries) {
+    while (lo <= hi) {
+      const window = Math.min(500, limit + 1);
+      const a = order === 'asc' ? lo : Math.max(lo, hi - window + 1);
+      const b = order === 'asc' ? Math.min(hi, lo + window - 1) : hi;
+      const { entries: rows } = await this.store.list({ lo: this.entryKey(thread, a), hi: this.entryKey(thread, b + 1), limit: window });
+      const page = order === 'asc' ? rows : rows.reverse();
+      for (const [key, entry] of page) {
         const seq = this.session.keys.historySeq(key);
-        scanned++;
         const v = decode(HistoryRecord, entry.value, 'history event');
-        if (args.kind === undefined || v.kind === args.kind) {
-          if (entries.length === limit) return { entries, nextAfterSeq: entries[entries.length - 1].seq };
-          entries.push({
-            seq,
-            kind: v.kind,
-            content: v.content,
-            ...(v.data !== undefined ? { data: v.data } : {}),
-            at: new Date(entry.updatedAt).toISOString(),
-            by: entry.updatedBy,
-          });
-        }
-        lastSeq = seq;
+        if (args.kind !== undefined && v.kind !== args.kind) continue;
+        if (entries.length === limit) return { entries, nextCursor: cursorAt(entries[entries.length - 1].seq), ...follow(order, entries) };
+        entries.push({ seq, kind: v.kind, content: v.content, ...(v.data !== undefined ? { data: v.data } : {}), at: new Date(entry.updatedAt).toISOString(), by: entry.updatedBy });
       }
-      if (page.entries.length < Math.min(500, limit + 1)) return { entries };
-      if (scanned >= SCAN_BUDGET) return { entries, nextAfterSeq: lastSeq };
-      after = page.entries[page.entries.length - 1][0];
+      scanned += b - a + 1;
+      if (order === 'asc') lo = b + 1;
+      else hi = a - 1;
+      if (scanned >= SCAN_BUDGET && lo <= hi) return { entries, nextCursor: cursorAt(order === 'asc' ? lo - 1 : hi + 1), ...follow(order, entries) };
     }
+    return { entries, ...follow(order, entries) };
   }
 
   async prune(args: { keepLast: number; idempotencyKey?: string }, call: CallOptions): Promise<{ removed: number }> {
@@ -118,4 +129,32 @@ export class HistoryService {
     }, { ...idempotent(this.session.identity, call, args) });
     return result;
   }
+}
+
+/** Oldest first, the last seq returned: pass it back as afterSeq to follow the log. */
+function follow(order: 'asc' | 'desc', entries: HistoryEntry[]): { nextAfterSeq?: number } {
+  return order === 'asc' && entries.length > 0 ? { nextAfterSeq: entries[entries.length - 1].seq } : {};
+}
+
+type Listing = { t: string; o: string; k: string };
+
+function writeCursor(at: Listing & { s: number }): string {
+  return Buffer.from(JSON.stringify(at), 'utf8').toString('base64url');
+}
+
+/** The seq a history cursor continues from; INVALID_ARGUMENT for a cursor of another listing or none of ours. */
+function readCursor(cursor: string, listing: Listing): number {
+  let parsed: Partial<Listing & { s: number }> | undefined;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !Number.isSafeInteger(parsed.s)) {
+    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+  }
+  if (parsed.t !== listing.t || parsed.o !== listing.o || parsed.k !== listing.k) {
+    throw invalid('cursor belongs to a different listing (thread, order or kind changed). Omit it to start over.');
+  }
+  return parsed.s!;
 }

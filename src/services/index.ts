@@ -14,6 +14,7 @@ import { Presence } from './presence.js';
 import { RunService } from './run.js';
 import { ScratchpadService } from './scratchpad.js';
 import { SignalService } from './signal.js';
+import { familySelected } from '../tool-profiles.js';
 import { runScopeGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
@@ -48,7 +49,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const finalizer = new FinalizerService(store, session, lifecycle);
   const budget = new BudgetService(store, session, lifecycle, limits);
   const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
-  if (config.tools.includes('checkpoint')) {
+  if (familySelected(config.tools, 'checkpoint')) {
     runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
   }
   return {

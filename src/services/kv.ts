@@ -13,14 +13,12 @@ import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js
 import type { Json } from '../store/types.js';
 import { WATCH_DEFAULT_MS, checkIfVersion, checkOp, checkTimeout, ttl } from './arguments.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { snapshotPage } from './kv-snapshot.js';
 import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
-export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
-export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
-export const SNAPSHOT_MAX_ROWS = 20_000;
 export const BATCH_MAX_OPS = 100;
 
 export interface GetResult {
@@ -149,7 +147,7 @@ export class KvService {
   }
 
   async list(args: { scope?: string; prefix?: string; cursor?: string; limit?: number }): Promise<{
-    keys: Array<{ key: string; version: number; updatedAt: string }>;
+    keys: Array<{ key: string; version: number; updatedAt: string; bytes: number }>;
     nextCursor?: string;
   }> {
     await this.follow(args.scope);
@@ -171,43 +169,26 @@ export class KvService {
       key: strip(storage),
       version: entry.version,
       updatedAt: new Date(entry.updatedAt).toISOString(),
+      bytes: jsonBytes(entry.value),
     }));
     const more = entries.length > limit;
     return more ? { keys: page, nextCursor: encodeCursor(scope, prefix, page[page.length - 1].key) } : { keys: page };
   }
 
-  async snapshot(args: { scope?: string; prefix?: string; maxBytes?: number }): Promise<{
+  /**
+   * Values of a scope (or prefix) in one consistent read, in key order, at most `maxBytes` of JSON per page;
+   * `nextCursor` continues after the last key returned. A value that alone exceeds `maxBytes` is listed in
+   * `skipped` with its size (read it with a bounded get) instead of stopping the listing.
+   */
+  async snapshot(args: { scope?: string; prefix?: string; maxBytes?: number; cursor?: string }): Promise<{
     entries: Record<string, Json>;
     revision: number;
     truncated: boolean;
+    nextCursor?: string;
+    skipped?: Array<{ key: string; bytes: number }>;
   }> {
     await this.follow(args.scope);
-    const scope = resolveScope(args.scope, this.who);
-    const prefix = checkPrefix(args.prefix);
-    const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
-    if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
-      throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes });
-    }
-    // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
-    // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
-    const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);
-    const { entries: rows, revision } = await this.store.list({ ...this.keys.dataRange(scope.id, prefix), limit: rowLimit + 1 });
-    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
-    const entries: Record<string, Json> = {};
-    let bytes = 2; // {}
-    let truncated = false;
-    for (const [storage, entry] of rows.slice(0, rowLimit)) {
-      const key = strip(storage);
-      const size = Buffer.byteLength(JSON.stringify(key), 'utf8') + Buffer.byteLength(JSON.stringify(entry.value), 'utf8') + 2;
-      if (bytes + size > maxBytes) {
-        truncated = true;
-        break;
-      }
-      bytes += size;
-      Object.defineProperty(entries, key, { value: entry.value, enumerable: true, writable: true, configurable: true });
-    }
-    if (!truncated && rows.length > rowLimit) truncated = true;
-    return { entries, revision, truncated };
+    return snapshotPage(this.store, this.keys, resolveScope(args.scope, this.who), args);
   }
 
   async batch(args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string }, call: CallOptions): Promise<{
@@ -279,7 +260,7 @@ export class KvService {
   }
 
   async watch(
-    args: { key: string; scope?: string; afterVersion?: number; timeoutMs?: number },
+    args: { key: string; scope?: string; afterVersion?: number; waitMs?: number },
     signal?: AbortSignal,
   ): Promise<{ found: boolean; value?: Json; version?: number; timedOut: boolean }> {
     await this.follow(args.scope);
@@ -287,7 +268,7 @@ export class KvService {
       args.scope === 'plan' && this.planKey
         ? this.planKey(args.key)
         : this.keys.data(resolveScope(args.scope, this.who).id, checkKey(args.key));
-    const timeoutMs = checkTimeout(args.timeoutMs, WATCH_DEFAULT_MS, 'timeoutMs');
+    const timeoutMs = checkTimeout(args.waitMs, WATCH_DEFAULT_MS, 'waitMs');
     if (args.afterVersion !== undefined) checkIfVersion(args.afterVersion, 'afterVersion');
     const { entry, timedOut } = await this.store.waitUntil(storage, changedSince(args.afterVersion), {
       timeoutMs,
@@ -356,3 +337,10 @@ export function describe(entry: Entry | undefined): GetResult {
 function pick(entry: Entry | undefined): { found: boolean; value?: Json; version?: number } {
   return entry ? { found: true, value: entry.value, version: entry.version } : { found: false };
 }
+
+/** The size of a value as JSON text, in UTF-8 bytes. */
+export function jsonBytes(value: Json | undefined): number {
+  return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
+
+export { SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_ROWS } from './kv-snapshot.js';

@@ -16,7 +16,6 @@ export interface WhoAmI {
   run: string;
   parentThread: string | null;
   delegateLevel: number;
-  store: string;
 }
 
 export const END_STATES = ['finished', 'error', 'stopped'] as const;
@@ -48,7 +47,6 @@ export class RunService {
       run: who.run,
       parentThread: who.parentThread ?? null,
       delegateLevel: who.delegateLevel,
-      store: this.store.backend.description,
     };
   }
 

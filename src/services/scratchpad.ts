@@ -22,6 +22,19 @@ const ScratchpadRecord: z.ZodType<Scratchpad> = z.object({
 });
 const padOf = (value: Json | undefined): Scratchpad => (value === undefined ? empty() : decode(ScratchpadRecord, value, 'scratchpad'));
 
+export const SCRATCHPAD_KINDS = ['variable', 'observation', 'failed_approach'] as const;
+export type ScratchpadKind = (typeof SCRATCHPAD_KINDS)[number];
+export interface ScratchpadCounts {
+  variables: number;
+  observations: number;
+  failedApproaches: number;
+}
+const counts = (p: Scratchpad): ScratchpadCounts => ({
+  variables: Object.keys(p.variables).length,
+  observations: p.observations.length,
+  failedApproaches: p.failedApproaches.length,
+});
+
 const empty = (): Scratchpad => ({ variables: {}, observations: [], failedApproaches: [] });
 const PREVIEW_CHARS = 200;
 
@@ -55,25 +68,30 @@ export class ScratchpadService {
     return result;
   }
 
-  async storeVariable(args: { name: string; value: Json; idempotencyKey?: string }, call: CallOptions): Promise<{ name: string; variables: number }> {
-    checkKey(args.name, 'name');
-    if (args.value === undefined) throw invalid('value is required: any JSON value.');
+  /**
+   * Adds one entry: a named variable (set or replaced), an observation, or a failed approach (not to retry this
+   * run). Returns what is in the scratchpad now, by count.
+   */
+  async write(
+    args: { kind: ScratchpadKind; name?: string; value: Json; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<ScratchpadCounts & { kind: ScratchpadKind; name?: string }> {
+    if (!(SCRATCHPAD_KINDS as readonly string[]).includes(args.kind)) throw invalid(`kind must be one of: ${SCRATCHPAD_KINDS.join(', ')}.`);
+    if (args.value === undefined) throw invalid('value is required.');
+    if (args.kind === 'variable') {
+      if (args.name === undefined) throw invalid('A variable needs a name: scratchpad_write(kind: "variable", name, value).');
+      checkKey(args.name, 'name');
+    } else {
+      if (args.name !== undefined) throw invalid(`name is only for kind "variable"; an ${args.kind === 'observation' ? 'observation' : 'approach'} is its value.`);
+      if (typeof args.value !== 'string' || args.value.trim() === '') throw invalid(`value must be non-empty text for kind "${args.kind}".`);
+    }
+    const text = args.value as string;
     return this.change(call, args, (p) => {
-      Object.defineProperty(p.variables, args.name, { value: args.value, enumerable: true, writable: true, configurable: true });
-      return { name: args.name, variables: Object.keys(p.variables).length };
+      if (args.kind === 'variable') Object.defineProperty(p.variables, args.name!, { value: args.value, enumerable: true, writable: true, configurable: true });
+      else if (args.kind === 'observation') p.observations.push(text);
+      else p.failedApproaches.push({ approach: text });
+      return { kind: args.kind, ...(args.name !== undefined ? { name: args.name } : {}), ...counts(p) };
     });
-  }
-
-  async observe(args: { observation: string; idempotencyKey?: string }, call: CallOptions): Promise<{ observations: number }> {
-    if (typeof args.observation !== 'string' || args.observation.trim() === '') throw invalid('observation must be non-empty text.');
-    return this.change(call, args, (p) => ({ observations: p.observations.push(args.observation) }));
-  }
-
-  async fail(args: { approach: string; reason?: string; idempotencyKey?: string }, call: CallOptions): Promise<{ failedApproaches: number }> {
-    if (typeof args.approach !== 'string' || args.approach.trim() === '') throw invalid('approach must be non-empty text.');
-    return this.change(call, args, (p) => ({
-      failedApproaches: p.failedApproaches.push({ approach: args.approach, ...(args.reason ? { reason: args.reason } : {}) }),
-    }));
   }
 
   async read(): Promise<Scratchpad & { context: string }> {

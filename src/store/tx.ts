@@ -246,9 +246,16 @@ function checkVersion(current: StoredRecord | undefined, ifVersion: number | und
       ifVersion === 0
         ? `The key already exists at version ${currentVersion}. Read it, then retry with ifVersion: ${currentVersion} if you still want to write.`
         : `Expected version ${ifVersion} but the current version is ${currentVersion}${currentVersion === 0 ? ' (the key does not exist)' : ''}. Read the current value, reconcile, and retry with ifVersion: ${currentVersion}.`,
-      { currentVersion },
+      { currentVersion, ...currentValue(current) },
     );
   }
+}
+
+/** A conflict's current value, when small enough (≤ 2 KiB of JSON) to save the caller another read. */
+function currentValue(current: StoredRecord | undefined): { current?: Json } {
+  if (current === undefined || current.del === 1) return {};
+  const text = JSON.stringify(current.v);
+  return text !== undefined && Buffer.byteLength(text, 'utf8') <= 2048 ? { current: current.v } : {};
 }
 
 function checkDepth(value: Json, maxDepth: number): void {

@@ -5,7 +5,7 @@ import { counter, idempotencyKey, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const view = z.object({ name: z.string(), current: counter, max: counter, remaining: counter, reached: z.boolean() });
-const name = z.string().describe('Budget name');
+const name = z.string();
 
 /** Registers budget_status and budget_step; budget_configure and budget_increase only with `admin`. */
 export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin: boolean): void {
@@ -14,7 +14,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_status',
     {
       title: 'Budgets left',
-      description: 'This thread\'s budgets: used, max, remaining, reached.',
+      description: "Read budgets without spending ({tool:whoami} too). Returns current, max, remaining, reached each.",
       input: z.object({}).strict(),
       output: z.object({ budgets: z.array(view) }),
       annotations: { readOnlyHint: true },
@@ -26,7 +26,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_step',
     {
       title: 'Spend budget',
-      description: 'Spend budget (parents\' too) before a step. LIMIT_REACHED (nothing spent): stop, give your final answer.',
+      description: "Spend budget before a costly step. Returns current, max, remaining; LIMIT_REACHED: nothing spent, stop and {tool:final_answer_set}.",
       input: z
         .object({
           name: name.optional().describe('Default "iterations"'),
@@ -45,8 +45,8 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_configure',
     {
       title: 'Set a budget (admin)',
-      description: 'Operator tool: set a thread\'s stored max for a budget.',
-      input: z.object({ name, max: z.number().int().min(0).describe('New max'), thread: threadArg, idempotencyKey }).strict(),
+      description: "Operator: set a budget's max for a thread. Returns current, max, remaining.",
+      input: z.object({ name, max: z.number().int().min(0), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
@@ -57,8 +57,8 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_increase',
     {
       title: 'Raise a budget (admin)',
-      description: 'Operator tool: raise a thread\'s stored max for a budget by amount.',
-      input: z.object({ name, amount: z.number().int().min(1).describe('Added to the max'), thread: threadArg, idempotencyKey }).strict(),
+      description: "Operator: raise a budget's max by amount. Returns current, max, remaining.",
+      input: z.object({ name, amount: z.number().int().min(1), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },

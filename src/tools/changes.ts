@@ -1,7 +1,8 @@
 // The state_changes tool: follow the board by revision instead of polling.
 import * as z from 'zod';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, type ChangesService } from '../services/changes.js';
-import { WATCH_MAX_MS } from '../services/arguments.js';
+import { waitOf } from './bounds.js';
+import { waitMs } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 /** Registers `state_changes` (part of the kv family). */
@@ -11,14 +12,14 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
     'state_changes',
     {
       title: 'Follow changes',
-      description: `Changes after afterRevision, oldest first (without it: the current revision only); pass the returned revision back. REVISION_COMPACTED: start over from {tool:state_snapshot}.`,
+      description: "Follow changes after afterRevision (none: current revision); one key: {tool:watch}. Waits waitMs, ≤50 s without progress token. Returns changes, revision.",
       input: z
         .object({
           afterRevision: z.number().int().min(0).optional().describe('Last revision seen'),
-          scope: z.string().optional().describe('Default all. "plan" for plans ({tool:plan_get}).'),
-          prefix: z.string().optional().describe('Key prefix'),
+          scope: z.string().optional().describe('Default all; plan: plans'),
+          prefix: z.string().optional(),
           limit: z.number().int().min(1).max(CHANGES_MAX_LIMIT).optional().describe(`Default ${CHANGES_DEFAULT_LIMIT}`),
-          waitMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe('Wait this long for one'),
+          waitMs,
         })
         .strict(),
       output: z.object({
@@ -26,10 +27,13 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
           z.object({ scope: z.string(), key: z.string(), version: z.number().int(), revision: z.number().int(), deleted: z.boolean() }),
         ),
         revision: z.number().int().describe('pass back as afterRevision'),
+        timedOut: z.boolean().optional(),
       }),
       annotations: { readOnlyHint: true },
     },
     (args, extra) =>
-      withProgress(extra, host.progressIntervalMs, 'waiting for changes', () => changes.changes(args, extra.signal)),
+      withProgress(extra, host.progressIntervalMs, 'waiting for changes', () =>
+        changes.changes({ ...args, waitMs: args.afterRevision === undefined ? 0 : waitOf(extra, args.waitMs) }, extra.signal),
+      ),
   );
 }

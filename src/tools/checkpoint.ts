@@ -1,10 +1,10 @@
 // The checkpoint tools: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete.
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoint.js';
-import { counter, idempotencyKey, isoTime, threadArg } from './common.js';
+import { counter, cursor, idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-const checkpointId = z.string().describe('cp-…');
+const checkpointId = z.string();
 const info = z.object({
   checkpointId: z.string(),
   thread: z.string(),
@@ -32,8 +32,8 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_save',
     {
       title: 'Save a checkpoint',
-      description: 'Save this thread\'s whole state to restore later.',
-      input: z.object({ label: z.string().optional().describe('A name for it'), idempotencyKey }).strict(),
+      description: "Save this thread's state for {tool:checkpoint_restore}. Returns its id, size.",
+      input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
@@ -45,12 +45,12 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_list',
     {
       title: 'List checkpoints',
-      description: 'List a thread\'s checkpoints, newest first.',
+      description: "List a thread's checkpoints, newest first; with checkpointId, that one and its saved state (read-only). Returns them, nextCursor.",
       input: z
         .object({
           thread: threadArg,
           limit: z.number().int().min(1).max(1000).optional().describe('Default 100'),
-          cursor: z.string().optional().describe('nextCursor'),
+          cursor,
           checkpointId: checkpointId.optional().describe('With its state'),
         })
         .strict(),
@@ -68,9 +68,9 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_restore',
     {
       title: 'Restore a checkpoint',
-      description: 'Put a checkpoint\'s thread back as saved, atomically.',
+      description: "Put a thread back as a checkpoint saved it, atomically. Returns records restored.",
       input: z
-        .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed after this revision'), idempotencyKey })
+        .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed since'), idempotencyKey })
         .strict(),
       output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
@@ -82,7 +82,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_delete',
     {
       title: 'Delete a checkpoint',
-      description: 'Delete a checkpoint.',
+      description: "Delete a checkpoint. Returns deleted.",
       input: z.object({ checkpointId, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

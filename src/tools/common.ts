@@ -1,17 +1,40 @@
-// Schemas shared by several tool families.
+// Argument and result schemas shared by every tool family, with their one short description each.
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 
-// Argument and result schemas shared by several tool families. Descriptions are short on purpose: a model reads
-// every one of them on every turn, so a shared argument is explained once (in the server's instructions) and only
-// named here.
+// A model reads every description on every turn: a shared argument is described once, briefly, and the same way
+// in every tool that takes it. Numbers are plain `minimum`/`maximum` bounds (no exclusive bounds), every property
+// has one type, and an optional argument sent as null counts as not given (see argument-errors.ts).
 
 export const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<Json>;
+/** a value that is any JSON: the one kind of property left untyped */
 export const jsonValue = z.unknown().describe('Any JSON value');
-export const ifVersion = z.number().int().min(0).optional().describe('Expected version');
-/** the same sentence in every schema that takes it */
-export const idempotencyKey = z.string().optional().describe('Retry key; one per write');
-export const threadArg = z.string().optional().describe('Default: this thread');
+
+export const scope = z.string().optional().describe('Default global');
+export const ifVersion = z.number().int().min(0).optional().describe('Expected version; 0: must not exist');
+export const idempotencyKey = z.string().optional().describe('Applies once per key');
+export const threadArg = z.string().optional().describe('Default yours');
+export const cursor = z.string().optional().describe('A nextCursor');
+
+/** Default and largest value bytes of a bounded read. */
+export const READ_DEFAULT_BYTES = 16 * 1024;
+export const READ_MAX_BYTES = 1024 * 1024;
+export const maxBytes = z.number().int().min(64).max(READ_MAX_BYTES).optional().describe(`Default ${READ_DEFAULT_BYTES}`);
+
+/** Waits of blocking tools, in ms: the default, the cap without a progress token, and the cap with one. */
+export const WAIT_DEFAULT_MS = 25_000;
+export const WAIT_CAP_MS = 50_000;
+export const WAIT_MAX_MS = 600_000;
+export const waitMs = z
+  .number()
+  .int()
+  .min(0)
+  .max(WAIT_MAX_MS)
+  .optional()
+  .describe(`Default ${WAIT_DEFAULT_MS}`);
+
 export const isoTime = z.string();
 /** a version or revision in a result */
 export const counter = z.number().int();
+/** how a bounded value came back: `bytes` is its full size, `truncated` says the value is a preview */
+export const bounded = { bytes: counter.optional(), truncated: z.boolean().optional() };

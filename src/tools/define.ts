@@ -1,10 +1,10 @@
-// How tools are declared and registered: the tool host, argument errors with suggestions, results, progress.
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+// How tools are declared and registered: the tool host, results, progress.
 import type { CallToolResult, LoggingLevel, McpServer, RequestMeta, ServerContext, ServerNotification, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
+import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
 
 /** What a tool handler gets besides its arguments: the request's abort signal, `_meta`, and a way to notify. */
 export interface Extra {
@@ -66,6 +66,8 @@ export class ToolHost {
       /** the tools of the identity a request names in its `_meta`, when it is not this host's */
       route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
+    /** which declared tools to register (`--tools`, `--read-only`); default all */
+    private readonly selected: (name: string, annotations: ToolAnnotations) => boolean = () => true,
   ) {}
 
   /** The registered names, in declaration order. */
@@ -105,7 +107,7 @@ export class ToolHost {
 
   declare(tool: Declared): void {
     if (this.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
-    this.declared.push(tool);
+    if (this.selected(tool.name, tool.spec.annotations)) this.declared.push(tool);
   }
 
   /**
@@ -116,8 +118,9 @@ export class ToolHost {
   parseArguments(name: string, args: unknown): { args: unknown; writes: boolean } {
     const tool = this.declared.find((t) => t.name === name);
     if (!tool) throw new Error(`no tool ${name} is declared`);
-    const parsed = tool.spec.input.safeParse(args ?? {});
-    if (!parsed.success) throw argumentError(parsed.error, tool.spec.input, args);
+    const given = prepareArgs(tool.spec.input, args ?? {});
+    const parsed = tool.spec.input.safeParse(given);
+    if (!parsed.success) throw argumentError(parsed.error, tool.spec.input, given);
     return { args: parsed.data, writes: tool.spec.annotations.readOnlyHint !== true };
   }
 
@@ -129,7 +132,7 @@ export class ToolHost {
       description: this.render(spec.description),
       inputSchema: this.renderSchema(jsonSchema(spec.input, 'input')) as Tool['inputSchema'],
       outputSchema: this.renderSchema(jsonSchema(spec.output, 'output')) as Tool['outputSchema'],
-      annotations: { openWorldHint: false, ...spec.annotations },
+      annotations: compactAnnotations(spec.annotations),
     }));
   }
 
@@ -160,11 +163,28 @@ export class ToolHost {
     }
     let tools: Tool[] | undefined;
     server.server.setRequestHandler('tools/list', () => ({ tools: (tools ??= this.listing()) }));
-    if (registered === 0) {
-      server.server.setRequestHandler('tools/call', (request) => {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
-      });
-    }
+    this.answerCalls(server, only);
+  }
+
+  /**
+   * Every tools/call goes straight to its tool (the SDK's own call path adds an output-schema check the tests make
+   * instead). A call to a tool this server does not have (misspelled, or without the namespace prefix) is answered in
+   * the error envelope with the closest registered name, instead of a bare "not found".
+   */
+  private answerCalls(server: McpServer, only?: (name: string) => boolean): void {
+    const names = this.names;
+    server.server.setRequestHandler('tools/call', (request, ctx) => {
+      const name = request.params.name;
+      const tool = this.declared.find((t) => this.nameOf(t.name) === name && (!only || only(name)));
+      if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
+      const suggestion = closestTool(name, names, this.namespace);
+      return this.fail(
+        new BlackboardError('INVALID_ARGUMENT', `There is no tool "${name}" here${suggestion ? `: did you mean ${suggestion}?` : '.'} Its tools: ${names.join(', ')}.`, {
+          path: 'name',
+          ...(suggestion ? { suggestion } : {}),
+        }),
+      );
+    });
   }
 
   private async run(tool: Declared, args: unknown, extra: Extra): Promise<CallToolResult> {
@@ -188,8 +208,9 @@ export class ToolHost {
         ),
       );
     }
-    const parsed = tool.spec.input.safeParse(args ?? {});
-    if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, args));
+    const given = prepareArgs(tool.spec.input, args ?? {});
+    const parsed = tool.spec.input.safeParse(given);
+    if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, given));
     try {
       await this.access.beforeCall?.();
       if (writes) await this.access.beforeWrite?.();
@@ -221,6 +242,21 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   host.declare({ name, spec: spec as unknown as ToolSpec<z.ZodObject, z.ZodObject>, handler: handler as Declared['handler'] });
 }
 
+/**
+ * Annotations as listed: only what differs from MCP's defaults (not read-only, destructive, not idempotent, open
+ * world), so a hint shown is a hint meant; a read-only tool needs no destructive or idempotent hint.
+ */
+function compactAnnotations(annotations: ToolAnnotations): ToolAnnotations {
+  const { readOnlyHint, destructiveHint, idempotentHint, ...rest } = annotations;
+  return {
+    ...rest,
+    ...(readOnlyHint ? { readOnlyHint } : {}),
+    ...(!readOnlyHint && destructiveHint === false ? { destructiveHint } : {}),
+    ...(!readOnlyHint && idempotentHint ? { idempotentHint } : {}),
+    openWorldHint: false,
+  };
+}
+
 /** A success: `structuredContent` plus the same JSON as text. */
 export function ok(data: object): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
@@ -238,94 +274,15 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
     override: ({ jsonSchema: node }) => {
       if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
       if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
-      // A result never has properties beyond its schema's; saying so in every object is noise.
-      if (io === 'output' && node.additionalProperties === false) delete node.additionalProperties;
+      // A result never has properties beyond its schema's; saying so in every object is noise. An argument object
+      // with declared properties refuses others all the same; strict converters add the flag themselves, and only
+      // an empty object needs it to convert (strict mode refuses an open object without properties).
+      const declared = node.properties !== undefined && Object.keys(node.properties).length > 0;
+      if ((io === 'output' || declared) && node.additionalProperties === false) delete node.additionalProperties;
     },
   }) as Record<string, unknown>;
   delete out.$schema;
   return out;
-}
-
-/** The first way `args` breaks `schema`, as INVALID_ARGUMENT naming the argument (and a likely name for a typo). */
-export function argumentError(error: z.ZodError, schema: z.ZodType, args: unknown): BlackboardError {
-  const issue = error.issues[0];
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    const path = pathText([...issue.path, key]);
-    const known = Object.keys(objectAt(schema, issue.path)?.shape ?? {});
-    const suggestion = closest(key, known);
-    return new BlackboardError(
-      'INVALID_ARGUMENT',
-      `Unknown argument "${path}"${suggestion ? `: did you mean ${suggestion}?` : '.'} ${known.length > 0 ? `Arguments here: ${known.join(', ')}.` : 'It takes no arguments here.'}`,
-      { path, ...(suggestion ? { suggestion } : {}) },
-    );
-  }
-  const path = pathText(issue.path);
-  const value = valueAt(args, issue.path);
-  let what: string;
-  if (value === undefined) what = 'is required';
-  else if (issue.code === 'invalid_type') what = `must be ${issue.expected === 'int' ? 'a whole number' : `of type ${issue.expected}`}, not ${typeName(value)}`;
-  else if (issue.code === 'invalid_value') what = `must be one of: ${issue.values.map((v) => String(v)).join(', ')}`;
-  else if (issue.code === 'too_small' || issue.code === 'too_big') what = `is out of range: ${issue.message.replace(/^Too (small|big): /, '')}`;
-  else what = `is not valid: ${issue.message}`;
-  return new BlackboardError('INVALID_ARGUMENT', `${path || 'The arguments'} ${what}.`, { path });
-}
-
-function pathText(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('');
-}
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let at = value;
-  for (const p of path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[p] : undefined;
-  return at;
-}
-
-function typeName(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-/** The object schema reached by following `path` (through optional, nullable, array and union wrappers). */
-function objectAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodObject | undefined {
-  const objects = (s: z.ZodType): z.ZodObject[] => {
-    if (s instanceof z.ZodObject) return [s];
-    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault) return objects(s.unwrap() as z.ZodType);
-    if (s instanceof z.ZodUnion) return (s.options as z.ZodType[]).flatMap(objects);
-    return [];
-  };
-  let at: z.ZodType | undefined = schema;
-  for (const p of path) {
-    if (!at) return undefined;
-    if (typeof p === 'number') {
-      let s: z.ZodType = at;
-      while (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
-      at = s instanceof z.ZodArray ? (s.element as z.ZodType) : undefined;
-    } else {
-      at = objects(at).map((o) => o.shape[String(p)] as z.ZodType | undefined).find(Boolean);
-    }
-  }
-  return at ? objects(at)[0] : undefined;
-}
-
-/** The known name closest to a misspelled one (case, `_` and `-` ignored; a few edits at most). */
-export function closest(name: string, known: string[]): string | undefined {
-  const norm = (s: string): string => s.toLowerCase().replace(/[_-]/g, '');
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of known) {
-    const distance = editDistance(norm(name), norm(candidate));
-    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length];
 }
 
 /**

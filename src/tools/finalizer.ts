@@ -1,8 +1,9 @@
 // The finalizer tools: final_answer_set, final_answer_get.
 import * as z from 'zod';
-import type { FinalizerService } from '../services/finalizer.js';
-import { WATCH_MAX_MS } from '../services/arguments.js';
-import { idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
+import type { FinalAnswer, FinalizerService } from '../services/finalizer.js';
+import type { Json } from '../store/types.js';
+import { boundValue, cutUtf8, waitOf } from './bounds.js';
+import { READ_DEFAULT_BYTES, bounded, idempotencyKey, isoTime, json, jsonValue, maxBytes, threadArg, waitMs } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 const answer = z.object({
@@ -14,6 +15,9 @@ const answer = z.object({
   setBy: z.string(),
 });
 
+/** metadata larger than this comes back as a preview of its JSON text */
+const METADATA_BYTES = 2048;
+
 /** Registers the finalizer family: final_answer_set, final_answer_get. */
 export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerService): void {
   defineTool(
@@ -21,8 +25,8 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
     'final_answer_set',
     {
       title: 'Give the final answer',
-      description: 'Set this run\'s final answer, once (MULTIPLE_FINAL_ANSWERS: already set; do not retry).',
-      input: z.object({ content: z.string().describe('The answer'), metadata: json(jsonValue).optional().describe('Any JSON'), idempotencyKey }).strict(),
+      description: "Set this run's final answer, once; the delegator reads it with {tool:final_answer_get}. Returns it; MULTIPLE_FINAL_ANSWERS: do not retry.",
+      input: z.object({ content: z.string(), metadata: json(jsonValue).optional(), idempotencyKey }).strict(),
       output: z.object({ answer }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
@@ -33,13 +37,41 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
     'final_answer_get',
     {
       title: 'Read (or wait for) a final answer',
-      description: 'This run\'s or a delegated thread\'s final answer; waitMs waits for it.',
-      input: z
-        .object({ thread: threadArg, waitMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe('Wait up to this long') })
-        .strict(),
-      output: z.object({ isSet: z.boolean(), answer: answer.optional(), timedOut: z.boolean().optional() }),
+      description: "Read your or a child thread's final answer, waiting waitMs (≤50 s without progress token). Returns isSet, answer (preview over maxBytes) or timedOut.",
+      input: z.object({ thread: threadArg, waitMs, maxBytes }).strict(),
+      output: z.object({ isSet: z.boolean(), answer: answer.extend(bounded).optional(), timedOut: z.boolean().optional() }),
       annotations: { readOnlyHint: true },
     },
-    (args, extra) => withProgress(extra, host.progressIntervalMs, 'waiting for a final answer', () => finalizer.get(args, extra.signal)),
+    async (args, extra) => {
+      const got = await withProgress(extra, host.progressIntervalMs, 'waiting for a final answer', () =>
+        finalizer.get({ thread: args.thread, waitMs: waitOf(extra, args.waitMs) }, extra.signal),
+      );
+      return got.answer ? { ...got, answer: boundAnswer(got.answer, args.maxBytes) } : got;
+    },
   );
+}
+
+/** An answer within `maxBytes`: metadata over 2 KiB as a preview of its JSON, the content in what is left. */
+function boundAnswer(answer: FinalAnswer, maxBytes = READ_DEFAULT_BYTES): FinalAnswer & { bytes?: number; truncated?: boolean } {
+  let metadata: Json | undefined = answer.metadata;
+  let truncated = false;
+  let metadataBytes = 0;
+  if (metadata !== undefined) {
+    const text = JSON.stringify(metadata);
+    metadataBytes = Buffer.byteLength(text, 'utf8');
+    const room = Math.min(METADATA_BYTES, Math.floor(maxBytes / 4));
+    if (metadataBytes > room) {
+      metadata = cutUtf8(text, room);
+      metadataBytes = room;
+      truncated = true;
+    }
+  }
+  const content = boundValue(answer.content, Math.max(64, maxBytes - metadataBytes));
+  truncated ||= content.truncated === true;
+  return {
+    ...answer,
+    content: content.value as string,
+    ...(metadata !== undefined ? { metadata } : {}),
+    ...(truncated ? { bytes: Buffer.byteLength(answer.content, 'utf8'), truncated } : {}),
+  };
 }

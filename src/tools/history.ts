@@ -1,7 +1,7 @@
 // The history tools: history_append, history_list, history_prune.
 import * as z from 'zod';
 import { HISTORY_MAX_LIMIT, type HistoryService } from '../services/history.js';
-import { counter, idempotencyKey, isoTime, json, jsonValue } from './common.js';
+import { counter, cursor, idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 /** history_list's default page: a page of long events stays a modest read. */
@@ -14,9 +14,9 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_append',
     {
       title: 'Record an event',
-      description: 'Append an event to this thread\'s history. Returns its sequence number.',
+      description: "Record an event in this thread's history for others; private notes: {tool:scratchpad_write}. Returns seq.",
       input: z
-        .object({ kind: z.string().describe('e.g. decision, tool_call'), content: z.string().describe('What happened'), data: json(jsonValue).optional().describe('Any JSON'), idempotencyKey })
+        .object({ kind: z.string().describe('e.g. decision, tool_call'), content: z.string(), data: json(jsonValue).optional(), idempotencyKey })
         .strict(),
       output: z.object({ seq: counter }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -28,16 +28,20 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_list',
     {
       title: 'Read the history',
-      description: 'This thread\'s events in order. Pass nextAfterSeq back as afterSeq.',
+      description: "Read a thread's history (yours or a child's), newest first. Returns entries, nextCursor; order asc: nextAfterSeq.",
       input: z
         .object({
-          afterSeq: z.number().int().min(0).optional().describe('Events after this seq'),
+          thread: threadArg,
+          afterSeq: z.number().int().min(0).optional().describe('Only later events'),
           limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT}`),
           kind: z.string().optional().describe('Only this kind'),
+          order: z.enum(['desc', 'asc']).optional().describe('Default desc'),
+          cursor,
         })
         .strict(),
       output: z.object({
         entries: z.array(z.object({ seq: counter, kind: z.string(), content: z.string(), data: json(jsonValue).optional(), at: isoTime, by: z.string() })),
+        nextCursor: z.string().optional(),
         nextAfterSeq: counter.optional(),
       }),
       annotations: { readOnlyHint: true },
@@ -49,8 +53,8 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_prune',
     {
       title: 'Prune the history',
-      description: 'Delete all but the last keepLast events of this thread\'s history.',
-      input: z.object({ keepLast: z.number().int().min(0).describe('Events to keep'), idempotencyKey }).strict(),
+      description: "Keep only the newest keepLast events of this thread's history. Returns removed.",
+      input: z.object({ keepLast: z.number().int().min(0), idempotencyKey }).strict(),
       output: z.object({ removed: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },

@@ -5,6 +5,8 @@ import { registerBudgetTools } from './budget.js';
 import { registerChangesTools } from './changes.js';
 import { registerCheckpointTools } from './checkpoint.js';
 import type { ToolHost } from './define.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { selectTools } from '../tool-profiles.js';
 import { registerFinalizerTools } from './finalizer.js';
 import { registerHistoryTools } from './history.js';
 import { registerKvTools } from './kv.js';
@@ -14,20 +16,26 @@ import { registerRunTools } from './run.js';
 import { registerScratchpadTools } from './scratchpad.js';
 import { registerSignalTools } from './signal.js';
 
-/** Declares every enabled tool family (`--tools`) on the host; `host.install` then registers them on a server. */
+/**
+ * Declares every tool family on the host, which keeps the tools {@link toolSelection} chose; `host.install` then
+ * registers them on a server.
+ */
 export function registerTools(host: ToolHost, config: Config, services: Services): void {
-  const on = new Set(config.tools);
-  if (on.has('kv')) {
-    registerKvTools(host, services.kv);
-    registerChangesTools(host, services.changes);
-  }
-  if (on.has('plan')) registerPlanTools(host, services.plans, services.work);
-  if (on.has('scratchpad')) registerScratchpadTools(host, services.scratchpad);
-  if (on.has('finalizer')) registerFinalizerTools(host, services.finalizer);
-  if (on.has('budget')) registerBudgetTools(host, services.budget, config.allowBudgetAdmin);
-  if (on.has('lifecycle')) registerLifecycleTools(host, services.lifecycle);
-  if (on.has('run')) registerRunTools(host, services.runs);
-  if (on.has('history')) registerHistoryTools(host, services.history);
-  if (on.has('signal')) registerSignalTools(host, services.signals);
-  if (on.has('checkpoint')) registerCheckpointTools(host, services.checkpoints);
+  registerKvTools(host, services.kv);
+  registerChangesTools(host, services.changes);
+  registerPlanTools(host, services.plans, services.work);
+  registerScratchpadTools(host, services.scratchpad);
+  registerFinalizerTools(host, services.finalizer);
+  registerBudgetTools(host, services.budget, config.allowBudgetAdmin);
+  registerLifecycleTools(host, services.lifecycle);
+  registerRunTools(host, services.runs, services.budget, services.lifecycle);
+  registerHistoryTools(host, services.history);
+  registerSignalTools(host, services.signals);
+  registerCheckpointTools(host, services.checkpoints);
+}
+
+/** The tools `--tools`, `--allow-budget-admin` and `--read-only` let a server register. */
+export function toolSelection(config: Pick<Config, 'tools' | 'allowBudgetAdmin' | 'readOnly'>): (name: string, annotations: ToolAnnotations) => boolean {
+  const chosen = selectTools(config.tools, { allowBudgetAdmin: config.allowBudgetAdmin });
+  return (name, annotations) => chosen.has(name) && (!config.readOnly || annotations.readOnlyHint === true);
 }

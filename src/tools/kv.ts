@@ -2,25 +2,22 @@
 import * as z from 'zod';
 import { UPDATE_OPS } from '../store/ops.js';
 import {
-  BATCH_MAX_OPS,
   LIST_DEFAULT_LIMIT,
   LIST_MAX_LIMIT,
   SNAPSHOT_DEFAULT_BYTES,
   SNAPSHOT_MAX_BYTES,
   type KvService,
 } from '../services/kv.js';
-import { WATCH_DEFAULT_MS, WATCH_MAX_MS } from '../services/arguments.js';
-import { counter, idempotencyKey, ifVersion, isoTime, json, jsonValue } from './common.js';
+import { bounded, counter, cursor, idempotencyKey, ifVersion, isoTime, json, jsonValue, maxBytes, scope, waitMs } from './common.js';
+import { boundValue, waitOf } from './bounds.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
-import { SCOPE_FORMS } from '../context.js';
 
 // Shared argument schemas of the kv family. Semantic checks (key length, scope names) happen in the service so
 // that they fail with the right error codes; the schemas carry types, bounds and a word of documentation.
-const key = z.string().describe('1-512 chars');
-const scope = z.string().optional().describe('Default global');
+const key = z.string();
 const value = json(jsonValue);
-const ttlSeconds = z.number().positive().optional().describe('Seconds to live');
-const prefix = z.string().optional().describe('Key prefix');
+const ttlSeconds = z.number().min(0.001).optional();
+const prefix = z.string().optional();
 const write = { readOnlyHint: false, destructiveHint: true } as const;
 
 /** Registers the kv family: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch. */
@@ -30,12 +27,22 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_get',
     {
       title: 'Read a key',
-      description: 'Read a key; found:false if absent. Write it back with its version as ifVersion.',
-      input: z.object({ key, scope: scope.describe(`Default global; or ${SCOPE_FORMS.replace('global, ', '')}`) }).strict(),
-      output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), updatedAt: isoTime.optional(), updatedBy: z.string().optional() }),
+      description: "Read a key; to wait for a change use {tool:watch}. Returns value, version (your ifVersion); over maxBytes a preview, truncated:true.",
+      input: z.object({ key, scope, maxBytes }).strict(),
+      output: z.object({
+        found: z.boolean(),
+        value: value.optional(),
+        version: counter.optional(),
+        updatedAt: isoTime.optional(),
+        updatedBy: z.string().optional(),
+        ...bounded,
+      }),
       annotations: { readOnlyHint: true },
     },
-    (args) => kv.get(args),
+    async (args) => {
+      const got = await kv.get(args);
+      return got.found ? { ...got, ...boundValue(got.value!, args.maxBytes) } : got;
+    },
   );
 
   defineTool(
@@ -43,7 +50,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_set',
     {
       title: 'Write a key',
-      description: 'Write a value. ifVersion: only if unchanged since read, else VERSION_CONFLICT (read again, retry).',
+      description: "Write a key, with ifVersion only if unchanged. Counters, lists, merges: {tool:state_update}. Returns version, revision.",
       input: z.object({ key, value, scope, ifVersion, ttlSeconds, idempotencyKey }).strict(),
       output: z.object({ version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
@@ -56,7 +63,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_delete',
     {
       title: 'Delete a key',
-      description: 'Delete a key (deleted:false if absent).',
+      description: "Delete a key. Returns deleted (false: absent), revision.",
       input: z.object({ key, scope, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean(), revision: counter }),
       annotations: { ...write, idempotentHint: true },
@@ -69,16 +76,16 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_list',
     {
       title: 'List keys',
-      description: 'A scope\'s keys in order, with versions (no values); pass nextCursor back as cursor.',
+      description: "List keys without values ({tool:state_snapshot} has values). Returns key, version, bytes each; nextCursor.",
       input: z
         .object({
           scope,
           prefix,
-          cursor: z.string().optional().describe('nextCursor'),
+          cursor,
           limit: z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT_LIMIT}`),
         })
         .strict(),
-      output: z.object({ keys: z.array(z.object({ key: z.string(), version: counter, updatedAt: isoTime })), nextCursor: z.string().optional() }),
+      output: z.object({ keys: z.array(z.object({ key: z.string(), version: counter, updatedAt: isoTime, bytes: counter })), nextCursor: z.string().optional() }),
       annotations: { readOnlyHint: true },
     },
     (args) => kv.list(args),
@@ -89,11 +96,17 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_snapshot',
     {
       title: 'Read many keys at once',
-      description: 'Many values (scope or prefix) in one consistent read, at most maxBytes (truncated:true: narrow it).',
+      description: "Read many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).",
       input: z
-        .object({ scope, prefix, maxBytes: z.number().int().min(2).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`) })
+        .object({ scope, prefix, maxBytes: z.number().int().min(64).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`), cursor })
         .strict(),
-      output: z.object({ entries: z.record(z.string(), value), revision: counter, truncated: z.boolean() }),
+      output: z.object({
+        entries: z.record(z.string(), value),
+        revision: counter,
+        truncated: z.boolean(),
+        nextCursor: z.string().optional(),
+        skipped: z.array(z.object({ key: z.string(), bytes: counter })).optional(),
+      }),
       annotations: { readOnlyHint: true },
     },
     (args) => kv.snapshot(args),
@@ -104,12 +117,12 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_update',
     {
       title: 'Atomically update a key',
-      description: 'Atomic, safe with many writers: increment, append (array/string), merge (object; null deletes), add_to_set. Missing keys start empty.',
+      description: "Atomic increment, append, merge (null drops a field) or add_to_set; a missing key starts empty. Returns value, version.",
       input: z
         .object({
           key,
-          op: z.enum(UPDATE_OPS).describe('The change'),
-          value: value.describe('Operand'),
+          op: z.enum(UPDATE_OPS),
+          value,
           scope,
           ifVersion,
           ttlSeconds,
@@ -127,7 +140,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_batch',
     {
       title: 'Apply several writes together',
-      description: `Up to ${BATCH_MAX_OPS} sets, deletes, updates in order, all or none (atomic:false: each alone, errors per slot).`,
+      description: "Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns a result per op, revision.",
       input: z
         .object({
           ops: z
@@ -137,14 +150,14 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
                 .object({
                   op: z.enum(['set', 'delete', ...UPDATE_OPS]),
                   key: z.string(),
-                  value: json(z.unknown()).optional(),
+                  value: json(jsonValue).optional(),
                   scope: z.string().optional(),
                   ifVersion: z.number().int().min(0).optional(),
-                  ttlSeconds: z.number().positive().optional(),
+                  ttlSeconds: z.number().min(0.001).optional(),
                 })
                 .strict(),
             )
-            .describe('{op, key, value (not for delete), scope, ifVersion, ttlSeconds}, in order'),
+            .describe('Applied in order'),
           atomic: z.boolean().optional().describe('Default true'),
           idempotencyKey,
         })
@@ -176,18 +189,24 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'watch',
     {
       title: 'Wait for a key to change',
-      description: 'Block until a key exists or, with afterVersion, its version differs: no polling. timedOut:true: call again.',
+      description: "Wait for a key to exist or, after afterVersion, change (scope plan: a plan id). Waits waitMs, ≤50 s without progress token. Returns value, version or timedOut.",
       input: z
         .object({
           key,
-          scope: scope.describe('Default global. "plan" for a plan ({tool:plan_get}).'),
+          scope,
           afterVersion: z.number().int().min(0).optional().describe('Last version seen'),
-          timeoutMs: z.number().int().min(0).max(WATCH_MAX_MS).optional().describe(`Default ${WATCH_DEFAULT_MS}`),
+          waitMs,
+          maxBytes,
         })
         .strict(),
-      output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), timedOut: z.boolean() }),
+      output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), ...bounded, timedOut: z.boolean() }),
       annotations: { readOnlyHint: true },
     },
-    (args, extra) => withProgress(extra, host.progressIntervalMs, `waiting for "${args.key}"`, () => kv.watch(args, extra.signal)),
+    async (args, extra) => {
+      const seen = await withProgress(extra, host.progressIntervalMs, `waiting for "${args.key}"`, () =>
+        kv.watch({ ...args, waitMs: waitOf(extra, args.waitMs) }, extra.signal),
+      );
+      return seen.found ? { ...seen, ...boundValue(seen.value!, args.maxBytes) } : seen;
+    },
   );
 }

@@ -5,13 +5,14 @@ import { idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const state = z.enum(STATES);
+// Results name states as plain strings: the argument schema lists them once.
 const view = z.object({
   thread: z.string(),
   run: z.string(),
-  state,
+  state: z.string(),
   reason: z.string().optional(),
   updatedAt: isoTime.optional(),
-  allowed: z.array(state),
+  allowed: z.array(z.string()),
 });
 
 /** Registers the lifecycle family: agent_state_get, agent_state_set. */
@@ -21,7 +22,7 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_get',
     {
       title: 'Read the lifecycle state',
-      description: 'This run\'s lifecycle state (or another thread\'s), and the states allowed next.',
+      description: "Read a thread's lifecycle state ({tool:whoami} shows yours). Returns state, reason, allowed next.",
       input: z.object({ thread: threadArg }).strict(),
       output: view,
       annotations: { readOnlyHint: true },
@@ -33,9 +34,9 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_set',
     {
       title: 'Change the lifecycle state',
-      description: 'Move this run to another state; INVALID_TRANSITION lists the allowed ones.',
-      input: z.object({ state: state.describe('The new state'), reason: z.string().optional().describe('Why'), idempotencyKey }).strict(),
-      output: view.extend({ previous: state }),
+      description: "Move this run to another lifecycle state. Returns state, previous; INVALID_TRANSITION lists allowed ones.",
+      input: z.object({ state, reason: z.string().optional(), idempotencyKey }).strict(),
+      output: view.extend({ previous: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
     (args, _extra, call) => lifecycle.set(args, call),

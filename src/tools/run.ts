@@ -1,18 +1,19 @@
 // The run tools: whoami, run_start, run_end.
 import * as z from 'zod';
+import type { BudgetService } from '../services/budget.js';
 import { END_STATES, type RunService } from '../services/run.js';
-import { STATES } from '../services/lifecycle.js';
+import type { LifecycleService } from '../services/lifecycle.js';
 import { counter, idempotencyKey } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-/** Registers the run family: whoami, run_start, run_end. */
-export function registerRunTools(host: ToolHost, runs: RunService): void {
+/** Registers the run family: whoami (with the thread's budgets and lifecycle state), run_start, run_end. */
+export function registerRunTools(host: ToolHost, runs: RunService, budget: BudgetService, lifecycle: LifecycleService): void {
   defineTool(
     host,
     'whoami',
     {
       title: 'Who am I',
-      description: 'This connection\'s identity: namespace, agent, thread, run, parent, store.',
+      description: "Your identity (agent, thread, run, parent), lifecycle state and budgets left. Call it first. Returns them.",
       input: z.object({}).strict(),
       output: z.object({
         namespace: z.string().nullable(),
@@ -22,23 +23,27 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
         run: z.string(),
         parentThread: z.string().nullable(),
         delegateLevel: counter,
-        store: z.string(),
+        state: z.string(),
+        budgets: z.array(z.object({ name: z.string(), current: counter, max: counter, remaining: counter, reached: z.boolean() })),
       }),
       annotations: { readOnlyHint: true },
     },
-    async () => runs.whoami(),
+    async () => {
+      const [me, { state }, { budgets }] = await Promise.all([runs.whoami(), lifecycle.get(), budget.status()]);
+      return { ...me, state, budgets };
+    },
   );
   defineTool(
     host,
     'run_start',
     {
       title: 'Start a new run',
-      description: 'New run (optionally of another thread): run scope, scratchpad, answer start empty; thread state stays.',
+      description: "Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.",
       input: z
         .object({
-          thread: z.string().optional().describe('Thread to switch to'),
-          parentThread: z.string().optional().describe('The delegating thread'),
-          agentType: z.string().optional().describe('New agent type'),
+          thread: z.string().optional().describe('Thread to enter'),
+          parentThread: z.string().optional(),
+          agentType: z.string().optional(),
           idempotencyKey,
         })
         .strict(),
@@ -52,9 +57,9 @@ export function registerRunTools(host: ToolHost, runs: RunService): void {
     'run_end',
     {
       title: 'End the run',
-      description: 'End this run (finished, error or stopped). It also saves a checkpoint ({tool:checkpoint_list}).',
-      input: z.object({ status: z.enum(END_STATES).describe('How it ended'), reason: z.string().optional().describe('Why'), idempotencyKey }).strict(),
-      output: z.object({ thread: z.string(), run: z.string(), state: z.enum(STATES), checkpointId: z.string().optional() }),
+      description: "End this run (after {tool:final_answer_set}); saves a checkpoint. Returns state, checkpointId.",
+      input: z.object({ status: z.enum(END_STATES), reason: z.string().optional(), idempotencyKey }).strict(),
+      output: z.object({ thread: z.string(), run: z.string(), state: z.string(), checkpointId: z.string().optional() }),
       // destructive: its checkpoint may prune the oldest one
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },

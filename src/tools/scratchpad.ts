@@ -1,55 +1,38 @@
-// The scratchpad tools: this run's working memory.
+// The scratchpad tools: this run's working memory, written by kind and read whole.
 import * as z from 'zod';
-import type { ScratchpadService } from '../services/scratchpad.js';
+import { SCRATCHPAD_KINDS, type ScratchpadService } from '../services/scratchpad.js';
 import { counter, idempotencyKey, json, jsonValue } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: false } as const;
+const counts = { variables: counter, observations: counter, failedApproaches: counter };
 
-/** Registers the scratchpad family (this run's working memory). */
+/** Registers the scratchpad family (this run's working memory): scratchpad_write, scratchpad_read. */
 export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadService): void {
   defineTool(
     host,
-    'scratchpad_store',
+    'scratchpad_write',
     {
-      title: 'Remember a variable',
-      description: 'Store a named value in this run\'s scratchpad.',
-      input: z.object({ name: z.string().describe('Variable name'), value: json(jsonValue), idempotencyKey }).strict(),
-      output: z.object({ name: z.string(), variables: counter }),
-      annotations: { ...write, destructiveHint: true },
+      title: 'Note something for this run',
+      description: "Note a variable (named), observation or failed_approach in this run's private memory; shared: {tool:state_set}. Returns counts.",
+      input: z
+        .object({
+          kind: z.enum(SCRATCHPAD_KINDS),
+          name: z.string().optional().describe('For a variable'),
+          value: json(jsonValue).describe('Any JSON value (text for notes)'),
+          idempotencyKey,
+        })
+        .strict(),
+      output: z.object({ kind: z.enum(SCRATCHPAD_KINDS), name: z.string().optional(), ...counts }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
-    (args, _extra, call) => scratchpad.storeVariable(args, call),
-  );
-  defineTool(
-    host,
-    'scratchpad_observe',
-    {
-      title: 'Note an observation',
-      description: 'Add a fact you learned to this run\'s scratchpad.',
-      input: z.object({ observation: z.string().describe('The fact'), idempotencyKey }).strict(),
-      output: z.object({ observations: counter }),
-      annotations: write,
-    },
-    (args, _extra, call) => scratchpad.observe(args, call),
-  );
-  defineTool(
-    host,
-    'scratchpad_fail',
-    {
-      title: 'Record a failed approach',
-      description: 'Record an approach that failed, not to retry it this run.',
-      input: z.object({ approach: z.string().describe('What you tried'), reason: z.string().optional().describe('Why it failed'), idempotencyKey }).strict(),
-      output: z.object({ failedApproaches: counter }),
-      annotations: write,
-    },
-    (args, _extra, call) => scratchpad.fail(args, call),
+    (args, _extra, call) => scratchpad.write(args, call),
   );
   defineTool(
     host,
     'scratchpad_read',
     {
       title: 'Read the scratchpad',
-      description: 'This run\'s scratchpad, and context: a compact text of it for your prompt.',
+      description: "Read this run's notes (new run: empty). Returns variables, observations, failedApproaches, context (as prompt text).",
       input: z.object({}).strict(),
       output: z.object({
         variables: z.record(z.string(), json(jsonValue)),
@@ -60,17 +43,5 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
       annotations: { readOnlyHint: true },
     },
     () => scratchpad.read(),
-  );
-  defineTool(
-    host,
-    'scratchpad_clear',
-    {
-      title: 'Clear the scratchpad',
-      description: 'Empty this run\'s scratchpad.',
-      input: z.object({ idempotencyKey }).strict(),
-      output: z.object({ cleared: z.boolean() }),
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
-    },
-    (args, _extra, call) => scratchpad.clear(args, call),
   );
 }

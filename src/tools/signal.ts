@@ -11,18 +11,18 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
     'signal',
     {
       title: 'Signal your confidence',
-      description: 'Say how you are doing (uncertain: may need help). Logged to the client and history.',
+      description: "Report how you are doing: uncertain (need help), explore, commit. Logged to client and history. Returns the event.",
       input: z
         .object({
-          kind: z.enum(SIGNAL_KINDS).describe('How you are doing'),
-          confidence: z.number().min(0).max(1).optional().describe('0 to 1'),
-          note: z.string().optional().describe('Why'),
+          kind: z.enum(SIGNAL_KINDS),
+          confidence: z.number().min(0).max(1).optional(),
+          note: z.string().optional(),
           idempotencyKey,
         })
         .strict(),
       output: z.object({
         seq: counter,
-        kind: z.enum(SIGNAL_KINDS),
+        kind: z.string(),
         confidence: z.number().optional(),
         note: z.string().optional(),
         thread: z.string(),

@@ -12,7 +12,7 @@ async function seed(db: string): Promise<void> {
     await a.ok('state_set', { key: 'r', value: 'run value', scope: 'run' });
     await a.ok('state_set', { key: 'g', value: 'global value' });
     await a.ok('plan_create', { title: 'p', steps: ['one'] });
-    await a.ok('scratchpad_observe', { observation: 'seen' });
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'seen' });
     await a.ok('budget_step', {});
     await a.ok('history_append', { kind: 'note', content: 'hello' });
     await a.ok('agent_state_set', { state: 'running' });

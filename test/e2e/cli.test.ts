@@ -63,7 +63,7 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ['a fraction', ['--keep-checkpoints', '2.5'], /--keep-checkpoints must be a whole number .*got "2\.5"/],
     ['a number from the environment', [], /BLACKBOARD_MAX_VALUE_BYTES must be a whole number .*got "-5"/, { BLACKBOARD_MAX_VALUE_BYTES: '-5' }],
     ['a port out of range', ['--http', '70000'], /--http must be a whole number from 0 to 65535, got "70000"/],
-    ['an unknown tool family', ['--tools', 'kv,nope'], /--tools: unknown family "nope"/],
+    ['an unknown tool family', ['--tools', 'kv,plannr'], /--tools: unknown tool, family or profile "plannr" \(did you mean planner\?\)/],
     ['a bad namespace', ['--namespace', 'Bad-NS'], /--namespace "Bad-NS" must match/],
     ['a malformed budget', ['--budget', 'tokens'], /--budget "tokens" must look like NAME=MAX/],
     ['a missing value', ['--thread'], /--thread needs a value\. Run mcp-blackboard --help/],

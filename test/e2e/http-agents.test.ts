@@ -87,7 +87,7 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     expect((await auditor.ok('history_list')).entries ?? []).toEqual([]);
 
     // reads, watch and resources work
-    const watching = auditor.ok('watch', { key: 'audited', afterVersion: 1, timeoutMs: 10_000 });
+    const watching = auditor.ok('watch', { key: 'audited', afterVersion: 1, waitMs: 10_000 });
     await planner.ok('state_set', { key: 'audited', value: { n: 2 } });
     expect(await watching).toMatchObject({ value: { n: 2 }, version: 2, timedOut: false });
     const resource = await auditor.client.readResource({ uri: 'blackboard://team/global/audited' });

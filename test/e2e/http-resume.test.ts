@@ -49,7 +49,7 @@ describe('resumable SSE streams', () => {
     await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
 
     const dropped = new AbortController();
-    const call = { name: 'watch', arguments: { key: 'resume-me', timeoutMs: 30_000 }, _meta: { progressToken: 'p1' } };
+    const call = { name: 'watch', arguments: { key: 'resume-me', waitMs: 30_000 }, _meta: { progressToken: 'p1' } };
     const stream = await fetch(url, { method: 'POST', headers, signal: dropped.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: call }) });
     expect(stream.headers.get('content-type')).toContain('text/event-stream');
     // the priming event and one progress notification, each with an id; then the connection drops
@@ -102,7 +102,7 @@ describe('resumable SSE streams', () => {
     await client.connect(transport);
     try {
       const tokens: string[] = [];
-      const result = client.callTool({ name: 'watch', arguments: { key: 'sdk-resume', timeoutMs: 30_000 } }, {
+      const result = client.callTool({ name: 'watch', arguments: { key: 'sdk-resume', waitMs: 30_000 } }, {
         onresumptiontoken: (t) => tokens.push(t),
         timeout: 30_000,
       });

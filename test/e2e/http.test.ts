@@ -12,7 +12,7 @@ const TOKEN = 'test-token-123';
 
 beforeAll(async () => {
   const db = join(tempDir(), 'http.db');
-  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2', '--tools', 'all'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   url = await new Promise<string>((resolve, reject) => {
@@ -51,7 +51,7 @@ describe('Streamable HTTP', () => {
       await one.agent.ok('state_set', { key: 'mine', value: 1, scope: 'thread' });
       expect((await two.agent.ok('state_get', { key: 'mine', scope: 'thread' })).found).toBe(false);
       // watch across sessions
-      const waiting = two.agent.ok('watch', { key: 'ping', timeoutMs: 10_000 });
+      const waiting = two.agent.ok('watch', { key: 'ping', waitMs: 10_000 });
       await new Promise((r) => setTimeout(r, 100));
       await one.agent.ok('state_set', { key: 'ping', value: 'pong' });
       expect(await waiting).toMatchObject({ value: 'pong', timedOut: false });

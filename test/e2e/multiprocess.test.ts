@@ -43,14 +43,14 @@ describe.each(sharedStores())('many processes on one store ($name)', (store) => 
   it('a watch in one process wakes on a write made by another', async () => {
     const [watcher, writer] = await processes(2, store.fresh());
     const started = Date.now();
-    const waiting = watcher.ok('watch', { key: 'signal', timeoutMs: 20_000 });
+    const waiting = watcher.ok('watch', { key: 'signal', waitMs: 20_000 });
     await sleep(300);
     await writer.ok('state_set', { key: 'signal', value: 'go' });
     const result = await waiting;
     expect(result).toMatchObject({ found: true, value: 'go', timedOut: false });
     expect(Date.now() - started).toBeLessThan(10_000);
     // and with afterVersion, for the next change
-    const next = watcher.ok('watch', { key: 'signal', afterVersion: 1, timeoutMs: 20_000 });
+    const next = watcher.ok('watch', { key: 'signal', afterVersion: 1, waitMs: 20_000 });
     await sleep(200);
     await writer.ok('state_update', { key: 'signal', op: 'append', value: '!' });
     expect(await next).toMatchObject({ value: 'go!', version: 2, timedOut: false });

@@ -41,7 +41,7 @@ describe('plans across processes', () => {
             expect(['all_blocked', 'all_taken']).toContain(claim.reason);
             // wait for the plan to change rather than spin
             const { version } = (await worker.ok('plan_get', { planId })).plan;
-            await worker.ok('watch', { key: planId, scope: 'plan', afterVersion: version, timeoutMs: 2_000 });
+            await worker.ok('watch', { key: planId, scope: 'plan', afterVersion: version, waitMs: 2_000 });
             continue;
           }
           // Logged after the claim; a step's "done" is logged before it is marked completed. So a blocker's "done"

@@ -66,7 +66,7 @@ describe('server processes on one Postgres, as separate hosts', () => {
     const afterAck: number[] = [];
     for (let i = 1; i <= 15; i++) {
       let woke = 0;
-      const waiting = watcher.ok('watch', { key: 'signal', afterVersion: i - 1, timeoutMs: 20_000 }).then((r) => {
+      const waiting = watcher.ok('watch', { key: 'signal', afterVersion: i - 1, waitMs: 20_000 }).then((r) => {
         woke = performance.now();
         return r;
       });

@@ -60,7 +60,7 @@ describe('8 server processes on one Redis', () => {
     const fromSend: number[] = [];
     for (let round = 0; round < 12; round++) {
       const waiting = watcher
-        .ok('watch', { key: 'tick', afterVersion: round, timeoutMs: 10_000 })
+        .ok('watch', { key: 'tick', afterVersion: round, waitMs: 10_000 })
         .then((r) => ({ r, at: performance.now() }));
       await sleep(30 + Math.random() * 30);
       const sent = performance.now();

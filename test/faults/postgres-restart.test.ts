@@ -125,7 +125,7 @@ describe('postgres store going away', () => {
       const follow = (async () => {
         let after = 0;
         while (following) {
-          const r = await follower.raw('watch', { key: 'total', afterVersion: after, timeoutMs: 30_000 });
+          const r = await follower.raw('watch', { key: 'total', afterVersion: after, waitMs: 30_000 });
           if (r.isError) {
             await sleep(100);
             continue;
@@ -154,7 +154,7 @@ describe('postgres store going away', () => {
         }
       })();
       // A watch that waits across the whole outage, on a key written only after it.
-      const late = follower.ok('watch', { key: 'late', timeoutMs: 60_000 });
+      const late = follower.ok('watch', { key: 'late', waitMs: 60_000 });
       await sleep(800);
       if (how === 'stop') await pg.stop();
       else await pg.kill9();

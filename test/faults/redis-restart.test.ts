@@ -255,7 +255,7 @@ describe('server processes while Redis restarts', () => {
       }
     })();
     // A watch that starts before the restart and is answered by a write made after it.
-    const watching = watcher.ok('watch', { key: 'signal', timeoutMs: 30_000 });
+    const watching = watcher.ok('watch', { key: 'signal', waitMs: 30_000 });
     const acked = new Map<string, number>();
     const writing = (async () => {
       for (let n = 0; n < 60; n++) {

@@ -47,13 +47,13 @@ describe('bad input', () => {
   });
 
   const wrongTypes: Array<[string, string, Record<string, unknown>, string, RegExp]> = [
-    ['key as number', 'state_set', { key: 123, value: 1 }, 'key', /key must be of type string, not a number/],
+    ['key as number', 'state_set', { key: 123, value: 1 }, 'key', /key must be a string, not a number \(123\)/],
     ['missing value', 'state_set', { key: 'k' }, 'value', /value is required/],
-    ['ifVersion as string', 'state_set', { key: 'k', value: 1, ifVersion: '1' }, 'ifVersion', /ifVersion must be of type number, not a string/],
-    ['fractional ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: 1.5 }, 'ifVersion', /whole number/],
+    ['ifVersion as a word', 'state_set', { key: 'k', value: 1, ifVersion: 'one' }, 'ifVersion', /ifVersion must be a number, not the string "one"/],
+    ['fractional ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: 1.5 }, 'ifVersion', /ifVersion must be a whole number, not 1\.5\./],
     ['negative ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: -1 }, 'ifVersion', /out of range/],
     ['unknown op', 'state_update', { key: 'k', op: 'multiply', value: 2 }, 'op', /one of: increment, append, merge, add_to_set/],
-    ['ops not an array', 'state_batch', { ops: 'set a' }, 'ops', /must be of type array/],
+    ['ops not an array', 'state_batch', { ops: 'set a' }, 'ops', /ops must be an array, not the string "set a"/],
     ['misspelled op field', 'state_batch', { ops: [{ op: 'set', key: 'a', value: 1, if_version: 0 }] }, 'ops[0].if_version', /did you mean ifVersion\?/],
     ['scope as object', 'state_get', { key: 'k', scope: { name: 'global' } }, 'scope', /not an object/],
     ['limit above its maximum', 'state_list', { limit: 5000 }, 'limit', /out of range/],
@@ -66,12 +66,67 @@ describe('bad input', () => {
     expect(await revision()).toBe(before);
   });
 
+  it('every problem of a call is reported at once (up to 5), each with its path', async () => {
+    const before = await revision();
+    const error = await a.err('state_set', { key: 7, ifVersion: -2, ttlSecond: 5 });
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toMatch(/^4 problems: /);
+    expect((error.details!.issues as Array<{ path: string }>).map((i) => i.path).sort()).toEqual(['ifVersion', 'key', 'ttlSecond', 'value']);
+    expect(error.message).toMatch(/key must be a string/);
+    expect(error.message).toMatch(/value is required/);
+    expect(error.message).toMatch(/did you mean ttlSeconds\?/);
+    const many = await a.err('state_batch', { ops: Array.from({ length: 8 }, () => ({ op: 'set', key: 1 })) });
+    expect(many.details!.issues).toHaveLength(5);
+    expect(await revision()).toBe(before);
+  });
+
+  it('a numeric string is taken as the number, and null for an optional argument as not given', async () => {
+    await a.ok('state_set', { key: 'n1', value: 1 });
+    await a.ok('state_set', { key: 'n2', value: 2 });
+    expect((await a.ok('state_list', { limit: '1', prefix: 'n' })).keys).toHaveLength(1);
+    expect(await a.ok('state_set', { key: 'n1', value: 3, ifVersion: '1', scope: null, ttlSeconds: null, idempotencyKey: null })).toMatchObject({ version: 2 });
+    expect(await a.ok('state_get', { key: 'n1', scope: null, maxBytes: null })).toMatchObject({ value: 3 });
+    // a value that is any JSON keeps its null
+    await a.ok('state_set', { key: 'nul', value: null });
+    expect(await a.ok('state_get', { key: 'nul' })).toMatchObject({ found: true, value: null });
+    expect((await a.err('state_list', { limit: '1x' })).message).toMatch(/limit must be a number, not the string "1x"/);
+  });
+
+  it('a union argument that matches no form names the form it came closest to and what that form expected', async () => {
+    const error = await a.err('plan_create', { title: 't', steps: ['ok', { contnt: 'typo', owner: 'me' }] });
+    expect(error.details).toMatchObject({ path: 'steps[1]' });
+    expect(error.message).toMatch(/^steps\[1\] is not valid as an object \{content, /);
+    expect(error.message).toMatch(/steps\[1\]\.content is required/);
+    expect(error.message).toMatch(/did you mean content\?/);
+  });
+
+  it('an unknown or unprefixed tool name is answered in the envelope with the closest registered one', async () => {
+    const misspelled = await a.err('state_gte', { key: 'k' });
+    expect(misspelled).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'name', suggestion: 'state_get' } });
+    expect(misspelled.message).toMatch(/^There is no tool "state_gte" here: did you mean state_get\?/);
+    expect((await a.err('team_state_get', { key: 'k' })).details).toMatchObject({ suggestion: 'state_get' });
+    const team = await connect({ config: { namespace: 'team' } });
+    try {
+      const bare = await team.client.callTool({ name: 'state_get', arguments: { key: 'k' } });
+      expect(bare.isError).toBe(true);
+      const body = JSON.parse((bare.content as Array<{ text: string }>)[0].text);
+      expect(body.error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { suggestion: 'team_state_get' } });
+      expect((await team.ok('state_get', { key: 'k' })).found).toBe(false);
+    } finally {
+      await team.close();
+    }
+  });
+
   it('an unknown argument name gets the closest known one', async () => {
     const error = await a.err('state_set', { key: 'k', value: 1, if_version: 0 });
     expect(error).toEqual({
       code: 'INVALID_ARGUMENT',
       message: expect.stringMatching(/^Unknown argument "if_version": did you mean ifVersion\? Arguments here: key, value, scope, ifVersion, ttlSeconds, idempotencyKey\.$/),
-      details: { path: 'if_version', suggestion: 'ifVersion' },
+      details: {
+        path: 'if_version',
+        suggestion: 'ifVersion',
+        issues: [{ path: 'if_version', message: expect.stringMatching(/^Unknown argument "if_version": did you mean ifVersion\?/) }],
+      },
     });
     const far = await a.err('state_get', { key: 'k', colour: 'red' });
     expect(far).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'colour' } });

@@ -26,7 +26,7 @@ describe('state_changes', () => {
     ]);
     expect(first.revision).toBe(b.revision);
     // nothing new: nothing again
-    expect(await a.ok('state_changes', { afterRevision: first.revision })).toEqual({ changes: [], revision: first.revision });
+    expect(await a.ok('state_changes', { afterRevision: first.revision, waitMs: 0 })).toEqual({ changes: [], revision: first.revision });
   });
 
   it('filters by scope and key prefix, and shows plans as scope "plan" but never internal records', async () => {
@@ -62,7 +62,7 @@ describe('state_changes', () => {
     const seen: string[] = [];
     let after = revision;
     for (let pages = 0; pages < 20; pages++) {
-      const page = await a.ok('state_changes', { afterRevision: after, limit: 3 });
+      const page = await a.ok('state_changes', { afterRevision: after, limit: 3, waitMs: 0 });
       if (page.changes.length === 0) break;
       const revisions = new Set(page.changes.map((c: { revision: number }) => c.revision));
       expect(page.changes.length <= 3 || revisions.size === 1).toBe(true);
@@ -87,7 +87,7 @@ describe('state_changes', () => {
     expect(result.changes).toEqual([{ scope: 'global', key: 'job/1', version: 1, revision: write.revision, deleted: false }]);
     expect(Date.now() - started).toBeLessThan(5_000);
     const idle = await follower.ok('state_changes', { afterRevision: result.revision, waitMs: 100 });
-    expect(idle).toEqual({ changes: [], revision: result.revision });
+    expect(idle).toEqual({ changes: [], revision: result.revision, timedOut: true });
   });
 
   it('an afterRevision older than the retention fails with REVISION_COMPACTED and the oldest usable revision', async () => {
@@ -124,9 +124,9 @@ describe('versions never repeat (watch and ifVersion across delete and re-create
     const recreated = await b.ok('state_set', { key: 'k', value: 'again' });
     expect(recreated.version).toBe(6);
     const started = Date.now();
-    expect(await a.ok('watch', { key: 'k', afterVersion: 5, timeoutMs: 10_000 })).toMatchObject({ found: true, value: 'again', version: 6, timedOut: false });
+    expect(await a.ok('watch', { key: 'k', afterVersion: 5, waitMs: 10_000 })).toMatchObject({ found: true, value: 'again', version: 6, timedOut: false });
     // also when the version given is above the current one (a revision passed by mistake)
-    expect(await a.ok('watch', { key: 'k', afterVersion: recreated.revision + 100, timeoutMs: 10_000 })).toMatchObject({ version: 6, timedOut: false });
+    expect(await a.ok('watch', { key: 'k', afterVersion: recreated.revision + 100, waitMs: 10_000 })).toMatchObject({ version: 6, timedOut: false });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 

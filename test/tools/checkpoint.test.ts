@@ -28,7 +28,7 @@ async function fillEveryFamily(a: Connected, tag: string): Promise<void> {
   await a.ok('state_set', { key: `only-${tag}`, value: 1, scope: 'thread' });
   await a.ok('state_set', { key: 'k', value: `run-${tag}`, scope: 'run' });
   await a.ok('plan_create', { title: `plan ${tag}`, steps: ['a', 'b'], scope: 'thread' });
-  await a.ok('scratchpad_observe', { observation: `obs ${tag}` });
+  await a.ok('scratchpad_write', { kind: 'observation', value: `obs ${tag}` });
   await a.ok('budget_step', {});
   await a.ok('history_append', { kind: 'note', content: tag });
 }

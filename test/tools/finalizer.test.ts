@@ -6,13 +6,13 @@ const agent = agentsClosedAfterEach();
 describe('finalizer tools', () => {
   it('the first answer wins; a second fails with MULTIPLE_FINAL_ANSWERS carrying the first', async () => {
     const a = await agent({ config: { agent: 'solver' } });
-    expect(await a.ok('final_answer_get')).toEqual({ isSet: false });
+    expect(await a.ok('final_answer_get', { waitMs: 0 })).toEqual({ isSet: false, timedOut: true });
     const { answer } = await a.ok('final_answer_set', { content: '42', metadata: { confidence: 0.9 } });
     expect(answer).toMatchObject({ content: '42', metadata: { confidence: 0.9 }, setBy: 'solver' });
     const second = await a.err('final_answer_set', { content: '43' });
     expect(second.code).toBe('MULTIPLE_FINAL_ANSWERS');
     expect(second.details).toEqual({ answer });
-    expect(await a.ok('final_answer_get')).toEqual({ isSet: true, answer });
+    expect(await a.ok('final_answer_get')).toEqual({ isSet: true, answer, timedOut: false });
     expect((await a.err('final_answer_set', { content: '' })).code).toBe('INVALID_ARGUMENT');
   });
 

@@ -10,27 +10,43 @@ describe('history tools', () => {
     for (let i = 1; i <= 12; i++) {
       expect(await a.ok('history_append', { kind: i % 3 === 0 ? 'decision' : 'tool_call', content: `e${i}`, ...(i === 1 ? { data: { x: 1 } } : {}) })).toEqual({ seq: i });
     }
-    const first = await a.ok('history_list', { limit: 5 });
-    expect(first.entries.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    const seqs = (page: { entries: Array<{ seq: number }> }): number[] => page.entries.map((e) => e.seq);
+    // newest first by default, paged with cursor
+    const newest = await a.ok('history_list', { limit: 5 });
+    expect(seqs(newest)).toEqual([12, 11, 10, 9, 8]);
+    const older = await a.ok('history_list', { limit: 5, cursor: newest.nextCursor });
+    expect(seqs(older)).toEqual([7, 6, 5, 4, 3]);
+    const oldest = await a.ok('history_list', { limit: 5, cursor: older.nextCursor });
+    expect(seqs(oldest)).toEqual([2, 1]);
+    expect(oldest.nextCursor).toBeUndefined();
+    // oldest first: following with afterSeq
+    const first = await a.ok('history_list', { limit: 5, order: 'asc' });
+    expect(seqs(first)).toEqual([1, 2, 3, 4, 5]);
     expect(first.entries[0]).toMatchObject({ kind: 'tool_call', content: 'e1', data: { x: 1 }, by: 'h', at: expect.any(String) });
     expect(first.nextAfterSeq).toBe(5);
-    const next = await a.ok('history_list', { afterSeq: 5, limit: 100 });
-    expect(next.entries.map((e: { seq: number }) => e.seq)).toEqual([6, 7, 8, 9, 10, 11, 12]);
-    expect(next.nextAfterSeq).toBeUndefined();
-    const decisions = await a.ok('history_list', { kind: 'decision' });
-    expect(decisions.entries.map((e: { content: string }) => e.content)).toEqual(['e3', 'e6', 'e9', 'e12']);
+    expect(seqs(await a.ok('history_list', { limit: 5, order: 'asc', cursor: first.nextCursor }))).toEqual([6, 7, 8, 9, 10]);
+    const next = await a.ok('history_list', { afterSeq: 5, limit: 100, order: 'asc' });
+    expect(seqs(next)).toEqual([6, 7, 8, 9, 10, 11, 12]);
+    expect(next.nextCursor).toBeUndefined();
+    expect(seqs(await a.ok('history_list', { afterSeq: 9 }))).toEqual([12, 11, 10]);
+    const decisions = await a.ok('history_list', { kind: 'decision', limit: 3 });
+    expect(decisions.entries.map((e: { content: string }) => e.content)).toEqual(['e12', 'e9', 'e6']);
+    expect((await a.ok('history_list', { kind: 'decision', cursor: decisions.nextCursor })).entries.map((e: { content: string }) => e.content)).toEqual(['e3']);
+    expect((await a.err('history_list', { kind: 'tool_call', cursor: decisions.nextCursor })).message).toMatch(/different listing/);
     expect(await a.ok('history_prune', { keepLast: 4 })).toEqual({ removed: 8 });
-    expect((await a.ok('history_list', {})).entries.map((e: { seq: number }) => e.seq)).toEqual([9, 10, 11, 12]);
+    expect(seqs(await a.ok('history_list', {}))).toEqual([12, 11, 10, 9]);
     expect(await a.ok('history_append', { kind: 'note', content: 'after prune' })).toEqual({ seq: 13 });
     expect(await a.ok('history_prune', { keepLast: 100 })).toEqual({ removed: 0 });
   });
 
-  it('is per thread, and checks its arguments', async () => {
+  it('is per thread, a parent reads a child\'s with thread, and it checks its arguments', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'A' } });
-    const b = await agent({ store, config: { thread: 'B' } });
+    const b = await agent({ store, config: { thread: 'B', parentThread: 'A' } });
     await a.ok('history_append', { kind: 'note', content: 'a' });
     expect((await b.ok('history_list', {})).entries).toEqual([]);
+    await b.ok('history_append', { kind: 'note', content: 'from the child' });
+    expect((await a.ok('history_list', { thread: 'B' })).entries).toMatchObject([{ content: 'from the child' }]);
     expect((await a.err('history_append', { kind: 'Bad Kind', content: 'x' })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('history_list', { limit: 0 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('history_prune', { keepLast: -1 })).code).toBe('INVALID_ARGUMENT');

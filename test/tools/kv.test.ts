@@ -18,13 +18,14 @@ describe('kv tools: listing', () => {
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
     for (const name of ['state_get', 'state_list', 'state_snapshot', 'watch', 'state_changes']) expect(byName[name]?.readOnlyHint, name).toBe(true);
+    // listed as what differs from MCP's defaults: not read-only, destructive and not idempotent go unsaid
     for (const name of ['state_set', 'state_delete', 'state_update', 'state_batch']) {
-      expect(byName[name]?.readOnlyHint, name).toBe(false);
-      expect(byName[name]?.destructiveHint, name).toBe(true);
+      expect(byName[name]?.readOnlyHint ?? false, name).toBe(false);
+      expect(byName[name]?.destructiveHint ?? true, name).toBe(true);
     }
     expect(byName.state_delete?.idempotentHint).toBe(true);
-    expect(byName.state_set?.idempotentHint).toBe(false);
-    expect(byName.state_update?.idempotentHint).toBe(false);
+    expect(byName.state_set?.idempotentHint ?? false).toBe(false);
+    expect(byName.state_update?.idempotentHint ?? false).toBe(false);
   });
 
   it('answers initialize with its name, version and the tools capability', async () => {
@@ -302,7 +303,7 @@ describe('kv tools: watch', () => {
     const b = await agent({ store });
     await a.ok('state_set', { key: 'ready', value: 'yes' });
     expect(await a.ok('watch', { key: 'ready' })).toEqual({ found: true, value: 'yes', version: 1, timedOut: false });
-    const waiting = a.ok('watch', { key: 'answer', timeoutMs: 10_000 });
+    const waiting = a.ok('watch', { key: 'answer', waitMs: 10_000 });
     await sleep(50);
     await b.ok('state_set', { key: 'answer', value: 42 });
     expect(await waiting).toEqual({ found: true, value: 42, version: 1, timedOut: false });
@@ -311,12 +312,12 @@ describe('kv tools: watch', () => {
   it('with afterVersion waits for a newer version, and a delete counts', async () => {
     const a = await agent();
     await a.ok('state_set', { key: 'k', value: 'v1' });
-    const newer = a.ok('watch', { key: 'k', afterVersion: 1, timeoutMs: 10_000 });
+    const newer = a.ok('watch', { key: 'k', afterVersion: 1, waitMs: 10_000 });
     await sleep(30);
     await a.ok('state_set', { key: 'k', value: 'v2' });
     expect(await newer).toEqual({ found: true, value: 'v2', version: 2, timedOut: false });
     expect(await a.ok('watch', { key: 'k', afterVersion: 1 })).toMatchObject({ version: 2, timedOut: false });
-    const gone = a.ok('watch', { key: 'k', afterVersion: 2, timeoutMs: 10_000 });
+    const gone = a.ok('watch', { key: 'k', afterVersion: 2, waitMs: 10_000 });
     await sleep(30);
     await a.ok('state_delete', { key: 'k' });
     expect(await gone).toEqual({ found: false, timedOut: false });
@@ -324,15 +325,15 @@ describe('kv tools: watch', () => {
 
   it('times out with timedOut:true and checks its arguments', async () => {
     const a = await agent();
-    expect(await a.ok('watch', { key: 'never', timeoutMs: 50 })).toEqual({ found: false, timedOut: true });
-    expect((await a.err('watch', { key: 'k', timeoutMs: 600_001 })).code).toBe('INVALID_ARGUMENT');
+    expect(await a.ok('watch', { key: 'never', waitMs: 50 })).toEqual({ found: false, timedOut: true });
+    expect((await a.err('watch', { key: 'k', waitMs: 600_001 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('watch', { key: 'k', afterVersion: -1 })).code).toBe('INVALID_ARGUMENT');
   });
 
   it('sends progress notifications while blocked when given a progress token', async () => {
     const a = await agent({ config: { progressIntervalMs: 100 } });
     const progress: number[] = [];
-    const result = await a.raw('watch', { key: 'slow', timeoutMs: 1000 }, { onprogress: (p) => progress.push(p.progress) });
+    const result = await a.raw('watch', { key: 'slow', waitMs: 1000 }, { onprogress: (p) => progress.push(p.progress) });
     expect(result.structuredContent).toEqual({ found: false, timedOut: true });
     expect(progress.length).toBeGreaterThanOrEqual(3);
     expect(progress).toEqual([...progress].sort((x, y) => x - y));
@@ -341,7 +342,7 @@ describe('kv tools: watch', () => {
   it('stops waiting when the client cancels the request', async () => {
     const a = await agent();
     const controller = new AbortController();
-    const pending = a.raw('watch', { key: 'k', timeoutMs: 60_000 }, { signal: controller.signal });
+    const pending = a.raw('watch', { key: 'k', waitMs: 60_000 }, { signal: controller.signal });
     await sleep(50);
     controller.abort('changed my mind');
     await expect(pending).rejects.toThrow();

@@ -114,7 +114,7 @@ describe('plan tools', () => {
     const lead = await agent({ store });
     const worker = await agent({ store });
     const { planId } = await lead.ok('plan_create', { title: 'T', steps: ['a'] });
-    const waiting = lead.ok('watch', { key: planId, scope: 'plan', afterVersion: 1, timeoutMs: 10_000 });
+    const waiting = lead.ok('watch', { key: planId, scope: 'plan', afterVersion: 1, waitMs: 10_000 });
     await sleep(30);
     await worker.ok('plan_update', { planId, stepUpdates: [{ id: 's1', status: 'in_progress', owner: 'worker' }] });
     const woke = await waiting;

@@ -4,9 +4,11 @@ import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
 const agent = agentsClosedAfterEach();
 
 describe('run tools', () => {
-  it('whoami reports the identity from flags', async () => {
-    const a = await agent({ config: { namespace: 'ns1', agent: 'ada', agentType: 'coder', thread: 'T1' } });
-    expect(await a.ok('whoami')).toEqual({
+  it('whoami reports the identity from flags, the lifecycle state and the budgets, and nothing about the store', async () => {
+    const a = await agent({ config: { namespace: 'ns1', agent: 'ada', agentType: 'coder', thread: 'T1', maxIterations: 5 } });
+    await a.ok('budget_step', {});
+    const me = await a.ok('whoami');
+    expect(me).toEqual({
       namespace: 'ns1',
       agent: 'ada',
       agentType: 'coder',
@@ -14,8 +16,10 @@ describe('run tools', () => {
       run: expect.any(String),
       parentThread: null,
       delegateLevel: 0,
-      store: expect.stringContaining('memory://'),
+      state: 'loading',
+      budgets: [{ name: 'iterations', current: 1, max: 5, remaining: 4, reached: false }],
     });
+    expect(JSON.stringify(me)).not.toMatch(/memory:|sqlite:|store/);
   });
 
   it('a child knows its parent and level; scope parent is shared down the tree', async () => {
@@ -32,7 +36,7 @@ describe('run tools', () => {
     const first = (await a.ok('whoami')).run;
     await a.ok('state_set', { key: 'k', value: 'run data', scope: 'run' });
     await a.ok('state_set', { key: 'k', value: 'thread data', scope: 'thread' });
-    await a.ok('scratchpad_observe', { observation: 'seen' });
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'seen' });
     await a.ok('final_answer_set', { content: 'done' });
     const started = await a.ok('run_start', {});
     expect(started).toEqual({ thread: 'T', run: expect.any(String), resumed: true });
@@ -77,7 +81,7 @@ describe('run tools', () => {
     const a = await agent({ store, config: { thread: 'T1' } });
     const b = await agent({ store, config: { thread: 'T1' } });
     await a.ok('state_set', { key: 'k', value: 'T1 run data', scope: 'run' });
-    await a.ok('scratchpad_observe', { observation: 'T1 note' });
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'T1 note' });
     await a.ok('run_start', { thread: 'T2' });
     expect((await b.ok('state_get', { key: 'k', scope: 'run' })).value).toBe('T1 run data');
     expect((await b.ok('scratchpad_read')).observations).toEqual(['T1 note']);

@@ -4,22 +4,28 @@ import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
 const agent = agentsClosedAfterEach();
 
 describe('scratchpad tools', () => {
-  it('stores variables, observations and failed approaches, and renders a compact context', async () => {
+  it('scratchpad_write keeps variables, observations and failed approaches; scratchpad_read renders a compact context', async () => {
     const a = await agent();
     expect(await a.ok('scratchpad_read')).toEqual({ variables: {}, observations: [], failedApproaches: [], context: '(scratchpad is empty)' });
-    expect(await a.ok('scratchpad_store', { name: 'city', value: 'Paris' })).toEqual({ name: 'city', variables: 1 });
-    await a.ok('scratchpad_store', { name: 'big', value: { text: 'x'.repeat(500) } });
-    expect(await a.ok('scratchpad_observe', { observation: 'the API returns 404 for old ids' })).toEqual({ observations: 1 });
-    expect(await a.ok('scratchpad_fail', { approach: 'grep the logs', reason: 'logs rotated' })).toEqual({ failedApproaches: 1 });
+    expect(await a.ok('scratchpad_write', { kind: 'variable', name: 'city', value: 'Paris' })).toEqual({
+      kind: 'variable',
+      name: 'city',
+      variables: 1,
+      observations: 0,
+      failedApproaches: 0,
+    });
+    await a.ok('scratchpad_write', { kind: 'variable', name: 'big', value: { text: 'x'.repeat(500) } });
+    expect(await a.ok('scratchpad_write', { kind: 'observation', value: 'the API returns 404 for old ids' })).toMatchObject({ observations: 1 });
+    expect(await a.ok('scratchpad_write', { kind: 'failed_approach', value: 'grep the logs: logs rotated' })).toMatchObject({ failedApproaches: 1, variables: 2 });
     const pad = await a.ok('scratchpad_read');
     expect(pad.variables).toEqual({ city: 'Paris', big: { text: 'x'.repeat(500) } });
     expect(pad.observations).toEqual(['the API returns 404 for old ids']);
-    expect(pad.failedApproaches).toEqual([{ approach: 'grep the logs', reason: 'logs rotated' }]);
+    expect(pad.failedApproaches).toEqual([{ approach: 'grep the logs: logs rotated' }]);
     expect(pad.context).toContain('- city = "Paris"');
     expect(pad.context).toContain('1. the API returns 404 for old ids');
-    expect(pad.context).toContain('Failed approaches (do not retry):\n- grep the logs — logs rotated');
+    expect(pad.context).toContain('Failed approaches (do not retry):\n- grep the logs: logs rotated');
     expect(pad.context.length).toBeLessThan(600);
-    expect(await a.ok('scratchpad_clear')).toEqual({ cleared: true });
+    await a.ok('run_start', {});
     expect((await a.ok('scratchpad_read')).variables).toEqual({});
   });
 
@@ -28,7 +34,7 @@ describe('scratchpad tools', () => {
     const a = await agent({ store, config: { thread: 'T' } });
     const b = await agent({ store, config: { thread: 'T' } });
     const other = await agent({ store, config: { thread: 'U' } });
-    await a.ok('scratchpad_observe', { observation: 'shared' });
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'shared' });
     expect((await b.ok('scratchpad_read')).observations).toEqual(['shared']);
     expect((await other.ok('scratchpad_read')).observations).toEqual([]);
     await b.ok('run_start', {});
@@ -39,17 +45,21 @@ describe('scratchpad tools', () => {
 
   it('concurrent observations all land; bad input is refused', async () => {
     const a = await agent();
-    await Promise.all(Array.from({ length: 30 }, (_, i) => a.ok('scratchpad_observe', { observation: `o${i}` })));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => a.ok('scratchpad_write', { kind: 'observation', value: `o${i}` })));
     expect((await a.ok('scratchpad_read')).observations).toHaveLength(30);
-    expect((await a.err('scratchpad_observe', { observation: '  ' })).code).toBe('INVALID_ARGUMENT');
-    expect((await a.err('scratchpad_store', { name: '', value: 1 })).code).toBe('INVALID_ARGUMENT');
-    expect((await a.err('scratchpad_fail', { approach: '' })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('scratchpad_write', { kind: 'observation', value: '  ' })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('scratchpad_write', { kind: 'variable', name: '', value: 1 })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('scratchpad_write', { kind: 'failed_approach', value: '' })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('scratchpad_write', { kind: 'variable', value: 1 })).message).toMatch(/needs a name/);
+    expect((await a.err('scratchpad_write', { kind: 'observation', name: 'n', value: 'x' })).message).toMatch(/name is only for kind "variable"/);
+    expect((await a.err('scratchpad_write', { kind: 'note', value: 'x' })).details).toMatchObject({ path: 'kind' });
+    expect((await a.ok('scratchpad_read')).variables).toEqual({});
   });
 
   it('is bounded by the value size limit', async () => {
     const a = await agent({ config: { maxValueBytes: 2000 } });
-    await a.ok('scratchpad_observe', { observation: 'x'.repeat(1500) });
-    expect((await a.err('scratchpad_observe', { observation: 'y'.repeat(1000) })).code).toBe('VALUE_TOO_LARGE');
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'x'.repeat(1500) });
+    expect((await a.err('scratchpad_write', { kind: 'observation', value: 'y'.repeat(1000) })).code).toBe('VALUE_TOO_LARGE');
     expect((await a.ok('scratchpad_read')).observations).toHaveLength(1);
   });
 });

@@ -2,19 +2,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { agentsClosedAfterEach, type Connected } from '../helpers.js';
 
-// What a model reads on every turn: the tool list and the instructions. Budgets in characters of JSON.
-const BUDGET = { inputs: 16_100, withOutputs: 32_000, kvInputs: 5_000 };
-
 const agent = agentsClosedAfterEach();
-
-const size = (tools: Tool[], outputs: boolean): number =>
-  tools.reduce(
-    (sum, t) =>
-      sum +
-      JSON.stringify(outputs ? { name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema } : { name: t.name, description: t.description, inputSchema: t.inputSchema })
-        .length,
-    0,
-  );
 
 /** Every `description` anywhere in a JSON schema. */
 function schemaDescriptions(node: unknown): string[] {
@@ -31,24 +19,9 @@ async function texts(a: Connected): Promise<{ tools: Tool[]; all: string[] }> {
   return { tools, all };
 }
 
-describe('the tool list is small', () => {
-  it(`default list: ≤ ${BUDGET.inputs} characters of names, descriptions and input schemas, ≤ ${BUDGET.withOutputs} with output schemas`, async () => {
-    const { tools } = await (await agent()).client.listTools();
-    const inputs = size(tools, false);
-    const withOutputs = size(tools, true);
-    console.log(`tools/list: ${tools.length} tools, ${inputs} characters with input schemas, ${withOutputs} with output schemas`);
-    expect(inputs).toBeLessThanOrEqual(BUDGET.inputs);
-    expect(withOutputs).toBeLessThanOrEqual(BUDGET.withOutputs);
-  });
-
-  it(`--tools kv: ≤ ${BUDGET.kvInputs} characters`, async () => {
-    const { tools } = await (await agent({ config: { tools: ['kv'] } })).client.listTools();
-    const inputs = size(tools, false);
-    console.log(`tools/list --tools kv: ${tools.length} tools, ${inputs} characters with input schemas`);
-    expect(inputs).toBeLessThanOrEqual(BUDGET.kvInputs);
-  });
-
-  it('no $schema, no ±2^53 integer bounds; real bounds as minimum/maximum; every argument described (idempotencyKey once, in the instructions)', async () => {
+// Sizes, profiles and the schema rules every model API accepts: test/tools/profiles.test.ts.
+describe('the tool list', () => {
+  it('no $schema, no ±2^53 integer bounds; real bounds as minimum/maximum; argument descriptions short', async () => {
     const a = await agent({ config: { allowBudgetAdmin: true } });
     const { tools } = await a.client.listTools();
     const text = JSON.stringify(tools);
@@ -56,27 +29,16 @@ describe('the tool list is small', () => {
     expect(text).not.toContain(String(Number.MAX_SAFE_INTEGER));
     for (const tool of tools) {
       for (const [name, prop] of Object.entries(tool.inputSchema.properties ?? {})) {
-        if (name === 'idempotencyKey') continue;
-        expect((prop as { description?: string }).description, `${tool.name}.${name}`).toMatch(/\S/);
-        expect((prop as { description: string }).description.length, `${tool.name}.${name}`).toBeLessThanOrEqual(130);
+        expect(((prop as { description?: string }).description ?? '').length, `${tool.name}.${name}`).toBeLessThanOrEqual(80);
       }
     }
     expect(a.client.getInstructions()).toMatch(/idempotencyKey/);
     const prop = (tool: string, name: string) => tools.find((t) => t.name === tool)!.inputSchema.properties![name];
     expect(prop('state_list', 'limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
-    expect(prop('state_snapshot', 'maxBytes')).toMatchObject({ type: 'integer', minimum: 2, maximum: 1024 * 1024 });
-    expect(prop('watch', 'timeoutMs')).toMatchObject({ type: 'integer', minimum: 0, maximum: 600_000 });
+    expect(prop('state_snapshot', 'maxBytes')).toMatchObject({ type: 'integer', minimum: 64, maximum: 1024 * 1024 });
+    expect(prop('watch', 'waitMs')).toMatchObject({ type: 'integer', minimum: 0, maximum: 600_000 });
     expect(prop('state_set', 'ifVersion')).toEqual({ type: 'integer', minimum: 0, description: expect.any(String) });
     expect(prop('history_list', 'limit')).toMatchObject({ minimum: 1, maximum: 500 });
-  });
-
-  it('watch lists "plan" as a scope only when plans are served', async () => {
-    const scopeOf = async (tools: string[]) => {
-      const list = (await (await agent({ config: { tools: tools as never } })).client.listTools()).tools;
-      return (list.find((t) => t.name === 'watch')!.inputSchema.properties!.scope as { description: string }).description;
-    };
-    expect(await scopeOf(['kv', 'plan'])).toMatch(/"plan" for a plan \(plan_get\)/);
-    expect(await scopeOf(['kv'])).not.toMatch(/plan/);
   });
 
   it('initialize advertises only what is true: a fixed tool list, resources with subscribe, logging', async () => {

@@ -1,0 +1,69 @@
+// One page of state_snapshot: many values of a scope in one consistent read, bounded in bytes, continued by cursor.
+import { invalid } from '../errors.js';
+import { checkPrefix, type ResolvedScope } from '../context.js';
+import type { Keys } from '../keyspace.js';
+import type { Json } from '../store/types.js';
+import type { VersionedStore } from '../store/versioned-store.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+
+export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
+export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
+export const SNAPSHOT_MAX_ROWS = 20_000;
+
+/**
+ * Values of a scope (or prefix) in key order, at most `maxBytes` of JSON per page; `nextCursor` continues after the
+ * last key returned. A value that alone exceeds `maxBytes` is listed in `skipped` with its size instead of stopping
+ * the listing.
+ */
+export async function snapshotPage(
+  store: VersionedStore,
+  keys: Keys,
+  scope: ResolvedScope,
+  args: { prefix?: string; maxBytes?: number; cursor?: string },
+): Promise<{ entries: Record<string, Json>; revision: number; truncated: boolean; nextCursor?: string; skipped?: Array<{ key: string; bytes: number }> }> {
+  const prefix = checkPrefix(args.prefix);
+  const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
+  if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
+    throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes });
+  }
+  const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
+  // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
+  // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
+  const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);
+  const { entries: rows, revision } = await store.list({
+    ...keys.dataRange(scope.id, prefix),
+    after: after === undefined ? undefined : keys.data(scope.id, after),
+    limit: rowLimit + 1,
+  });
+  const strip = (storage: string): string => keys.userKey(scope.id, storage);
+  const entries: Record<string, Json> = {};
+  const skipped: Array<{ key: string; bytes: number }> = [];
+  let bytes = 2; // {}
+  let last: string | undefined;
+  let truncated = false;
+  for (const [storage, entry] of rows.slice(0, rowLimit)) {
+    const key = strip(storage);
+    const valueBytes = Buffer.byteLength(JSON.stringify(entry.value), 'utf8');
+    const size = Buffer.byteLength(JSON.stringify(key), 'utf8') + valueBytes + 2;
+    if (size + 2 > maxBytes) {
+      skipped.push({ key, bytes: valueBytes });
+      last = key;
+      continue;
+    }
+    if (bytes + size > maxBytes) {
+      truncated = true;
+      break;
+    }
+    bytes += size;
+    last = key;
+    Object.defineProperty(entries, key, { value: entry.value, enumerable: true, writable: true, configurable: true });
+  }
+  if (!truncated && rows.length > rowLimit) truncated = true;
+  return {
+    entries,
+    revision,
+    truncated,
+    ...(truncated && last !== undefined ? { nextCursor: encodeCursor(scope, prefix, last) } : {}),
+    ...(skipped.length > 0 ? { skipped } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+// Replies that do not grow with the data and waits that fit a client's timeout: value previews and wait caps.
+import type { Json } from '../store/types.js';
+import { READ_DEFAULT_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
+import type { Extra } from './define.js';
+
+/**
+ * A value bounded to `maxBytes` of JSON: as it is when it fits, else a preview — a string value's first bytes, or
+ * any other value's JSON text cut short — with `truncated: true` and `bytes`, the full size of its JSON.
+ */
+export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value: Json; bytes?: number; truncated?: true } {
+  const text = JSON.stringify(value);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= maxBytes) return { value };
+  const source = typeof value === 'string' ? value : text;
+  // The preview is a string: its own JSON (quotes and escapes included) must fit too.
+  let room = maxBytes - 8;
+  let preview = cutUtf8(source, room);
+  for (let over = jsonSize(preview) - maxBytes; over > 0; over = jsonSize(preview) - maxBytes) {
+    room -= over;
+    preview = cutUtf8(source, Math.max(0, room));
+  }
+  return { value: preview, bytes, truncated: true };
+}
+
+/** A text of at most `maxBytes` UTF-8 bytes (never splitting a character), with "…" when cut. */
+export function cutUtf8(text: string, maxBytes: number): string {
+  const buffer = Buffer.from(text, 'utf8');
+  if (buffer.length <= maxBytes) return text;
+  let end = Math.max(0, maxBytes - 3);
+  while (end > 0 && (buffer[end] & 0xc0) === 0x80) end--;
+  return `${buffer.subarray(0, end).toString('utf8')}…`;
+}
+
+/**
+ * How long a blocking call may wait: `waitMs` (default 25 s), capped at 50 s when the request carries no progress
+ * token — a client that gets no progress gives up at 60 s — and up to the schema's 10 minutes when it does.
+ */
+export function waitOf(extra: Extra, waitMs: number | undefined): number {
+  const asked = waitMs ?? WAIT_DEFAULT_MS;
+  return extra._meta?.progressToken === undefined ? Math.min(asked, WAIT_CAP_MS) : asked;
+}
+
+function jsonSize(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text), 'utf8');
+}

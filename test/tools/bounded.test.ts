@@ -1,0 +1,97 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach } from '../helpers.js';
+
+// Replies that do not grow with the data: every default reply stays under about 16 KiB of text.
+const agent = agentsClosedAfterEach();
+const textOf = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
+
+describe('bounded replies', () => {
+  it('a 900 KB value: state_get, watch and final_answer_get answer under 16 KiB with a preview, truncated and bytes', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    const big = 'é'.repeat(450_000); // 900,000 bytes of UTF-8
+    await a.ok('state_set', { key: 'big', value: big });
+    await a.ok('state_set', { key: 'obj', value: { rows: Array.from({ length: 20_000 }, (_, i) => ({ i, text: 'row' })) } });
+    await a.ok('final_answer_set', { content: big, metadata: { notes: 'n'.repeat(5000) } });
+    for (const [tool, args] of [
+      ['state_get', { key: 'big' }],
+      ['watch', { key: 'big' }],
+      ['final_answer_get', {}],
+      ['state_get', { key: 'obj' }],
+    ] as const) {
+      const reply = await a.raw(tool, args);
+      expect(textOf(reply).length, tool).toBeLessThan(16 * 1024 + 512);
+      expect(Buffer.byteLength(textOf(reply)), tool).toBeLessThan(17 * 1024 + 512);
+    }
+    const got = await a.ok('state_get', { key: 'big' });
+    expect(got).toMatchObject({ found: true, version: 1, truncated: true, bytes: 900_002 });
+    expect(big.startsWith((got.value as string).slice(0, -1))).toBe(true);
+    const obj = await a.ok('state_get', { key: 'obj' });
+    expect(obj.truncated).toBe(true);
+    expect(typeof obj.value).toBe('string');
+    expect((obj.value as string).startsWith('{"rows":[{"i":0,')).toBe(true);
+    const whole = await a.ok('state_get', { key: 'big', maxBytes: 1024 * 1024 });
+    expect(whole.value).toBe(big);
+    expect(whole).not.toHaveProperty('truncated');
+    const answer = await a.ok('final_answer_get', { maxBytes: 1000 });
+    expect(answer.answer).toMatchObject({ truncated: true, bytes: 900_000 });
+    expect(Buffer.byteLength(answer.answer.content)).toBeLessThanOrEqual(1000);
+    expect(typeof answer.answer.metadata).toBe('string');
+    expect((await a.err('state_get', { key: 'big', maxBytes: 2 * 1024 * 1024 })).details).toMatchObject({ path: 'maxBytes' });
+  });
+
+  it('state_list gives each key\'s size; state_snapshot pages with nextCursor and lists values bigger than a page', async () => {
+    const a = await agent();
+    for (let i = 0; i < 30; i++) await a.ok('state_set', { key: `doc/${String(i).padStart(2, '0')}`, value: 'x'.repeat(1000) });
+    await a.ok('state_set', { key: 'doc/15b', value: 'y'.repeat(20_000) });
+    const listed = await a.ok('state_list', { prefix: 'doc/', limit: 2 });
+    expect(listed.keys[0]).toMatchObject({ key: 'doc/00', bytes: 1002 });
+    const seen: string[] = [];
+    const skipped: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const snap = await a.ok('state_snapshot', { prefix: 'doc/', maxBytes: 8 * 1024, ...(cursor ? { cursor } : {}) });
+      seen.push(...Object.keys(snap.entries));
+      skipped.push(...(snap.skipped ?? []).map((s: { key: string; bytes: number }) => `${s.key}:${s.bytes}`));
+      cursor = snap.nextCursor;
+      expect(snap.truncated).toBe(cursor !== undefined);
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => `doc/${String(i).padStart(2, '0')}`));
+    expect(skipped).toEqual(['doc/15b:20002']);
+    expect((await a.err('state_snapshot', { prefix: 'other/', cursor: 'bogus' })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('checkpoint_list pages newest first with cursor', async () => {
+    const a = await agent();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await a.ok('checkpoint_save', { label: `c${i}` })).checkpointId);
+    const first = await a.ok('checkpoint_list', { limit: 2 });
+    expect(first.checkpoints.map((c: { label: string }) => c.label)).toEqual(['c4', 'c3']);
+    const second = await a.ok('checkpoint_list', { limit: 2, cursor: first.nextCursor });
+    expect(second.checkpoints.map((c: { label: string }) => c.label)).toEqual(['c2', 'c1']);
+    const last = await a.ok('checkpoint_list', { limit: 2, cursor: second.nextCursor });
+    expect(last.checkpoints.map((c: { label: string }) => c.label)).toEqual(['c0']);
+    expect(last.nextCursor).toBeUndefined();
+  });
+
+  it('VERSION_CONFLICT carries the current value when it is small, and only its version when it is not', async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'cfg', value: { mode: 'fast' } });
+    await a.ok('state_set', { key: 'cfg', value: { mode: 'safe' } });
+    const conflict = await a.err('state_set', { key: 'cfg', value: { mode: 'mine' }, ifVersion: 1 });
+    expect(conflict).toMatchObject({ code: 'VERSION_CONFLICT', details: { currentVersion: 2, current: { mode: 'safe' } } });
+    await a.ok('state_set', { key: 'large', value: 'z'.repeat(3000) });
+    const large = await a.err('state_update', { key: 'large', op: 'append', value: '!', ifVersion: 7 });
+    expect(large.details).toEqual({ currentVersion: 1 });
+  });
+
+  it('a wait without a progress token is capped at 50 s, and says timedOut', async () => {
+    // The cap itself is exercised for real in test/e2e/long-wait.test.ts; here: the reply shape of every blocking tool.
+    const a = await agent();
+    expect(await a.ok('watch', { key: 'never', waitMs: 20 })).toEqual({ found: false, timedOut: true });
+    const { revision } = await a.ok('state_changes', {});
+    expect(await a.ok('state_changes', { afterRevision: revision, waitMs: 20 })).toEqual({ changes: [], revision, timedOut: true });
+    expect(await a.ok('final_answer_get', { waitMs: 20 })).toEqual({ isSet: false, timedOut: true });
+  });
+});
