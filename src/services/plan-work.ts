@@ -51,7 +51,7 @@ export class PlanWork {
     const holder = presence.holder();
     const chain = [session.identity.thread, ...(await session.ancestors())];
     const { result } = await this.plans.store.transact(async (tx): Promise<ClaimResult> => {
-      await presence.touchIn(tx);
+      await presence.renewIn(tx);
       const { current, record, leaseUntil, lapsed } = await this.plans.loadIn(tx, planId);
       if (record.status !== 'active') {
         throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
@@ -107,7 +107,7 @@ export class PlanWork {
     const holder = presence.holder();
     const chain = [session.identity.thread, ...(await session.ancestors())];
     const { result } = await this.plans.store.transact(async (tx): Promise<StepResult> => {
-      await presence.touchIn(tx);
+      await presence.renewIn(tx);
       const { current, record, leaseUntil } = await this.plans.loadIn(tx, planId);
       const step = record.steps.find((s) => s.id === args.stepId);
       if (!step) throw stepNotFound(record, args.stepId);

@@ -97,6 +97,17 @@ export class Presence {
     return record;
   }
 
+  /**
+   * Makes sure the caller's sign of life is current inside a claim's or step move's transaction, writing it only when
+   * the tool layer has not just done so (a caller without it, such as code using the services directly). Writing it
+   * on every claim would make every other worker's claim transaction, which reads it, conflict.
+   */
+  async renewIn(tx: StoreTx): Promise<void> {
+    const previous = await this.readIn(tx, this.holder());
+    if (previous !== undefined && tx.now - previous.lastSeen < this.intervalMs && previous.lastSeen + this.leaseMs >= tx.now) return;
+    await this.touchIn(tx);
+  }
+
   /** A holder's sign of life as a transaction (or the store) sees it (`undefined` when none, or unreadable). */
   async readIn(tx: Pick<StoreTx, 'get'>, holder: Holder): Promise<PresenceRecord | undefined> {
     try {
