@@ -70,8 +70,9 @@ export async function createServer(
     await session.record();
     await fixBudgets();
   };
-  const beforeCall = (): Promise<void> => services.presence.touch();
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall });
+  // A call that succeeded is a sign of life (a failed one changes nothing, not even that).
+  const afterCall = (): Promise<void> => services.presence.touch();
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, afterCall });
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || config.tools.includes(family))
     .map(([, text]) => host.render(text))

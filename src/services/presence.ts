@@ -34,7 +34,7 @@ const MAX_INTERVAL_MS = 5000;
 const MIN_KEEP_MS = 3600 * 1000;
 
 /**
- * One connection's signs of life. Any tool call renews the caller's record, but at most once every
+ * One connection's signs of life. Any tool call that succeeds renews the caller's record, but at most once every
  * min(5 s, lease / 4) per holder, so renewals cost one small write per holder every few seconds whatever the call
  * rate; claims judge liveness from this record (see {@link claimAlive}).
  */
