@@ -10,8 +10,8 @@ export interface Connection {
   services: Services;
   /** Run before every write: records the thread of a session opened with `recordOnWrite`, fixes its budgets. */
   beforeWrite(): Promise<void>;
-  /** Run before every call, reads included: the caller's sign of life, which keeps its claims alive. */
-  beforeCall(): Promise<void>;
+  /** Run after every call that succeeded, reads included: the caller's sign of life, which keeps its claims alive. */
+  afterCall(): Promise<void>;
 }
 
 /**
@@ -43,6 +43,6 @@ export async function openConnection(config: Config, store: VersionedStore, iden
       await session.record();
       await fixBudgets();
     },
-    beforeCall: () => services.presence.touch(),
+    afterCall: () => services.presence.touch(),
   };
 }

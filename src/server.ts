@@ -55,7 +55,7 @@ export async function createServer(
   store: VersionedStore,
   { readOnly, onlyTool, ...identity }: SessionOptions & { readOnly?: boolean; onlyTool?: string } = {},
 ): Promise<BlackboardServer> {
-  const { session, services, beforeWrite, beforeCall } = await openConnection(config, store, identity);
+  const { session, services, beforeWrite, afterCall } = await openConnection(config, store, identity);
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
   // over its own connection (a few are kept; the connection's own identity stays the default).
   const others = new Map<string, Promise<ToolHost>>();
@@ -77,7 +77,7 @@ export async function createServer(
         const h = new ToolHost(config.namespace, config.progressIntervalMs, {
           readOnly,
           beforeWrite: theirs.beforeWrite,
-          beforeCall: theirs.beforeCall,
+          afterCall: theirs.afterCall,
         }, toolSelection(config));
         registerTools(h, config, theirs.services);
         return h;
@@ -87,7 +87,7 @@ export async function createServer(
     }
     return other;
   };
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, beforeCall, route }, toolSelection(config));
+  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, afterCall, route }, toolSelection(config));
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
     .map(([, text]) => host.render(text))

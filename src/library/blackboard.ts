@@ -82,7 +82,7 @@ export async function openBlackboard(options: BlackboardOptions = {}): Promise<B
 }
 
 async function blackboardOver(store: VersionedStore, config: Config, ownsStore: boolean): Promise<Blackboard> {
-  const { services, beforeWrite, beforeCall } = await openConnection(config, store);
+  const { services, beforeWrite, afterCall } = await openConnection(config, store);
   // The tools' declarations, for their argument schemas: every family, the operator's budget tools included.
   const host = new ToolHost(undefined, config.progressIntervalMs);
   registerTools(host, { ...config, tools: [...FAMILIES], allowBudgetAdmin: true }, services);
@@ -99,8 +99,9 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       try {
         const checked = host.parseArguments(tool, args);
         if (checked.writes) await beforeWrite();
-        await beforeCall();
-        return await run(checked.args as A, signal, { operation: tool });
+        const result = await run(checked.args as A, signal, { operation: tool });
+        await afterCall();
+        return result;
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         throw toLibraryError(error, tool);

@@ -141,24 +141,25 @@ export class BudgetService {
   }
 
   /**
-   * Refuses new work (LIMIT_REACHED) once any budget of a thread of `chain` (this thread, then its ancestors) is used
-   * up. Finishing work already held is not new work, so callers check only before granting a claim.
+   * The refusal of new work (LIMIT_REACHED) once any budget of a thread of `chain` (this thread, then its ancestors)
+   * is used up, or `undefined`. Finishing work already held is not new work: callers use it only to grant a claim.
    */
-  async assertCanStartIn(tx: StoreTx, chain: string[]): Promise<void> {
+  async usedUp(chain: string[]): Promise<BlackboardError | undefined> {
     for (const thread of chain) {
-      for (const [key, entry] of await tx.list({ ...this.range(thread), limit: 1000 })) {
+      for (const [key, entry] of (await this.store.list({ ...this.range(thread), limit: 1000 })).entries) {
         const name = lastPart(key);
         if (name === FIXED) continue;
         const { current, max } = budgetOf(entry.value);
         if (max === undefined || current < max) continue;
         const whose = thread === chain[0] ? `The "${name}" budget` : `The "${name}" budget of the parent thread ${thread}`;
-        throw new BlackboardError(
+        return new BlackboardError(
           'LIMIT_REACHED',
           `${whose} is used up (${current} of ${max}, 0 left), so no new step can be taken; nothing was claimed. Finish a step you hold with {tool:plan_step}, then summarise and finish.`,
           { name, thread, current, max, remaining: 0 },
         );
       }
     }
+    return undefined;
   }
 
   /** Admin: set a thread's stored max for a budget (`--allow-budget-admin` only). */

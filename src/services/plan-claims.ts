@@ -42,12 +42,14 @@ export function revoke(step: Step): void {
 
 /**
  * Lapses, in place, every claim whose holder has not shown life within its lease, and returns when each remaining
- * claim's lease ends (by step id). Decides from reads only, so it gives the same answer on a read and on a write.
+ * claim's lease ends (by step id). A claim younger than its lease is alive without asking (its grant was a sign of
+ * life), so a busy plan's writes read no signs of life; `exact` reads them anyway, for the lease end shown to people.
  */
 export async function settle(
   record: PlanRecord,
   presenceOf: (holder: Holder) => Promise<PresenceRecord | undefined>,
   now: number,
+  exact = false,
 ): Promise<{ lapsed: string[]; leaseUntil: Map<string, number> }> {
   const seen = new Map<string, PresenceRecord | undefined>();
   const lapsed: string[] = [];
@@ -57,6 +59,10 @@ export async function settle(
     if (!claim) continue;
     if (step.status !== 'in_progress') {
       delete step.claim;
+      continue;
+    }
+    if (!exact && claim.at + claim.leaseMs >= now) {
+      leaseUntil.set(step.id, claim.at + claim.leaseMs);
       continue;
     }
     const id = `${claim.agent ?? ''}\u0000${claim.thread}`;

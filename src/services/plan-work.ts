@@ -49,9 +49,10 @@ export class PlanWork {
     const planId = checkPlanId(args.planId);
     const { session, presence } = this.plans;
     const holder = presence.holder();
-    const chain = [session.identity.thread, ...(await session.ancestors())];
+    // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
+    const spent = await this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
     const { result } = await this.plans.store.transact(async (tx): Promise<ClaimResult> => {
-      await presence.touchIn(tx);
+      await presence.renewIn(tx);
       const { current, record, leaseUntil, lapsed } = await this.plans.loadIn(tx, planId);
       if (record.status !== 'active') {
         throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
@@ -82,12 +83,12 @@ export class PlanWork {
           return { claimed: false, reason };
         }
       }
-      await this.budget.assertCanStartIn(tx, chain);
+      if (spent) throw spent;
       const claim = grant(record, step, holder, tx.now, presence.leaseMs);
       await this.plans.saveIn(tx, planId, record, current.version);
       leaseUntil.set(step.id, tx.now + claim.leaseMs);
       return { claimed: true, step: stepView(step, leaseUntil, 'full'), claim: { fence: claim.fence, leaseUntil: iso(tx.now + claim.leaseMs) } };
-    }, { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId)] });
+    }, { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] });
     return result;
   }
 
@@ -105,9 +106,10 @@ export class PlanWork {
     if (args.fence !== undefined && (!Number.isSafeInteger(args.fence) || args.fence < 1)) throw invalid('fence must be a whole number, 1 or more.', { fence: args.fence });
     const { session, presence } = this.plans;
     const holder = presence.holder();
-    const chain = [session.identity.thread, ...(await session.ancestors())];
+    // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
+    const spent = await this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
     const { result } = await this.plans.store.transact(async (tx): Promise<StepResult> => {
-      await presence.touchIn(tx);
+      await presence.renewIn(tx);
       const { current, record, leaseUntil } = await this.plans.loadIn(tx, planId);
       const step = record.steps.find((s) => s.id === args.stepId);
       if (!step) throw stepNotFound(record, args.stepId);
@@ -124,7 +126,7 @@ export class PlanWork {
         if (mover === 'holder') step.claim!.at = tx.now;
         else {
           if (step.status !== 'pending') throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be taken.`, { stepId: step.id, status: step.status });
-          await this.budget.assertCanStartIn(tx, chain);
+          if (spent) throw spent;
           grant(record, step, holder, tx.now, presence.leaseMs);
         }
         leaseUntil.set(step.id, tx.now + step.claim!.leaseMs);
@@ -143,7 +145,7 @@ export class PlanWork {
       checkStarts(record.steps, before);
       const entry = await this.plans.saveIn(tx, planId, record, current.version);
       return { planId, version: entry.version, step: stepView(step, leaseUntil, 'full'), ...counts(record), unblocked: unblocked(before, record) };
-    }, { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId)] });
+    }, { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] });
     return result;
   }
 

@@ -88,11 +88,15 @@ export class PlanService {
   }
 
   /** A plan inside a transaction (or as read now), its lapsed claims already returned to pending. */
-  async loadIn(tx: Pick<StoreTx, 'get' | 'now'>, planId: string): Promise<{ current: Entry; record: PlanRecord; leaseUntil: Map<string, number>; lapsed: string[] }> {
+  async loadIn(
+    tx: Pick<StoreTx, 'get' | 'now'>,
+    planId: string,
+    exact = false,
+  ): Promise<{ current: Entry; record: PlanRecord; leaseUntil: Map<string, number>; lapsed: string[] }> {
     const current = await tx.get(this.key(planId));
     if (!current) throw notFound(planId);
     const record = decodePlan(current.value);
-    const { leaseUntil, lapsed } = await settle(record, (h) => this.presence.readIn(tx, h), tx.now);
+    const { leaseUntil, lapsed } = await settle(record, (h) => this.presence.readIn(tx, h), tx.now, exact);
     return { current, record, leaseUntil, lapsed };
   }
 
@@ -126,7 +130,7 @@ export class PlanService {
 
   async get(args: { planId: string; detail?: 'summary' | 'full' }): Promise<{ plan: PlanView }> {
     const planId = checkPlanId(args.planId);
-    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId);
+    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId, args.detail === 'full');
     return { plan: planView(planId, record, current, leaseUntil, args.detail ?? 'summary') };
   }
 

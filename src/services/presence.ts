@@ -30,17 +30,28 @@ export interface Holder {
 
 /** The most often a holder's sign of life is written. */
 const MAX_INTERVAL_MS = 5000;
+/**
+ * Last writes per store and holder, shared by every connection of the process: a stateless HTTP request gets a new
+ * connection each time, and still renews at most once per interval.
+ */
+const WRITTEN = new WeakMap<VersionedStore, Map<string, number>>();
+
 /** How long a sign of life is kept at least (the team roster lists callers seen within the last hour). */
 const MIN_KEEP_MS = 3600 * 1000;
 
 /**
- * One connection's signs of life. Any tool call renews the caller's record, but at most once every
+ * One connection's signs of life. Any tool call that succeeds renews the caller's record, but at most once every
  * min(5 s, lease / 4) per holder, so renewals cost one small write per holder every few seconds whatever the call
  * rate; claims judge liveness from this record (see {@link claimAlive}).
  */
 export class Presence {
   readonly intervalMs: number;
-  private last?: { key: string; at: number };
+  /** when each holder's sign of life was last written through this store, by any connection of this process */
+  private get written(): Map<string, number> {
+    let map = WRITTEN.get(this.store);
+    if (!map) WRITTEN.set(this.store, (map = new Map()));
+    return map;
+  }
   /** the MCP client's name, once known (the server sets this) */
   client: () => string | undefined = () => undefined;
 
@@ -66,7 +77,8 @@ export class Presence {
   /** Renews the caller's sign of life unless it was written within the interval. Never fails the call. */
   async touch(): Promise<void> {
     const key = this.key(this.holder());
-    if (this.last?.key === key && this.store.now() - this.last.at < this.intervalMs) return;
+    const at = this.written.get(key);
+    if (at !== undefined && this.store.now() - at < this.intervalMs) return;
     try {
       await this.store.transact(async (tx) => {
         await this.touchIn(tx);
@@ -93,8 +105,21 @@ export class Presence {
       since: previous !== undefined && previous.lastSeen + this.leaseMs >= now ? Math.min(previous.since, now) : now,
     };
     await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(MIN_KEEP_MS, 2 * this.leaseMs) });
-    this.last = { key, at: now };
+    this.written.set(key, now);
+    // forget holders not seen for a while, so the map stays the size of the live roster
+    if (this.written.size > 10_000) for (const [k, t] of this.written) if (now - t > this.leaseMs) this.written.delete(k);
     return record;
+  }
+
+  /**
+   * Makes sure the caller's sign of life is current inside a claim's or step move's transaction, writing it only when
+   * the tool layer has not just done so (a caller without it, such as code using the services directly). Writing it
+   * on every claim would make every other worker's claim transaction, which reads it, conflict.
+   */
+  async renewIn(tx: StoreTx): Promise<void> {
+    const previous = await this.readIn(tx, this.holder());
+    if (previous !== undefined && tx.now - previous.lastSeen < this.intervalMs && previous.lastSeen + this.leaseMs >= tx.now) return;
+    await this.touchIn(tx);
   }
 
   /** A holder's sign of life as a transaction (or the store) sees it (`undefined` when none, or unreadable). */

@@ -61,8 +61,8 @@ export class ToolHost {
       readOnly?: boolean;
       /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
       beforeWrite?: () => Promise<void>;
-      /** runs before every tool call, reads included (the caller's sign of life, which keeps its claims) */
-      beforeCall?: () => Promise<void>;
+      /** runs after every call that succeeded, reads included (the caller's sign of life, which keeps its claims) */
+      afterCall?: () => Promise<void>;
       /** the tools of the identity a request names in its `_meta`, when it is not this host's */
       route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
@@ -212,9 +212,10 @@ export class ToolHost {
     const parsed = tool.spec.input.safeParse(given);
     if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, given));
     try {
-      await this.access.beforeCall?.();
       if (writes) await this.access.beforeWrite?.();
-      return ok(await tool.handler(parsed.data as never, extra, { operation: tool.name }));
+      const result = await tool.handler(parsed.data as never, extra, { operation: tool.name });
+      await this.access.afterCall?.();
+      return ok(result);
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));

@@ -145,7 +145,7 @@ export class BoardReader {
     for (const [storageKey, entry] of entries) {
       const record = decode(PlanRecordSchema, entry);
       if (!record) continue;
-      const { leaseUntil } = await settle(record, async (h: Holder) => presence.get(`${h.agent ?? ''}\u0000${h.thread}`), now);
+      const { leaseUntil } = await settle(record, async (h: Holder) => presence.get(`${h.agent ?? ''}\u0000${h.thread}`), now, true);
       plans.push({
         planId: parseKey(namespace, storageKey)!.key,
         title: record.title,

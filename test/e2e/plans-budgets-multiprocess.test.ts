@@ -29,7 +29,8 @@ describe('plans across processes', () => {
       { content: 'h', blockedBy: ['s7'] },
       'i', 'j',
     ];
-    const { planId, plan } = await planner.ok('plan_create', { title: 'shared', steps, scope: 'global' });
+    const { planId } = await planner.ok('plan_create', { title: 'shared', steps, scope: 'global' });
+    const { plan } = await planner.ok('plan_get', { planId, detail: 'full' });
     const blockers = Object.fromEntries(plan.steps.map((s: { id: string; blockedBy?: string[] }) => [s.id, s.blockedBy ?? []]));
     const workers = await Promise.all(['w1', 'w2', 'w3'].map((name) => start(db, '--agent', name)));
     await Promise.all(
