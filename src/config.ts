@@ -120,7 +120,7 @@ Options (each also read from the environment variable shown):
                          read or readwrite access (JSON; re-read on SIGHUP)
   --allowed-hosts LIST   HTTP: Host names accepted besides localhost, comma-separated
   --allowed-origins LIST HTTP: web origins accepted besides loopback ones, comma-separated
-  --max-sessions N       HTTP: most open sessions (default 1000)
+  --max-sessions N       HTTP: most open 2025 sessions (default 1000; 0: none, 2025 clients served statelessly)
   --http-session-idle S  HTTP: close a session unused for S seconds (default 1800)
   --help                 print this and exit
   --version              print the version and exit
@@ -318,7 +318,7 @@ function httpOptions(port: number, values: Record<string, unknown>, token: strin
     sessionIdleSeconds: int('--http-session-idle', flag('http-session-idle'), 1, 7 * 24 * 3600) ?? 1800,
     allowedHosts: list('allowed-hosts'),
     allowedOrigins: list('allowed-origins'),
-    maxSessions: int('--max-sessions', flag('max-sessions'), 1, 1_000_000) ?? 1000,
+    maxSessions: int('--max-sessions', flag('max-sessions'), 0, 1_000_000) ?? 1000,
   };
 }
 

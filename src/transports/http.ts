@@ -187,7 +187,9 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       return statelessNode(req, res);
     }
     const body = await readJson(req);
-    if (!isInitializeRequest(body)) {
+    // with --max-sessions 0 no session is kept: behind a load balancer without sticky sessions, every request of a
+    // 2025 client (initialize included) is served on its own, like a 2026-07-28 request
+    if (!isInitializeRequest(body) || http.maxSessions === 0) {
       const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
       const onlyTool = (body as { method?: unknown }).method === 'tools/call' && typeof name === 'string' ? name : undefined;
       if ((body as { method?: unknown }).method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
