@@ -22,6 +22,11 @@ const url = await new Promise((resolve, reject) => {
   });
   child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
 });
+let serverErr = '';
+child.stderr.on('data', (c) => (serverErr += c));
+child.on('exit', (code, signal) => console.error(`server exited (${code ?? signal}); its stderr:\n${serverErr.slice(-3000)}`));
+// a background stream the SDK client keeps may break under this load; that is not a failure of a measured call
+process.on('unhandledRejection', (error) => console.error('background client error:', error?.message ?? error));
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
 let peak = 0;
 const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 20);
