@@ -15,6 +15,13 @@ type Target = { scope: string; key: string } | { plan: string };
 export const DEFAULT_NAMESPACE_URI = '_default';
 const LIST_LIMIT = 200;
 
+/** The `_meta` key (and plain param) carrying the namespace revision of a change notification. */
+export const META_REVISION = 'blackboard/revision';
+
+/** What a change notification carries besides its URI: the revision, plain and in `_meta` (where clients keep it). */
+export const revisionParams = (revision: number): { revision: number; _meta: Record<string, number> } => ({ revision, _meta: { [META_REVISION]: revision } });
+
+
 /**
  * Resources: `blackboard://{namespace}/{scope}/{key}` for each key and `blackboard://{namespace}/plans/{planId}`,
  * read as JSON through the kv and plan services. `resources/subscribe` watches a URI (changes by any process) and sends
@@ -143,7 +150,9 @@ export function registerResources(
       if (!result || signal.aborted) return;
       if (result.timedOut) continue;
       seen = result.version;
-      await server.server.sendResourceUpdated({ uri }).catch(() => {});
+      // the namespace revision the change is part of: a client that missed notifications follows state_changes from it
+      const { revision } = await services.changes.changes({}).catch(() => ({ revision: undefined }));
+      await server.server.sendResourceUpdated({ uri, ...(revision !== undefined ? revisionParams(revision) : {}) }).catch(() => {});
       // after a delete, the next change is the key's return
     }
   }

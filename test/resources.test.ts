@@ -41,7 +41,10 @@ describe('resources', () => {
     const a = await agent({ store, era: 'legacy' });
     const b = await agent({ store });
     const updated: string[] = [];
-    a.client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+    a.client.setNotificationHandler('notifications/resources/updated', (n) => {
+      updated.push(n.params.uri);
+      expect(n.params._meta?.['blackboard/revision']).toBeGreaterThan(0);
+    });
     const uri = 'blackboard://_default/global/status';
     await a.client.subscribeResource({ uri });
     await sleep(20);

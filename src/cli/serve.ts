@@ -132,7 +132,13 @@ export const SERVE_FLAGS = {
     parse: commaList,
     help: 'HTTP: web origins accepted besides loopback ones, comma-separated',
   }),
-  maxSessions: flag({ flag: 'max-sessions', arg: 'N', default: DEFAULTS.maxSessions as number, parse: wholeNumber(1, 1_000_000), help: 'HTTP: most open sessions' }),
+  maxSessions: flag({
+    flag: 'max-sessions',
+    arg: 'N',
+    default: DEFAULTS.maxSessions as number,
+    parse: wholeNumber(0, 1_000_000),
+    help: 'HTTP: most open 2025 sessions (0: none, 2025 clients served statelessly)',
+  }),
   sessionIdleSeconds: flag({
     flag: 'http-session-idle',
     arg: 'S',

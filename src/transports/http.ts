@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { hostHeaderValidation, NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
+import { DEFAULT_NAMESPACE_URI } from '../resources.js';
+import { StoreEventBus } from '../resource-bus.js';
 import { defaultThread, metaIdentity, type MetaIdentity } from '../request-identity.js';
 import { createServer, type BlackboardServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
@@ -103,6 +105,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
    * served by a server made for it alone (its principal, namespace and identity come in `authInfo.extra`), with only
    * the tool it calls registered, so its cost does not grow with the number of tools.
    */
+  // resource updates for `subscriptions/listen`, from the store's change log: a write through any process reaches them
+  const bus = new StoreEventBus(store);
   const stateless = createMcpHandler(
     async ({ authInfo }) => {
       const { identity, namespace, onlyTool } = authInfo!.extra as unknown as StatelessRequest;
@@ -110,7 +114,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       const bb = await createServer({ ...config, namespace }, store, { ...who, readOnly, recordOnWrite: true, onlyTool });
       return bb.server;
     },
-    { maxRequestBodySize: MAX_BODY_BYTES, onerror: () => {} },
+    { maxRequestBodySize: MAX_BODY_BYTES, onerror: () => {}, bus },
   );
   const statelessNode = toNodeHandler(stateless, { maxRequestBodySize: MAX_BODY_BYTES });
 
@@ -130,6 +134,16 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       });
     }
     return principal;
+  };
+
+  /** Before a listen stream opens: its resources must be of its endpoint's namespace, whose changes are followed. */
+  const listenTo = async (body: unknown, namespace: string | undefined): Promise<void> => {
+    const uris = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params?.notifications?.resourceSubscriptions;
+    const prefix = `blackboard://${namespace ?? DEFAULT_NAMESPACE_URI}/`;
+    if (Array.isArray(uris) && uris.some((uri) => typeof uri !== 'string' || !uri.startsWith(prefix))) {
+      throw new HttpError(403, `Forbidden: this endpoint serves resources under ${prefix} only; listen to others on their own endpoint.`);
+    }
+    await bus.follow(namespace);
   };
 
   const closeSession = (id: string, s: LiveSession): void => {
@@ -173,9 +187,12 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       return statelessNode(req, res);
     }
     const body = await readJson(req);
-    if (!isInitializeRequest(body)) {
+    // with --max-sessions 0 no session is kept: behind a load balancer without sticky sessions, every request of a
+    // 2025 client (initialize included) is served on its own, like a 2026-07-28 request
+    if (!isInitializeRequest(body) || http.maxSessions === 0) {
       const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
       const onlyTool = (body as { method?: unknown }).method === 'tools/call' && typeof name === 'string' ? name : undefined;
+      if ((body as { method?: unknown }).method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
       const extra: StatelessRequest = { identity: statelessIdentity(identity, body, principal), namespace: endpoint.namespace, onlyTool };
       (req as { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: extra as never };
       return statelessNode(req, res, body);
@@ -241,6 +258,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     },
     close: async () => {
       clearInterval(reaper);
+      bus.stop();
+      await stateless.close().catch(() => {});
       for (const [id, s] of sessions) closeSession(id, s);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -14,6 +14,7 @@ import {
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Config } from '../config.js';
 import { createServer } from '../server.js';
+import { StoreEventBus } from '../resource-bus.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 
 /** How much of an oversized message is kept to find its request id: the id is a top-level member near either end. */
@@ -116,6 +117,8 @@ export class LimitedStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** sees every inbound message before the SDK does */
+  onInbound?: (message: JSONRPCMessage) => void;
   private readonly reader: LineReader;
   private started = false;
 
@@ -153,6 +156,7 @@ export class LimitedStdioTransport implements Transport {
       this.onerror?.(error as Error);
       return;
     }
+    this.onInbound?.(message);
     this.onmessage?.(message);
   }
 
@@ -216,15 +220,26 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
     close = resolve;
     process.stdin.once('end', () => resolve());
   });
+  // 2026-07-28 `subscriptions/listen`: once a client listens, every change of the namespace (through any process) is
+  // sent as a resource update, and the SDK delivers those its subscriptions name
+  let current: Awaited<ReturnType<typeof createServer>> | undefined;
+  const bus = new StoreEventBus(store);
+  bus.subscribe((event) => {
+    if (event.kind === 'resource_updated') void current?.server.server.sendResourceUpdated({ ...event.params, uri: event.uri }).catch(() => {});
+  });
+  transport.onInbound = (message) => {
+    if ('method' in message && message.method === 'subscriptions/listen') void bus.follow(config.namespace);
+  };
   const handle = serveStdioEntry(
     async () => {
       const bb = first ?? (await createServer(config, store));
       first = undefined;
+      current = bb;
       return bb.server;
     },
     { transport, onerror: (error) => void error },
   );
-  transport.closed.then(close, close);
+  transport.closed.then(close, close).finally(() => bus.stop());
   void handle;
   return { tools, closed };
 }

@@ -3,7 +3,9 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent, CLI, connect } from '../helpers.js';
+import { join } from 'node:path';
+import { tempDir } from '../contract/backends.js';
+import { Agent, CLI, connect, sleep, spawnAgent } from '../helpers.js';
 import { bearer, httpAgent, MCP_HEADERS, raw, rawInitialize, startHttp, type HttpAgent, type Served } from './http-helpers.js';
 
 const TOKEN = 'protocol-test-token-0123';
@@ -137,5 +139,40 @@ describe('HTTP details real clients trip over', () => {
     const { tools } = await a.client.listTools();
     expect(tools.length).toBeGreaterThan(5);
     expect((await a.ok('state_list', {})).keys).toBeDefined();
+  });
+});
+
+describe('subscriptions/listen (2026-07-28), fed by the change log', () => {
+  const until = async (check: () => boolean, ms = 10_000): Promise<void> => {
+    for (const end = Date.now() + ms; !check() && Date.now() < end; ) await sleep(50);
+  };
+
+  it('over HTTP: a write by a 2025 client reaches a 2026 listener, with its revision; other namespaces are refused', async () => {
+    const listener = await modern();
+    const updates: { uri: string; revision?: number }[] = [];
+    listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
+    const uri = 'blackboard://_default/global/listened';
+    const sub = await listener.client.listen({ resourceSubscriptions: [uri] });
+    const writer = await v1Http();
+    const { revision } = await writer.ok('state_set', { key: 'listened', value: 1 });
+    await writer.ok('state_set', { key: 'not-listened', value: 1 });
+    await until(() => updates.length > 0);
+    expect(updates).toEqual([expect.objectContaining({ uri, _meta: expect.objectContaining({ 'blackboard/revision': revision }) })]);
+    await sub.close();
+    await expect(listener.client.listen({ resourceSubscriptions: ['blackboard://secret/global/x'] })).rejects.toThrow();
+  });
+
+  it('over stdio: a write through another process reaches the listener', async () => {
+    const db = `sqlite://${join(tempDir(), 'listen.db')}`;
+    const listener = await spawnAgent(['--store', db], {}, undefined, 'modern');
+    const writer = await spawnAgent(['--store', db], {}, undefined, 'legacy');
+    open.push(listener, writer);
+    const updates: { uri: string; revision?: number }[] = [];
+    listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
+    const uri = 'blackboard://_default/global/from-afar';
+    await listener.client.listen({ resourceSubscriptions: [uri] });
+    const { revision } = await writer.ok('state_set', { key: 'from-afar', value: 'x' });
+    await until(() => updates.length > 0);
+    expect(updates).toEqual([expect.objectContaining({ uri, _meta: expect.objectContaining({ 'blackboard/revision': revision }) })]);
   });
 });
