@@ -65,12 +65,14 @@ export interface BlackboardOptions extends Identity, StoreOptions {
 }
 
 /** The tool families a server can offer. */
-export type ToolFamily = 'kv' | 'plan' | 'scratchpad' | 'finalizer' | 'budget' | 'lifecycle' | 'run' | 'checkpoint' | 'history' | 'signal';
+export type ToolFamily = 'kv' | 'plan' | 'scratchpad' | 'finalizer' | 'budget' | 'lifecycle' | 'run' | 'checkpoint' | 'history' | 'signal' | 'team';
+/** The tool profiles: `agent` (the default), `planner`, `follow`, `history`, `operator`, `team`, `all`. */
+export type ToolProfile = 'agent' | 'planner' | 'follow' | 'history' | 'operator' | 'team' | 'all';
 
 /** What `createBlackboardServer` takes: a blackboard's options plus what only an MCP server has. */
 export interface BlackboardServerOptions extends BlackboardOptions {
-  /** the tool families to register (default all) */
-  tools?: ToolFamily[];
+  /** the tools to register, as `--tools` takes them: profiles, families or tool names (default the `agent` profile) */
+  tools?: Array<ToolProfile | ToolFamily | (string & {})>;
   /** register `budget_configure` and `budget_increase` (default false) */
   allowBudgetAdmin?: boolean;
   /** every tool that writes fails with FORBIDDEN */

@@ -222,7 +222,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     const { afterRevision, ...filter } = args;
     let after = afterRevision ?? (await page({ ...filter }, callOptions)).revision;
     while (!closed) {
-      let result;
+      let result: Awaited<ReturnType<typeof page>>;
       try {
         result = await page({ ...filter, afterRevision: after, limit: CHANGES_MAX_LIMIT, waitMs: WATCH_MAX_MS }, callOptions);
       } catch (error) {

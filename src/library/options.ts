@@ -1,13 +1,14 @@
 // The library's options: checked like the command's flags, turned into the server config; store URLs and shared store handles.
 import * as z from 'zod';
 import type { BlackboardServerOptions, BlackboardStore, Identity, StoreOptions } from '../api/index.js';
-import { FAMILIES, defaultConfig, type Config } from '../config.js';
+import { defaultConfig, type Config } from '../config.js';
 import { NAMESPACE_RE } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import { openStore as openVersionedStore } from '../store/open.js';
 import { describeStoreUrl, maskPassword, withoutPassword } from '../store/url.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { argumentError } from '../tools/argument-errors.js';
+import { parseToolList } from '../tool-profiles.js';
 
 /** The stores behind the handles `openStore` gave out (a handle shows nothing of the store's internals). */
 const handles = new WeakMap<object, VersionedStore>();
@@ -35,7 +36,16 @@ const OptionsSchema = z
     budgets: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'budget names are 1-64 letters, digits, "_", "." or "-"'), z.number().int().min(0)).optional(),
     planTtlSeconds: whole(1, 10 * 365 * 24 * 3600),
     keepCheckpoints: whole(1, 10_000),
-    tools: z.array(z.enum(FAMILIES)).optional(),
+    tools: z
+      .array(z.string())
+      .optional()
+      .superRefine((items, ctx) => {
+        try {
+          if (items) parseToolList(items.join(','));
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      }),
     allowBudgetAdmin: z.boolean().optional(),
     readOnly: z.boolean().optional(),
     progressIntervalMs: whole(50, 15_000),

@@ -228,7 +228,7 @@ export class PlanService {
           await this.history.appendIn(tx, {
             kind: 'plan_reassign',
             content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner || 'nobody'}`,
-            data: { planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null } as unknown as Json,
+            data: encode({ planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null }),
           });
           revoke(step);
           if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';

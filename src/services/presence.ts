@@ -49,7 +49,10 @@ export class Presence {
   /** when each holder's sign of life was last written through this store, by any connection of this process */
   private get written(): Map<string, number> {
     let map = WRITTEN.get(this.store);
-    if (!map) WRITTEN.set(this.store, (map = new Map()));
+    if (!map) {
+      map = new Map();
+      WRITTEN.set(this.store, map);
+    }
     return map;
   }
   /** the MCP client's name, once known (the server sets this) */

@@ -12,10 +12,10 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
     'state_changes',
     {
       title: 'Follow changes',
-      description: "Follow changes after afterRevision (none: current revision); one key: {tool:watch}. Waits waitMs, ≤50 s without progress token. Returns changes, revision.",
+      description: "Follow every change after afterRevision; one key: {tool:watch}. Waits waitMs (≤50 s without progress token). Returns changes, revision.",
       input: z
         .object({
-          afterRevision: z.number().int().min(0).optional().describe('Last revision seen'),
+          afterRevision: z.number().int().min(0).optional(),
           scope: z.string().optional().describe('Default all; plan: plans'),
           prefix: z.string().optional(),
           limit: z.number().int().min(1).max(CHANGES_MAX_LIMIT).optional().describe(`Default ${CHANGES_DEFAULT_LIMIT}`),

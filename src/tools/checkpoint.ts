@@ -45,13 +45,13 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_list',
     {
       title: 'List checkpoints',
-      description: "List a thread's checkpoints, newest first; with checkpointId, that one and its saved state (read-only). Returns them, nextCursor.",
+      description: "A thread's checkpoints, newest first; checkpointId: that one with its state. Returns them, nextCursor.",
       input: z
         .object({
           thread: threadArg,
-          limit: z.number().int().min(1).max(1000).optional().describe('Default 100'),
+          limit: z.number().int().min(1).max(1000).optional(),
           cursor,
-          checkpointId: checkpointId.optional().describe('With its state'),
+          checkpointId: checkpointId.optional(),
         })
         .strict(),
       output: z.object({ checkpoints: z.array(info), nextCursor: z.string().optional(), state: savedState.optional() }),

@@ -11,10 +11,11 @@ export const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<
 export const jsonValue = z.unknown().describe('Any JSON value');
 
 export const scope = z.string().optional().describe('Default global');
-export const ifVersion = z.number().int().min(0).optional().describe('Expected version; 0: must not exist');
+export const ifVersion = z.number().int().min(0).optional().describe('Version read; 0: new');
 export const idempotencyKey = z.string().optional().describe('Applies once per key');
 export const threadArg = z.string().optional().describe('Default yours');
-export const cursor = z.string().optional().describe('A nextCursor');
+/** a list's nextCursor, passed back (the descriptions say so) */
+export const cursor = z.string().optional();
 
 /** Default and largest value bytes of a bounded read. */
 export const READ_DEFAULT_BYTES = 16 * 1024;

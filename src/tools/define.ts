@@ -145,10 +145,8 @@ export class ToolHost {
     this.mcp = server;
     // The list is fixed for the life of the server.
     server.server.registerCapabilities({ tools: { listChanged: false } });
-    let registered = 0;
     for (const tool of this.declared) {
       if (only && !only(this.nameOf(tool.name))) continue; // a stateless request registers the one tool it calls
-      registered++;
       server.registerTool(
         this.nameOf(tool.name),
         {
@@ -162,7 +160,10 @@ export class ToolHost {
       );
     }
     let tools: Tool[] | undefined;
-    server.server.setRequestHandler('tools/list', () => ({ tools: (tools ??= this.listing()) }));
+    server.server.setRequestHandler('tools/list', () => {
+      tools ??= this.listing();
+      return { tools };
+    });
     this.answerCalls(server, only);
   }
 
@@ -280,10 +281,29 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
       // an empty object needs it to convert (strict mode refuses an open object without properties).
       const declared = node.properties !== undefined && Object.keys(node.properties).length > 0;
       if ((io === 'output' || declared) && node.additionalProperties === false) delete node.additionalProperties;
+      // A result's word lists (statuses, kinds) are named in the descriptions; listing them in every result schema
+      // would cost each model turn tokens for what no client validates against.
+      if (io === 'output' && node.type === 'string' && Array.isArray(node.enum)) delete node.enum;
     },
   }) as Record<string, unknown>;
   delete out.$schema;
+  if (io === 'output') dropNestedRequired(out.properties);
   return out;
+}
+
+/**
+ * Drops `required` below a result's top level: a result's own fields keep it, the objects inside them (steps,
+ * entries, budgets) are described by their properties alone, which keeps every model turn's tool list small.
+ */
+function dropNestedRequired(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropNestedRequired(item);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const record = node as Record<string, unknown>;
+  if (Array.isArray(record.required)) delete record.required;
+  for (const value of Object.values(record)) dropNestedRequired(value);
 }
 
 /**

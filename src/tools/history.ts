@@ -28,14 +28,14 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_list',
     {
       title: 'Read the history',
-      description: "Read a thread's history (yours or a child's), newest first. Returns entries, nextCursor; order asc: nextAfterSeq.",
+      description: "A thread's history (yours or a child's), newest first. Returns entries, nextCursor (asc: nextAfterSeq).",
       input: z
         .object({
           thread: threadArg,
-          afterSeq: z.number().int().min(0).optional().describe('Only later events'),
+          afterSeq: z.number().int().min(0).optional(),
           limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT}`),
-          kind: z.string().optional().describe('Only this kind'),
-          order: z.enum(['desc', 'asc']).optional().describe('Default desc'),
+          kind: z.string().optional(),
+          order: z.enum(['desc', 'asc']).optional(),
           cursor,
         })
         .strict(),

@@ -96,7 +96,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_snapshot',
     {
       title: 'Read many keys at once',
-      description: "Read many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).",
+      description: "Many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).",
       input: z
         .object({ scope, prefix, maxBytes: z.number().int().min(64).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`), cursor })
         .strict(),
@@ -140,7 +140,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_batch',
     {
       title: 'Apply several writes together',
-      description: "Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns a result per op, revision.",
+      description: "Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns results, revision.",
       input: z
         .object({
           ops: z
@@ -156,8 +156,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
                   ttlSeconds: z.number().min(0.001).optional(),
                 })
                 .strict(),
-            )
-            .describe('Applied in order'),
+            ),
           atomic: z.boolean().optional().describe('Default true'),
           idempotencyKey,
         })

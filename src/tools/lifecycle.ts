@@ -34,7 +34,7 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_set',
     {
       title: 'Change the lifecycle state',
-      description: "Move this run to another lifecycle state. Returns state, previous; INVALID_TRANSITION lists allowed ones.",
+      description: "Move this run's lifecycle state. Returns state, previous; INVALID_TRANSITION lists the allowed ones.",
       input: z.object({ state, reason: z.string().optional(), idempotencyKey }).strict(),
       output: view.extend({ previous: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },

@@ -5,8 +5,10 @@ import { CLAIM_REASONS, WORK_STATUSES, type PlanWork } from '../services/plan-wo
 import { counter, idempotencyKey, ifVersion, isoTime } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
-const planId = z.string().describe('plan-…');
+const planId = z.string();
 const stepStatus = z.enum(STEP_STATUSES);
+/** the statuses a step may be given as it is written (blocked follows from its blockers) */
+const givenStatus = z.enum(['pending', 'in_progress', 'completed', 'skipped']);
 const stepIds = z.array(z.string());
 const step = z.object({
   id: z.string(),
@@ -21,7 +23,7 @@ const step = z.object({
 // Step objects are described as a whole by the argument that holds them, to keep the listing small. `activeForm`
 // is accepted (and not kept) so a to-do list written for other tools fits as it is.
 const newStep = z
-  .object({ content: z.string(), status: stepStatus.optional(), owner: z.string().optional(), blockedBy: stepIds.optional(), note: z.string().optional(), activeForm: z.string().optional() })
+  .object({ content: z.string(), status: givenStatus.optional(), owner: z.string().optional(), blockedBy: stepIds.optional(), note: z.string().optional(), activeForm: z.string().optional() })
   .strict();
 /** a step of plan_update's `steps`: an `id` keeps that step */
 const listedStep = newStep.extend({ id: z.string().optional() }).strict();
@@ -50,7 +52,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
       description: 'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
       input: z
         .object({
-          title: z.string().describe('Plan title'),
+          title: z.string(),
           steps: z.array(z.union([z.string(), newStep])).max(200).describe('Texts or {content, blockedBy: ids first, …}'),
           scope: z.string().optional().describe('Default global'),
           idempotencyKey,
@@ -105,8 +107,8 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
         .object({
           planId,
           ifVersion,
-          title: z.string().optional().describe('Title'),
-          status: z.enum(PLAN_STATUSES).optional().describe('Status'),
+          title: z.string().optional(),
+          status: z.enum(PLAN_STATUSES).optional(),
           steps: z.array(z.union([z.string(), listedStep])).max(200).optional().describe('New list; kept by id or content'),
           stepUpdates: z
             .array(
@@ -167,7 +169,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
       input: z
         .object({
           planId,
-          stepId: z.string().describe('s1…'),
+          stepId: z.string(),
           status: z.enum(WORK_STATUSES).describe('To'),
           note: z.string().optional().describe('Note'),
           fence: z.number().int().min(1).optional().describe('Strict check'),

@@ -41,7 +41,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
       description: "Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.",
       input: z
         .object({
-          thread: z.string().optional().describe('Thread to enter'),
+          thread: z.string().optional(),
           parentThread: z.string().optional(),
           agentType: z.string().optional(),
           idempotencyKey,

@@ -98,7 +98,7 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
     await doomed.ok('plan_claim', { planId });
     doomed.kill();
     const killedAt = Date.now();
-    let claim;
+    let claim: Record<string, unknown>;
     do {
       claim = await heir.ok('plan_claim', { planId, stepId: 's1' });
       if (!claim.claimed) await sleep(50);

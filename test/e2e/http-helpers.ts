@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { defaultConfig, type Config } from '../../src/config.js';
 import { loadAuthFile } from '../../src/auth-file.js';
 import { serveHttp, type HttpServer } from '../../src/transports/http.js';

@@ -57,7 +57,7 @@ export class Ledger {
 
   async call(agent: Spawned, tool: string, args: Record<string, unknown>): Promise<Reply> {
     const started = Date.now();
-    let result;
+    let result: Awaited<ReturnType<Spawned["raw"]>>;
     try {
       result = await agent.raw(tool, args, { timeout: 60_000 });
     } finally {

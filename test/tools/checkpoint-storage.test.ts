@@ -32,9 +32,9 @@ describe('checkpoint storage', () => {
     expect((await blobs(a)).some((b) => b.by === 'checkpoint-pack')).toBe(true);
     for (const at of [0, 31, 32, 33, 57, 79]) {
       await a.ok('checkpoint_restore', { checkpointId: ids[at] });
-      const value = (await a.ok('state_get', { key: 'messages', scope: 'thread' })).value;
+      const value = (await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value;
       expect(value).toEqual(Array.from({ length: at + 1 }, (_, i) => message(i)));
-      expect((await a.ok('state_get', { key: 'log', scope: 'thread' })).value).toBe(Array.from({ length: at + 1 }, (_, i) => `line ${i}\n`).join(''));
+      expect((await a.ok('state_get', { key: 'log', scope: 'thread', maxBytes: 1048576 })).value).toBe(Array.from({ length: at + 1 }, (_, i) => `line ${i}\n`).join(''));
     }
   });
 
@@ -48,7 +48,7 @@ describe('checkpoint storage', () => {
     for (const id of ids.slice(0, 9)) await a.ok('checkpoint_delete', { checkpointId: id });
     await a.ok('state_set', { key: 'messages', value: [], scope: 'thread' });
     await a.ok('checkpoint_restore', { checkpointId: ids[9] });
-    expect((await a.ok('state_get', { key: 'messages', scope: 'thread' })).value).toHaveLength(10);
+    expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value).toHaveLength(10);
     await a.ok('checkpoint_delete', { checkpointId: ids[9] });
     expect(await blobs(a)).toEqual([]);
   });
@@ -62,7 +62,7 @@ describe('checkpoint storage', () => {
     }
     expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual(ids.slice(5).reverse());
     await a.ok('checkpoint_restore', { checkpointId: ids[5] });
-    expect((await a.ok('state_get', { key: 'messages', scope: 'thread' })).value).toHaveLength(6);
+    expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value).toHaveLength(6);
   });
 
   it('a large value is stored compressed and comes back exactly', async () => {
@@ -76,7 +76,7 @@ describe('checkpoint storage', () => {
     expect(cp.bytes).toBe(JSON.stringify(doc).length);
     await a.ok('state_set', { key: 'doc', value: 'gone', scope: 'thread' });
     await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
-    expect((await a.ok('state_get', { key: 'doc', scope: 'thread' })).value).toEqual(doc);
+    expect((await a.ok('state_get', { key: 'doc', scope: 'thread', maxBytes: 1048576 })).value).toEqual(doc);
   });
 
   it('a damaged part of a chain makes the checkpoints built on it CHECKPOINT_CORRUPT, changing nothing', async () => {
@@ -130,7 +130,7 @@ describe('checkpoint listing and reading', () => {
     expect(one.state).toMatchObject({ format: 2, kind: 'thread', thread: a.bb.session.identity.thread });
     expect(Object.values(one.state.records).map((r) => (r as { v: unknown }).v)).toEqual([4]);
     expect(await a.store.revision()).toBe(revision);
-    expect((await a.ok('state_get', { key: 'i', scope: 'thread' })).value).toBe(22);
+    expect((await a.ok('state_get', { key: 'i', scope: 'thread', maxBytes: 1048576 })).value).toBe(22);
     expect((await a.err('checkpoint_list', { checkpointId: 'cp-000000000-00000000' })).code).toBe('NOT_FOUND');
   });
 
@@ -157,8 +157,8 @@ describe('checkpoint listing and reading', () => {
     const next = await a.ok('checkpoint_save', {});
     expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([next.checkpointId, id]);
     await a.ok('checkpoint_restore', { checkpointId: id });
-    expect((await a.ok('state_get', { key: 'messages', scope: 'thread' })).value).toEqual([message(0)]);
+    expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value).toEqual([message(0)]);
     await a.ok('checkpoint_restore', { checkpointId: next.checkpointId });
-    expect((await a.ok('state_get', { key: 'messages', scope: 'thread' })).value).toEqual([message(0), message(1)]);
+    expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value).toEqual([message(0), message(1)]);
   });
 });

@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { mcpToFunctionTool, type MCPServer } from '@openai/agents-core';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/cli/serve.js';
 import { TOOL_TABLE } from '../../src/tool-profiles.js';
 import { agentsClosedAfterEach, type Connected } from '../helpers.js';
 

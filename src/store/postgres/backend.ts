@@ -1,6 +1,6 @@
 // The Postgres backend (`postgres://`, `postgresql://`): many machines share one store through `pg`.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { VERSION_FLOOR_KEY } from '../keys.js';
 import { WriteFateUnknown } from '../../errors.js';
 import { Connections } from './connections.js';
@@ -131,10 +131,8 @@ export class PostgresBackend implements Backend {
   }
 
   /**
-   * Runs `fn` in one transaction. A failure before the writes and COMMIT were sent changed nothing: the transaction
-   * runs once more on a fresh connection while the call has time. A failure after they were sent is looked up by the
-   * transaction's id (see {@link resolveFate}) and answered truthfully; only a fate that stays unknown within the
-   * call's time is reported so (`WriteFateUnknown`).
+   * One transaction. A failure before COMMIT was sent changed nothing: it runs once more on a fresh connection. After,
+   * its fate is looked up by transaction id ({@link resolveFate}); only one still unknown is `WriteFateUnknown`.
    */
   async transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
@@ -245,29 +243,21 @@ export class PostgresBackend implements Backend {
   }
 
   /**
-   * After a bulk write (an import, a restore, a burst of keys), Postgres's statistics lag until its autoanalyze runs,
-   * up to a minute later; meanwhile the planner takes a grown table for a tiny one and lists by scanning and sorting
-   * it (30 ms instead of 0.1 ms at 100,000 keys). So a big commit asks for an ANALYZE of the records, at most once
-   * a minute, off the caller's path.
+   * After a bulk write Postgres's statistics lag until autoanalyze runs, and the planner lists a grown table by
+   * scanning it (30 ms instead of 0.1 ms at 100,000 keys): a big commit asks for an ANALYZE, at most once a minute.
    */
   private analyzeSoon(): void {
     const now = Date.now();
     if (this.closed || now - this.lastAnalyze < 60_000) return;
     this.lastAnalyze = now;
-    const done = this.db.pool
-      .query(`ANALYZE ${this.t.records}`)
-      .then(
-        () => {},
-        () => {},
-      )
-      .finally(() => this.bells.delete(done));
+    const ignore = (): void => {};
+    const done = this.db.pool.query(`ANALYZE ${this.t.records}`).then(ignore, ignore).finally(() => this.bells.delete(done));
     this.bells.add(done);
   }
 
   /**
-   * After this process's commit (which its own listener needs no doorbell for), rings the doorbell for the others,
-   * on the same connection (or the pool's), then gives the connection back. Its own small transaction commits
-   * asynchronously: a doorbell lost in a crash is found by the listeners' safety poll.
+   * After a commit, rings the doorbell for the other processes on the same connection, then gives it back; a doorbell
+   * lost in a crash is found by the listeners' safety poll.
    */
   private ring(revision: number, keys: string[], client?: pg.ClientBase, done?: (error?: Error) => void): void {
     this.listener.ownCommit(revision);

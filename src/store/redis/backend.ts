@@ -12,7 +12,7 @@ import {
 import { KeyLocks } from './key-locks.js';
 import { ErrorReply } from '@redis/client';
 import { WriteFateUnknown } from '../../errors.js';
-import { CALL_BUDGET_MS, lookUp, MARKER_TTL_MS, newMarker, notRun, RESOLVE_GRACE_MS, Unapplied, type FailPoint } from './fate.js';
+import { CALL_BUDGET_MS, lookUp, MARKER_TTL_MS, newMarker, notRun, RESOLVE_GRACE_MS, Unapplied, unapplied, type FailPoint } from './fate.js';
 import { RedisFollower } from './follower.js';
 import { commitArgs, decode, listArgs, readChanges, readListing, revOf, type Listed } from './records.js';
 import { LAYOUT, keysOf, layoutKeyOf } from './scripts.js';
@@ -34,18 +34,13 @@ export { parseRedisUrl, type RedisOptions } from './client.js';
 /** How long a call that failed on its connection waits for the reconnect before its one retry. */
 const RECONNECT_WAIT_MS = 1500;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 type Attempt<T> = { done: true; result: T; revision: number } | { done: false; read: string[] };
 
 /**
- * A board in Redis. Records are JSON text in one hash; sorted sets index them for code-point-ordered listing, expiry
- * and tombstones; the revision is a counter; the change log is a stream whose ids are revisions. Reads that must
- * agree are one read-only script; a commit is one script that checks what the transaction read (the revision of
- * each record read; each listing, run again) and applies everything or nothing, so transactions are optimistic and
- * re-run only when something they read changed. Other processes' commits are followed with `XREAD BLOCK` on a second connection.
- *
- * Failure behaviour: the offline queue is disabled and every call has a timeout, so a Redis that is down or hangs
- * fails calls within seconds; the client reconnects by itself and calls succeed again when Redis is back.
+ * A board in Redis (the layout is in scripts.ts). Reads that must agree are one read-only script; a commit is one
+ * script that checks what the transaction read and applies everything or nothing, so transactions are optimistic and
+ * re-run only when something they read changed; other processes' commits are followed with `XREAD BLOCK`. Every
+ * call has a timeout and no offline queue: a Redis that is down fails calls within seconds, and the client reconnects.
  */
 export class RedisBackend implements Backend {
   readonly shared = true;
@@ -126,11 +121,7 @@ export class RedisBackend implements Backend {
     return revision;
   }
 
-  /**
-   * Optimistic: runs `fn` on committed state and commits only if nothing it read changed meanwhile, else runs it
-   * again after a short random pause, for up to `conflictTimeoutMs`. Transactions of this process that read the
-   * same keys take turns (see {@link KeyLocks}).
-   */
+  /** Optimistic: commits only if nothing `fn` read changed, else runs it again; local readers of a key take turns. */
   async transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[] = [],
@@ -170,10 +161,7 @@ export class RedisBackend implements Backend {
     }
   }
 
-  /**
-   * One run of a transaction: its result, or the keys it read when something it read changed before commit. A
-   * failure that changed nothing is thrown as `Unapplied`.
-   */
+  /** One run: its result, or the keys it read when one changed before commit (a failure that changed nothing: `Unapplied`). */
   private async attempt<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[],
@@ -298,7 +286,7 @@ export class RedisBackend implements Backend {
   }
 
   private see(revision: number): void {
-    if (revision > this.known) this.known = revision;
+    this.known = Math.max(this.known, revision);
   }
 
   /** The first round trip of a transaction: revision, server clock and prefetched records, atomically. */
@@ -356,9 +344,3 @@ export class RedisBackend implements Backend {
     return { ok: ok === 1, revision };
   }
 }
-
-/** A read's failure changed nothing. */
-const unapplied = <T>(promise: Promise<T>): Promise<T> =>
-  promise.catch((error: unknown) => {
-    throw error instanceof Unapplied ? error : new Unapplied(error);
-  });

@@ -57,3 +57,9 @@ export async function lookUp(
   }
   return 'unknown';
 }
+
+/** A read's failure changed nothing. */
+export const unapplied = <T>(promise: Promise<T>): Promise<T> =>
+  promise.catch((error: unknown) => {
+    throw error instanceof Unapplied ? error : new Unapplied(error);
+  });
