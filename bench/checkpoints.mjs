@@ -36,10 +36,21 @@ const message = (i) => ({
   content: `${i}: ${Array.from({ length: 44 }, (_, j) => WORDS[(i * 7 + j * 3) % WORDS.length]).join(' ')}`.slice(0, 260),
   id: `m-${i}`,
 });
-const sqliteBytes = (path) => ['', '-wal'].reduce((sum, s) => { try { return sum + statSync(path + s).size; } catch { return sum; } }, 0);
+const sqliteBytes = (path) =>
+  ['', '-wal'].reduce((sum, s) => {
+    try {
+      return sum + statSync(path + s).size;
+    } catch {
+      return sum;
+    }
+  }, 0);
 
 async function ours(name, store, extra = []) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, '--store', store, '--agent', 'bench', '--thread', 'bench', '--keep-checkpoints', '10000', ...extra], stderr: 'ignore' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, '--store', store, '--agent', 'bench', '--thread', 'bench', '--keep-checkpoints', '10000', ...extra],
+    stderr: 'ignore',
+  });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
   const call = async (tool, args) => {
@@ -100,7 +111,12 @@ function langgraph(name, saver) {
     step: async (i) => {
       messages.push(message(i));
       const cp = { ...emptyCheckpoint(), id: uuid6(i), channel_values: { messages }, channel_versions: { messages: i + 1 } };
-      const next = await saver.put({ configurable: { ...config.configurable, ...(parent ? { checkpoint_id: parent } : {}) } }, cp, { source: 'loop', step: i, parents: {} }, { messages: i + 1 });
+      const next = await saver.put(
+        { configurable: { ...config.configurable, ...(parent ? { checkpoint_id: parent } : {}) } },
+        cp,
+        { source: 'loop', step: i, parents: {} },
+        { messages: i + 1 },
+      );
       parent = next.configurable.checkpoint_id;
     },
     listLast10: async () => {
@@ -172,8 +188,17 @@ const results = { steps: STEPS };
     await library('ours, in-process, normal', `sqlite://${paths.lib}`, 'NORMAL'),
     langgraph('SqliteSaver', saver),
   ];
-  const files = { 'ours --sync full': paths.full, 'ours --sync normal': paths.normal, 'ours, in-process, normal': paths.lib, SqliteSaver: paths.saver };
-  const { out, times } = await run(contenders, async (name) => sqliteBytes(files[name]), (name) => statSync(files[name]).size);
+  const files = {
+    'ours --sync full': paths.full,
+    'ours --sync normal': paths.normal,
+    'ours, in-process, normal': paths.lib,
+    SqliteSaver: paths.saver,
+  };
+  const { out, times } = await run(
+    contenders,
+    async (name) => sqliteBytes(files[name]),
+    (name) => statSync(files[name]).size,
+  );
   out.SqliteSaver.synchronous = saverDb.pragma('synchronous', { simple: true });
   out['ours --sync full'].ratioToSaver = ratio(times['ours --sync full'], times.SqliteSaver);
   out['ours --sync normal'].ratioToSaver = ratio(times['ours --sync normal'], times.SqliteSaver);
@@ -192,12 +217,25 @@ if (PG) {
   await saver.setup();
   const libSchema = `bench_cl_${unique()}`;
   const withSchema = (schema) => `${PG}${PG.includes('?') ? '&' : '?'}schema=${schema}`;
-  const contenders = [await ours('ours (Postgres)', withSchema(ourSchema)), await library('ours, in-process (PG)', withSchema(libSchema)), langgraph('PostgresSaver', saver)];
+  const contenders = [
+    await ours('ours (Postgres)', withSchema(ourSchema)),
+    await library('ours, in-process (PG)', withSchema(libSchema)),
+    langgraph('PostgresSaver', saver),
+  ];
   const admin = new pg.Client({ connectionString: PG });
   await admin.connect();
   const schemaBytes = async (schema) =>
-    Number((await admin.query(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`, [schema])).rows[0].b);
-  const { out, times } = await run(contenders, async (name) => schemaBytes(name === 'PostgresSaver' ? theirSchema : name.includes('in-process') ? libSchema : ourSchema));
+    Number(
+      (
+        await admin.query(
+          `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`,
+          [schema],
+        )
+      ).rows[0].b,
+    );
+  const { out, times } = await run(contenders, async (name) =>
+    schemaBytes(name === 'PostgresSaver' ? theirSchema : name.includes('in-process') ? libSchema : ourSchema),
+  );
   out['ours (Postgres)'].ratioToSaver = ratio(times['ours (Postgres)'], times.PostgresSaver);
   out['ours, in-process (PG)'].ratioToSaver = ratio(times['ours, in-process (PG)'], times.PostgresSaver);
   results.postgres = out;
@@ -207,16 +245,22 @@ if (PG) {
 }
 
 // --- the report --------------------------------------------------------------------------------------------------------
-const lines = [`checkpoints (${STEPS} steps, each appends a ~300-byte message and saves a checkpoint; all kept; interleaved step by step):`];
+const lines = [
+  `checkpoints (${STEPS} steps, each appends a ~300-byte message and saves a checkpoint; all kept; interleaved step by step):`,
+];
 for (const [store, rows] of Object.entries(results).filter(([k]) => k !== 'steps')) {
   for (const [name, r] of Object.entries(rows)) {
-    lines.push(`  ${name.padEnd(26)} step p50 ${r.stepP50Ms} ms (p99 ${r.stepP99Ms}, last 50 ${r.lastStepsP50Ms})${r.ratioToSaver !== undefined ? ` = ${r.ratioToSaver}x the saver` : ''}; disk ${r.diskMb} MB${r.mainFileMb !== undefined ? ` (${r.mainFileMb} without the WAL)` : ''}; last 10 listed in ${r.listLast10Ms} ms; read one ${r.readMs} ms${r.restoreMs !== undefined ? `; restore ${r.restoreMs} ms` : ''}${r.synchronous !== undefined ? ` (synchronous=${r.synchronous})` : ''}`);
+    lines.push(
+      `  ${name.padEnd(26)} step p50 ${r.stepP50Ms} ms (p99 ${r.stepP99Ms}, last 50 ${r.lastStepsP50Ms})${r.ratioToSaver !== undefined ? ` = ${r.ratioToSaver}x the saver` : ''}; disk ${r.diskMb} MB${r.mainFileMb !== undefined ? ` (${r.mainFileMb} without the WAL)` : ''}; last 10 listed in ${r.listLast10Ms} ms; read one ${r.readMs} ms${r.restoreMs !== undefined ? `; restore ${r.restoreMs} ms` : ''}${r.synchronous !== undefined ? ` (synchronous=${r.synchronous})` : ''}`,
+    );
   }
   const saver = store === 'sqlite' ? rows.SqliteSaver : rows.PostgresSaver;
   const mine = store === 'sqlite' ? rows['ours --sync normal'] : rows['ours (Postgres)'];
   if (store === 'sqlite') {
     lines.push(`  goal: --sync normal step <= 2x SqliteSaver.put: ${mine.ratioToSaver}x ${mine.ratioToSaver <= 2 ? 'met' : 'MISSED'}`);
-    lines.push(`  goal: disk <= 1/5 of SqliteSaver's: ${r2(rows['ours --sync full'].diskMb / saver.diskMb)} ${rows['ours --sync full'].diskMb * 5 <= saver.diskMb ? 'met' : 'MISSED'}`);
+    lines.push(
+      `  goal: disk <= 1/5 of SqliteSaver's: ${r2(rows['ours --sync full'].diskMb / saver.diskMb)} ${rows['ours --sync full'].diskMb * 5 <= saver.diskMb ? 'met' : 'MISSED'}`,
+    );
   } else {
     lines.push(`  goal: step faster than PostgresSaver.put: ${mine.ratioToSaver}x ${mine.ratioToSaver < 1 ? 'met' : 'MISSED'}`);
   }
@@ -226,6 +270,10 @@ console.log(lines.join('\n'));
 mkdirSync(join(here, 'results'), { recursive: true });
 const latest = join(here, 'results', 'latest.json');
 let all = {};
-try { all = JSON.parse(readFileSync(latest, 'utf8')); } catch { /* first run */ }
+try {
+  all = JSON.parse(readFileSync(latest, 'utf8'));
+} catch {
+  /* first run */
+}
 writeFileSync(latest, `${JSON.stringify({ ...all, checkpoints: results }, null, 2)}\n`);
 rmSync(work, { recursive: true, force: true });

@@ -10,9 +10,13 @@ const N = Number(process.env.CLIENTS ?? 1000);
 const MODERN_MAX_MB = 64;
 const LEGACY_MAX_MB = 200;
 
-const child = spawn(process.execPath, [join(here, '..', 'dist', 'cli.js'), '--http', '0', '--store', 'memory://', '--max-sessions', String(N + 10)], {
-  stdio: ['ignore', 'ignore', 'pipe'],
-});
+const child = spawn(
+  process.execPath,
+  [join(here, '..', 'dist', 'cli.js'), '--http', '0', '--store', 'memory://', '--max-sessions', String(N + 10)],
+  {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  },
+);
 const url = await new Promise((resolve, reject) => {
   let err = '';
   child.stderr.on('data', (c) => {
@@ -34,7 +38,10 @@ const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 20);
 /** a client of `era`, connected (retried: under this load a kept-alive socket may be closed as it is reused) */
 const connect = async (era) => {
   for (let attempt = 1; ; attempt++) {
-    const client = new Client({ name: 'mem', version: '1' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+    const client = new Client(
+      { name: 'mem', version: '1' },
+      era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+    );
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       return client;
@@ -78,7 +85,12 @@ for (let i = 0; i < N; i += 100) legacy.push(...(await Promise.all(Array.from({ 
 await new Promise((r) => setTimeout(r, 1000));
 const legacyGrowth = rssMb() - before;
 clearInterval(sampler);
-const result = { clients: N, baseMb: Math.round(base), modernPeakGrowthMb: Math.round(modernPeak), legacyIdleGrowthMb: Math.round(legacyGrowth) };
+const result = {
+  clients: N,
+  baseMb: Math.round(base),
+  modernPeakGrowthMb: Math.round(modernPeak),
+  legacyIdleGrowthMb: Math.round(legacyGrowth),
+};
 console.log(JSON.stringify(result));
 child.kill();
 process.exit(modernPeak <= MODERN_MAX_MB && legacyGrowth <= LEGACY_MAX_MB ? 0 : 1);

@@ -28,7 +28,11 @@ function cpuSeconds(pid) {
 }
 
 async function spawn(agent) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, '--store', store, '--agent', agent], stderr: 'ignore' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, '--store', store, '--agent', agent],
+    stderr: 'ignore',
+  });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: transport.pid };

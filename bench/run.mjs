@@ -2,7 +2,18 @@
 // then the operation, round after round), reported as the median of the per-round ratios, with its target and
 // whether it is met. Extra stores: BENCH_POSTGRES_URL, BENCH_REDIS_URL (each adds a column; unset = skipped).
 // Prints the table on stdout, progress on stderr, and writes bench/results/latest.json. Not part of npm test.
-import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,19 +57,40 @@ const stores = [{ name: 'sqlite', url: (tag) => `sqlite://${join(work, `${tag}.d
 const withParam = (url, name, value) => `${url}${url.includes('?') ? '&' : '?'}${name}=${encodeURIComponent(value)}`;
 const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 if (process.env.BENCH_POSTGRES_URL) {
-  stores.push({ name: 'postgres', url: (tag) => withParam(process.env.BENCH_POSTGRES_URL, 'schema', `bench_${tag.replace(/\W/g, '_')}_${unique()}`), scales: SHARED_SCALES });
+  stores.push({
+    name: 'postgres',
+    url: (tag) => withParam(process.env.BENCH_POSTGRES_URL, 'schema', `bench_${tag.replace(/\W/g, '_')}_${unique()}`),
+    scales: SHARED_SCALES,
+  });
 }
 if (process.env.BENCH_REDIS_URL) {
-  stores.push({ name: 'redis', url: (tag) => withParam(process.env.BENCH_REDIS_URL, 'prefix', `bench:${tag}:${unique()}:`), scales: SHARED_SCALES });
+  stores.push({
+    name: 'redis',
+    url: (tag) => withParam(process.env.BENCH_REDIS_URL, 'prefix', `bench:${tag}:${unique()}:`),
+    scales: SHARED_SCALES,
+  });
 }
 
 // --- processes and calls ---------------------------------------------------------------------------------------------
 const running = new Set();
 async function spawn(command, args, env = {}, cwd = undefined) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [command, ...args], env: { ...process.env, ...env }, stderr: 'ignore', cwd });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [command, ...args],
+    env: { ...process.env, ...env },
+    stderr: 'ignore',
+    cwd,
+  });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
-  const handle = { client, pid: transport.pid, close: async () => { running.delete(handle); await client.close(); } };
+  const handle = {
+    client,
+    pid: transport.pid,
+    close: async () => {
+      running.delete(handle);
+      await client.close();
+    },
+  };
   running.add(handle);
   return handle;
 }
@@ -112,7 +144,10 @@ async function fill(url, n) {
   for (let i = 0; i < n; i += 10_000) {
     const writes = new Map();
     for (let j = i; j < Math.min(n, i + 10_000); j++) {
-      writes.set(dataKey(undefined, 'global', `key/${pad8(j)}`), { record: { v: { n: j, text: 'some agent state' }, ver: 1, at, by: 'bench' }, log: false });
+      writes.set(dataKey(undefined, 'global', `key/${pad8(j)}`), {
+        record: { v: { n: j, text: 'some agent state' }, ver: 1, at, by: 'bench' },
+        log: false,
+      });
     }
     await backend.transaction(async () => ({ result: null, writes }));
   }
@@ -165,44 +200,65 @@ for (const store of stores) {
 
   // Latency against the floor, at 1,000 keys.
   if (want('latency')) {
-  log(`${store.name}: latency against the SDK floor, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
-  {
-    const url = store.url('headline');
-    await fill(url, HEADLINE_KEYS);
-    const s = await ours(url);
-    const normal = store.name === 'sqlite' ? await ours(url, ['--sync', 'normal']) : undefined;
-    // memory:// runs the same tool layer over a Map: what the tools cost without any store
-    const memory = store.name === 'sqlite' ? await ours('memory://') : undefined;
-    const key = keyOf(HEADLINE_KEYS);
-    const durable = store.name === 'sqlite';
-    const ops = [
-      { label: 'state_get', baseline: noop, run: await sampler(s.client, 'state_get', (i) => ({ key: key(i) })) },
-      {
-        label: 'state_set',
-        baseline: durable ? floorPlusFsync : noop,
-        run: await sampler(s.client, 'state_set', (i) => ({ key: key(i), value: { n: i, text: 'updated state' } })),
-      },
-      ...(normal ? [{ label: 'state_set_normal', baseline: noop, run: await sampler(normal.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })) }] : []),
-      { label: 'state_update', baseline: noop, run: await sampler(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 })) },
-      { label: 'state_list', baseline: noop, run: await sampler(s.client, 'state_list', () => ({ prefix: 'key/', limit: 100 })), calls: Math.ceil(CALLS / 2) },
-      ...(memory
-        ? [
-            { label: 'memory_get', baseline: noop, run: await sampler(memory.client, 'state_get', (i) => ({ key: key(i) })) },
-            { label: 'memory_set', baseline: noop, run: await sampler(memory.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })) },
-          ]
-        : []),
-    ];
-    out.latency = await rounds(ops);
-    out.latency.rssMb = peakRssMb(s.pid);
-    await s.close();
-    await normal?.close();
-    await memory?.close();
-  }
+    log(`${store.name}: latency against the SDK floor, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
+    {
+      const url = store.url('headline');
+      await fill(url, HEADLINE_KEYS);
+      const s = await ours(url);
+      const normal = store.name === 'sqlite' ? await ours(url, ['--sync', 'normal']) : undefined;
+      // memory:// runs the same tool layer over a Map: what the tools cost without any store
+      const memory = store.name === 'sqlite' ? await ours('memory://') : undefined;
+      const key = keyOf(HEADLINE_KEYS);
+      const durable = store.name === 'sqlite';
+      const ops = [
+        { label: 'state_get', baseline: noop, run: await sampler(s.client, 'state_get', (i) => ({ key: key(i) })) },
+        {
+          label: 'state_set',
+          baseline: durable ? floorPlusFsync : noop,
+          run: await sampler(s.client, 'state_set', (i) => ({ key: key(i), value: { n: i, text: 'updated state' } })),
+        },
+        ...(normal
+          ? [
+              {
+                label: 'state_set_normal',
+                baseline: noop,
+                run: await sampler(normal.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })),
+              },
+            ]
+          : []),
+        {
+          label: 'state_update',
+          baseline: noop,
+          run: await sampler(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 })),
+        },
+        {
+          label: 'state_list',
+          baseline: noop,
+          run: await sampler(s.client, 'state_list', () => ({ prefix: 'key/', limit: 100 })),
+          calls: Math.ceil(CALLS / 2),
+        },
+        ...(memory
+          ? [
+              { label: 'memory_get', baseline: noop, run: await sampler(memory.client, 'state_get', (i) => ({ key: key(i) })) },
+              {
+                label: 'memory_set',
+                baseline: noop,
+                run: await sampler(memory.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })),
+              },
+            ]
+          : []),
+      ];
+      out.latency = await rounds(ops);
+      out.latency.rssMb = peakRssMb(s.pid);
+      await s.close();
+      await normal?.close();
+      await memory?.close();
+    }
   }
 
   // Cross-process watch wake-up: a watch in one process, a write in another after a random 5-45 ms pause.
   if (want('watch')) {
-  log(`${store.name}: cross-process watch wake-up`);
+    log(`${store.name}: cross-process watch wake-up`);
     const url = store.url('watch');
     const a = await ours(url);
     const b = await ours(url);
@@ -222,24 +278,34 @@ for (const store of stores) {
       afterReply.push(woke - replied);
       afterSend.push(woke - sent);
     }
-    out.watch = { afterReplyMs: r2(median(afterReply)), afterReplyP99Ms: r2(pct(afterReply, 99)), afterSendMs: r2(median(afterSend)), afterSendP99Ms: r2(pct(afterSend, 99)), trials };
+    out.watch = {
+      afterReplyMs: r2(median(afterReply)),
+      afterReplyP99Ms: r2(pct(afterReply, 99)),
+      afterSendMs: r2(median(afterSend)),
+      afterSendP99Ms: r2(pct(afterSend, 99)),
+      trials,
+    };
     await a.close();
     await b.close();
   }
 
   // 8 processes x 4 in flight incrementing one key, against the same harness driving no-op servers.
   if (want('concurrency')) {
-  log(`${store.name}: 8 processes x 4 in flight on one key, against 8 no-op servers`);
+    log(`${store.name}: 8 processes x 4 in flight on one key, against 8 no-op servers`);
     const processes = 8;
     const lanes = 4;
     const per = QUICK ? 40 : 200; // calls per process per run
     const drive = async (servers, tool, argsOf) => {
       const t = performance.now();
-      await Promise.all(servers.map(async (s) => {
-        await Promise.all(Array.from({ length: lanes }, async () => {
-          for (let i = 0; i < per / lanes; i++) await call(s.client, tool, argsOf());
-        }));
-      }));
+      await Promise.all(
+        servers.map(async (s) => {
+          await Promise.all(
+            Array.from({ length: lanes }, async () => {
+              for (let i = 0; i < per / lanes; i++) await call(s.client, tool, argsOf());
+            }),
+          );
+        }),
+      );
       return (processes * per) / ((performance.now() - t) / 1000);
     };
     const url = store.url('concurrency');
@@ -259,7 +325,12 @@ for (const store of stores) {
       ourOps.push(ops);
       ceilingOps.push(ceiling);
     }
-    out.concurrency = { opsPerSecond: Math.round(median(ourOps)), ceilingOpsPerSecond: Math.round(median(ceilingOps)), ratio: r2(median(ratios)), exact };
+    out.concurrency = {
+      opsPerSecond: Math.round(median(ourOps)),
+      ceilingOpsPerSecond: Math.round(median(ceilingOps)),
+      ratio: r2(median(ratios)),
+      exact,
+    };
     await Promise.all([...servers, ...noops].map((s) => s.close()));
   }
 
@@ -278,7 +349,11 @@ for (const store of stores) {
       [
         { label: 'state_get', baseline: noop, run: await sampler(s.client, 'state_get', (i) => ({ key: key(i) })) },
         { label: 'state_set', baseline: noop, run: await sampler(s.client, 'state_set', (i) => ({ key: key(i), value: { n: i } })) },
-        { label: 'state_update', baseline: noop, run: await sampler(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 })) },
+        {
+          label: 'state_update',
+          baseline: noop,
+          run: await sampler(s.client, 'state_update', () => ({ key: 'counter', op: 'increment', value: 1 })),
+        },
         { label: 'state_list', baseline: noop, run: await sampler(s.client, 'state_list', () => ({ prefix: 'key/', limit: 100 })) },
       ],
       QUICK ? 3 : 5,
@@ -295,7 +370,12 @@ for (const n of want('peers') ? PEER_SIZES : []) {
   // Both peers are filled by writing their own files directly (their write tools would take minutes at 50 k),
   // in the formats they write themselves: server-memory's JSONL lines, mcp-memory-keeper's context_items rows.
   const memFile = join(work, `server-memory-${n}.jsonl`);
-  writeFileSync(memFile, Array.from({ length: n }, (_, i) => JSON.stringify({ type: 'entity', name: `entity-${i}`, entityType: 'note', observations: ['some agent state'] })).join('\n'));
+  writeFileSync(
+    memFile,
+    Array.from({ length: n }, (_, i) =>
+      JSON.stringify({ type: 'entity', name: `entity-${i}`, entityType: 'note', observations: ['some agent state'] }),
+    ).join('\n'),
+  );
   const mem = await spawn(SERVER_MEMORY, [], { MEMORY_FILE_PATH: memFile });
   const keeperDir = join(work, `memory-keeper-${n}`);
   mkdirSync(keeperDir);
@@ -305,7 +385,9 @@ for (const n of want('peers') ? PEER_SIZES : []) {
     await first.close();
     const db = new Database(join(keeperDir, 'context.db'));
     const session = db.prepare('SELECT session_id FROM context_items LIMIT 1').get().session_id;
-    const insert = db.prepare("INSERT INTO context_items(id, session_id, key, value, category, size) VALUES (?, ?, ?, 'some agent state', 'note', 16)");
+    const insert = db.prepare(
+      "INSERT INTO context_items(id, session_id, key, value, category, size) VALUES (?, ?, ?, 'some agent state', 'note', 16)",
+    );
     db.transaction(() => {
       for (let i = 1; i < n; i++) insert.run(randomUUID(), session, `key/${pad8(i)}`);
     })();
@@ -323,13 +405,31 @@ for (const n of want('peers') ? PEER_SIZES : []) {
   const ourWrite = await sampler(s.client, 'state_set', () => ({ key: `new-${serial++}`, value: 'x' }));
   const ourRead = await sampler(s.client, 'state_get', (i) => ({ key: key(i) }));
   const theirs = [
-    ['server-memory write (create_entities, 1 entity)', ourWrite, await sampler(mem.client, 'create_entities', () => ({ entities: [{ name: `new-${serial++}`, entityType: 'note', observations: ['x'] }] }))],
-    ['server-memory read (open_nodes, 1 entity)', ourRead, await sampler(mem.client, 'open_nodes', (i) => ({ names: [`entity-${(i * 7919) % n}`] }))],
-    ['mcp-memory-keeper write (context_save)', ourWrite, await sampler(keeper.client, 'context_save', () => ({ key: `new-${serial++}`, value: 'x', category: 'note' }))],
+    [
+      'server-memory write (create_entities, 1 entity)',
+      ourWrite,
+      await sampler(mem.client, 'create_entities', () => ({
+        entities: [{ name: `new-${serial++}`, entityType: 'note', observations: ['x'] }],
+      })),
+    ],
+    [
+      'server-memory read (open_nodes, 1 entity)',
+      ourRead,
+      await sampler(mem.client, 'open_nodes', (i) => ({ names: [`entity-${(i * 7919) % n}`] })),
+    ],
+    [
+      'mcp-memory-keeper write (context_save)',
+      ourWrite,
+      await sampler(keeper.client, 'context_save', () => ({ key: `new-${serial++}`, value: 'x', category: 'note' })),
+    ],
     ['mcp-memory-keeper read (context_get by key)', ourRead, await sampler(keeper.client, 'context_get', (i) => ({ key: key(i) }))],
   ];
   // ratio = theirs / ours: how many times faster we are
-  const m = await rounds(theirs.map(([label, mine, run]) => ({ label, baseline: mine, run })), peerRounds, calls);
+  const m = await rounds(
+    theirs.map(([label, mine, run]) => ({ label, baseline: mine, run })),
+    peerRounds,
+    calls,
+  );
   for (const [label] of theirs) rows[label] = { speedup: m[label].ratio, theirsMs: m[label].ms, oursMs: m[label].baseMs };
   results.peers.push({ entries: n, ...rows });
   await Promise.all([mem.close(), keeper.close(), s.close()]);
@@ -343,22 +443,46 @@ const cell = (value, met) => (value === undefined ? 'n/a' : `${value} ${met ? 'm
 // rows whose function returns undefined for a store print n/a (e.g. --sync is SQLite's only)
 const table = [];
 // a section that was not run (BENCH_ONLY) prints n/a
-const safe = (fn) => { try { return fn(); } catch { return undefined; } };
+const safe = (fn) => {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+};
 const row = (figure, target, fn) => table.push([figure, target, ...names.map((n) => safe(() => fn(results.stores[n], n)) ?? 'n/a')]);
 const fsyncMedian = r3(median(fsyncMs));
-row('state_get / floor', '<= 1.2x', (s) => cell(`${s.latency.state_get.ratio}x (${s.latency.state_get.ms} ms)`, s.latency.state_get.ratio <= 1.2));
+row('state_get / floor', '<= 1.2x', (s) =>
+  cell(`${s.latency.state_get.ratio}x (${s.latency.state_get.ms} ms)`, s.latency.state_get.ratio <= 1.2),
+);
 row('durable state_set / (floor + fdatasync)', '<= 1.25x', (s, n) =>
-  n === 'sqlite' ? cell(`${s.latency.state_set.ratio}x (${s.latency.state_set.ms} ms)`, s.latency.state_set.ratio <= 1.25) : undefined);
-row('shared-store state_set / floor', 'info', (s, n) => (n === 'sqlite' ? undefined : `${s.latency.state_set.ratio}x (${s.latency.state_set.ms} ms)`));
+  n === 'sqlite' ? cell(`${s.latency.state_set.ratio}x (${s.latency.state_set.ms} ms)`, s.latency.state_set.ratio <= 1.25) : undefined,
+);
+row('shared-store state_set / floor', 'info', (s, n) =>
+  n === 'sqlite' ? undefined : `${s.latency.state_set.ratio}x (${s.latency.state_set.ms} ms)`,
+);
 row('--sync normal state_set / floor', '<= 1.5x', (s, n) =>
-  n === 'sqlite' ? cell(`${s.latency.state_set_normal.ratio}x (${s.latency.state_set_normal.ms} ms)`, s.latency.state_set_normal.ratio <= 1.5) : undefined);
-row('memory:// state_get / floor (tools alone)', 'info', (s, n) => (n === 'sqlite' ? `${s.latency.memory_get.ratio}x (${s.latency.memory_get.ms} ms)` : undefined));
-row('memory:// state_set / floor (tools alone)', 'info', (s, n) => (n === 'sqlite' ? `${s.latency.memory_set.ratio}x (${s.latency.memory_set.ms} ms)` : undefined));
+  n === 'sqlite'
+    ? cell(`${s.latency.state_set_normal.ratio}x (${s.latency.state_set_normal.ms} ms)`, s.latency.state_set_normal.ratio <= 1.5)
+    : undefined,
+);
+row('memory:// state_get / floor (tools alone)', 'info', (s, n) =>
+  n === 'sqlite' ? `${s.latency.memory_get.ratio}x (${s.latency.memory_get.ms} ms)` : undefined,
+);
+row('memory:// state_set / floor (tools alone)', 'info', (s, n) =>
+  n === 'sqlite' ? `${s.latency.memory_set.ratio}x (${s.latency.memory_set.ms} ms)` : undefined,
+);
 row('state_update increment / floor', 'info', (s) => `${s.latency.state_update.ratio}x (${s.latency.state_update.ms} ms)`);
 row('state_list 100 / floor', 'info', (s) => `${s.latency.state_list.ratio}x (${s.latency.state_list.ms} ms)`);
-row('watch wake-up after the write reply, p50 / p99', '<= 5 ms p99', (s) => cell(`${s.watch.afterReplyMs} / ${s.watch.afterReplyP99Ms} ms`, s.watch.afterReplyP99Ms <= 5));
+row('watch wake-up after the write reply, p50 / p99', '<= 5 ms p99', (s) =>
+  cell(`${s.watch.afterReplyMs} / ${s.watch.afterReplyP99Ms} ms`, s.watch.afterReplyP99Ms <= 5),
+);
 row('8 procs x 4 in flight, one key / no-op ceiling', '>= 0.25x, exact', (s) =>
-  cell(`${s.concurrency.ratio}x (${s.concurrency.opsPerSecond} of ${s.concurrency.ceilingOpsPerSecond} ops/s)${s.concurrency.exact ? ', exact' : ', LOST UPDATES'}`, s.concurrency.ratio >= 0.25 && s.concurrency.exact));
+  cell(
+    `${s.concurrency.ratio}x (${s.concurrency.opsPerSecond} of ${s.concurrency.ceilingOpsPerSecond} ops/s)${s.concurrency.exact ? ', exact' : ', LOST UPDATES'}`,
+    s.concurrency.ratio >= 0.25 && s.concurrency.exact,
+  ),
+);
 for (const op of ['state_get', 'state_set', 'state_update', 'state_list']) {
   row(`scale growth ${op} (ratio to floor)`, '<= 1.5x', (s) => {
     const first = s.scale[0];
@@ -373,18 +497,28 @@ row('scale peak RSS', '<= 200 MB', (s) => {
 });
 
 const lines = [];
-lines.push(`mcp-blackboard benchmark (${QUICK ? 'quick' : 'full'}): node ${process.version}, ${cpus().length} CPUs; medians of per-round ratios, ${ROUNDS} interleaved rounds of ${CALLS} calls`);
-lines.push(`floor = the SDK's own stdio server with one no-op tool: ${results.stores.sqlite.latency?.state_get.baseMs ?? 'n/a'} ms per call; one fdatasync on the store's disk: ${fsyncMedian} ms`);
+lines.push(
+  `mcp-blackboard benchmark (${QUICK ? 'quick' : 'full'}): node ${process.version}, ${cpus().length} CPUs; medians of per-round ratios, ${ROUNDS} interleaved rounds of ${CALLS} calls`,
+);
+lines.push(
+  `floor = the SDK's own stdio server with one no-op tool: ${results.stores.sqlite.latency?.state_get.baseMs ?? 'n/a'} ms per call; one fdatasync on the store's disk: ${fsyncMedian} ms`,
+);
 lines.push('');
 const widths = [48, 18, ...names.map(() => 44)];
-const fmt = (cols) => cols.map((c, i) => String(c).padEnd(widths[i])).join(' ').trimEnd();
+const fmt = (cols) =>
+  cols
+    .map((c, i) => String(c).padEnd(widths[i]))
+    .join(' ')
+    .trimEnd();
 lines.push(fmt(['figure', 'target', ...names]));
 for (const r of table) lines.push(fmt(r));
 lines.push('');
 for (const n of names) {
   lines.push(`scale (${n}): median ms per call, ratio to the floor in the same rounds`);
   for (const s of results.stores[n].scale) {
-    lines.push(`  ${String(s.keys).padStart(9)} keys: get ${s.state_get.ms} ms (${s.state_get.ratio}x), set ${s.state_set.ms} ms (${s.state_set.ratio}x), update ${s.state_update.ms} ms (${s.state_update.ratio}x), list ${s.state_list.ms} ms (${s.state_list.ratio}x); peak RSS ${s.rssMb} MB; fill ${s.fillSeconds} s`);
+    lines.push(
+      `  ${String(s.keys).padStart(9)} keys: get ${s.state_get.ms} ms (${s.state_get.ratio}x), set ${s.state_set.ms} ms (${s.state_set.ratio}x), update ${s.state_update.ms} ms (${s.state_update.ratio}x), list ${s.state_list.ms} ms (${s.state_list.ratio}x); peak RSS ${s.rssMb} MB; fill ${s.fillSeconds} s`,
+    );
   }
 }
 lines.push('');
@@ -394,7 +528,9 @@ for (const p of results.peers) {
   for (const [label, v] of Object.entries(p)) {
     if (label === 'entries') continue;
     if (!(v.speedup > 1)) peersMet = false;
-    lines.push(`  ${String(p.entries).padStart(6)} entries, ${label.padEnd(50)} theirs ${String(v.theirsMs).padStart(8)} ms, ours ${String(v.oursMs).padStart(6)} ms -> ${v.speedup}x ${v.speedup > 1 ? 'met' : 'MISSED'}`);
+    lines.push(
+      `  ${String(p.entries).padStart(6)} entries, ${label.padEnd(50)} theirs ${String(v.theirsMs).padStart(8)} ms, ours ${String(v.oursMs).padStart(6)} ms -> ${v.speedup}x ${v.speedup > 1 ? 'met' : 'MISSED'}`,
+    );
   }
 }
 if (results.peers.length > 0) lines.push(`peers: ${peersMet ? 'met' : 'MISSED'}`);

@@ -16,7 +16,10 @@ try {
   const tools = await mcp.tools();
   console.log(`ai-sdk: ${Object.keys(tools).length} tools, e.g. ${Object.keys(tools).slice(0, 3).join(', ')}`);
   // What the model's tool call would run:
-  const result = await tools.state_set.execute({ key: 'greeting', value: 'hello from the AI SDK', ifVersion: 0 }, { toolCallId: 'call-1', messages: [] });
+  const result = await tools.state_set.execute(
+    { key: 'greeting', value: 'hello from the AI SDK', ifVersion: 0 },
+    { toolCallId: 'call-1', messages: [] },
+  );
   console.log(`ai-sdk: state_set -> ${JSON.stringify(result.structuredContent)}`);
   const refused = await tools.state_set.execute({ key: 'greeting', value: 'again', ifVersion: 0 }, { toolCallId: 'call-2', messages: [] });
   console.log(`ai-sdk: second state_set -> ${JSON.parse(refused.content[0].text).error.code}`);

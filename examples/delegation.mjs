@@ -16,7 +16,13 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 async function agent(...flags) {
   const client = new Client({ name: 'example', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--max-iterations', '3', '--tools', 'all', ...flags], stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, '--store', store, '--max-iterations', '3', '--tools', 'all', ...flags],
+      stderr: 'ignore',
+    }),
+  );
   const call = async (tool, args = {}) => {
     const result = await client.callTool({ name: tool, arguments: args });
     const body = JSON.parse(result.content[0].text);
@@ -35,13 +41,22 @@ const { planId } = await child.call('plan_create', { title: 'Fix the flaky test'
 for (let i = 1; ; i++) {
   const step = await child.call('budget_step');
   if (step.error) {
-    console.log(`child: step ${i} refused: ${step.error.code} (${step.error.details.thread} used ${step.error.details.current}/${step.error.details.max})`);
+    console.log(
+      `child: step ${i} refused: ${step.error.code} (${step.error.details.thread} used ${step.error.details.current}/${step.error.details.max})`,
+    );
     break;
   }
   console.log(`child: step ${i}, ${step.remaining} left`);
 }
 await child.call('scratchpad_write', { kind: 'failed_approach', value: 'retry in a loop: hides the race' });
-await child.call('plan_update', { planId, ifVersion: 1, stepUpdates: [{ id: 's1', status: 'completed' }, { id: 's2', status: 'completed' }] });
+await child.call('plan_update', {
+  planId,
+  ifVersion: 1,
+  stepUpdates: [
+    { id: 's1', status: 'completed' },
+    { id: 's2', status: 'completed' },
+  ],
+});
 await child.call('final_answer_set', { content: 'The test raced the cache warm-up.' });
 const again = await child.call('final_answer_set', { content: 'a second opinion' });
 console.log(`child: second answer refused: ${again.error.code}`);

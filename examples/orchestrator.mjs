@@ -30,7 +30,10 @@ async function orchestrator() {
     const { revision } = await bb.kv.changes();
     const progress = (async () => {
       try {
-        for await (const change of bb.changes({ afterRevision: revision, scope: 'global', prefix: 'result/' }, { signal: following.signal })) {
+        for await (const change of bb.changes(
+          { afterRevision: revision, scope: 'global', prefix: 'result/' },
+          { signal: following.signal },
+        )) {
           console.error(`orchestrator: saw ${change.key} (revision ${change.revision})`);
         }
       } catch (error) {
@@ -55,7 +58,9 @@ async function orchestrator() {
 
     const { plan } = await bb.plans.get({ planId });
     const { entries } = await bb.kv.snapshot({ scope: 'global', prefix: 'result/' });
-    console.log(`orchestrator: plan ${plan.steps.every((s) => s.status === 'completed') ? 'completed' : 'NOT completed'}, ${Object.keys(entries).length} results`);
+    console.log(
+      `orchestrator: plan ${plan.steps.every((s) => s.status === 'completed') ? 'completed' : 'NOT completed'}, ${Object.keys(entries).length} results`,
+    );
     for (const a of answers) console.log(`orchestrator: worker said "${a}"`);
     const { answer } = await bb.finalAnswer.set({ content: cities.map((c) => entries[`result/${c}`]).join(' ') });
     console.log(`orchestrator: final answer: ${answer.content}`);

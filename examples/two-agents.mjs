@@ -16,7 +16,9 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 async function agent(name) {
   const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--agent', name], stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [cli, '--store', store, '--agent', name], stderr: 'ignore' }),
+  );
   const call = async (tool, args) => {
     const result = await client.callTool({ name: tool, arguments: args });
     if (result.isError) throw new Error(`${tool}: ${result.content[0].text}`);

@@ -73,7 +73,13 @@ try {
         const { step } = claim;
         await sleep(workMs); // the work
         done.push(step.id);
-        const moved = await worker.call('plan_step', { planId, stepId: step.id, status: 'completed', note: `done by ${worker.name}`, fence: claim.claim.fence });
+        const moved = await worker.call('plan_step', {
+          planId,
+          stepId: step.id,
+          status: 'completed',
+          note: `done by ${worker.name}`,
+          fence: claim.claim.fence,
+        });
         if (step.attempts) console.log(`${worker.name}: finished ${step.id} after its earlier claim lapsed (${step.attempts} lapsed)`);
         if (moved.unblocked.length > 0) console.log(`${worker.name}: ${step.id} done, unblocked ${moved.unblocked.join(', ')}`);
       }

@@ -62,7 +62,10 @@ export function loadAuthFile(path: string): AuthClient[] {
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+    const where = issue.path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+      .join('')
+      .replace(/^\./, '');
     throw new Error(`the auth file ${path} is malformed at ${where || 'the top level'}: ${issue.message}.`);
   }
   const seen = new Map<string, number>();
@@ -79,4 +82,3 @@ export function loadAuthFile(path: string): AuthClient[] {
 export function allowsNamespace(client: AuthClient, namespace: string | undefined): boolean {
   return client.namespaces.includes('*') || (namespace !== undefined && client.namespaces.includes(namespace));
 }
-

@@ -3,7 +3,9 @@
 const argv = process.argv.slice(2);
 const cli = await import('./cli/main.js').catch((error: unknown) => {
   // The program itself cannot load (a broken install): its first lines, never a stack trace.
-  const lines = (error instanceof Error ? error.message : String(error)).split('\n').filter((line) => line.trim() && !/^\s+at\s/.test(line));
+  const lines = (error instanceof Error ? error.message : String(error))
+    .split('\n')
+    .filter((line) => line.trim() && !/^\s+at\s/.test(line));
   process.stderr.write(`mcp-blackboard: ${lines.slice(0, 3).join('\n')}\n`);
   process.exit(1);
 });

@@ -62,9 +62,8 @@ export const DEFAULTS = {
   uiPort: 8765,
 } as const;
 
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 
 /** Defaults for embedding and tests: what the server runs with when given no flag and no environment. */
 export function defaultConfig(overrides: Partial<Config> = {}): Config {

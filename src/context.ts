@@ -78,8 +78,7 @@ export interface ResolvedScope {
   readOnlyReason?: string;
 }
 
-export const SCOPE_FORMS =
-  'global, thread, run, parent, agent_type, profile, group:NAME, thread:ID, profile:NAME, agent_type:NAME';
+export const SCOPE_FORMS = 'global, thread, run, parent, agent_type, profile, group:NAME, thread:ID, profile:NAME, agent_type:NAME';
 
 /** Resolves a tool's `scope` argument against the caller's identity. */
 export function resolveScope(scope: string | undefined, who: Identity): ResolvedScope {
@@ -96,12 +95,16 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
       return at(`parent:${who.rootThread}`);
     case 'agent_type':
       if (!who.agentType) {
-        throw invalid('This connection has no agent type, so scope "agent_type" has no meaning. Use agent_type:NAME, or start the server with --agent-type TYPE. {tool:run_start} can also set agentType.');
+        throw invalid(
+          'This connection has no agent type, so scope "agent_type" has no meaning. Use agent_type:NAME, or start the server with --agent-type TYPE. {tool:run_start} can also set agentType.',
+        );
       }
       return at(`agent_type:${who.agentType}`);
     case 'profile':
       if (!who.agent) {
-        throw invalid('This connection has no agent name, so scope "profile" has no meaning. Start the server with --agent NAME, or read another profile with profile:NAME.');
+        throw invalid(
+          'This connection has no agent name, so scope "profile" has no meaning. Start the server with --agent NAME, or read another profile with profile:NAME.',
+        );
       }
       return at(`profile:${who.agent}`);
   }
@@ -136,8 +139,7 @@ export const dataRange = (who: Identity, scope: ResolvedScope, prefix: string): 
 export const internalKey = (who: Identity, family: string, owner: string, key: string): string =>
   keyspace.familyKey(who.namespace, family, owner, key);
 
-export const internalRange = (who: Identity, family: string, owner: string): KeyRange =>
-  keyspace.familyRange(who.namespace, family, owner);
+export const internalRange = (who: Identity, family: string, owner: string): KeyRange => keyspace.familyRange(who.namespace, family, owner);
 
 /**
  * Which operation a service call is, as its caller names it: the tool layer fills it from the tool's name, a library
@@ -163,7 +165,8 @@ export function idempotent(who: Identity, call: CallOptions, args: { idempotency
   if (key === undefined || key === null) return {};
   checkKey(key, 'idempotencyKey');
   const rest: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(args)) if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
+  for (const [name, value] of Object.entries(args))
+    if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
   const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
   return {
     idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, call.operation, key),

@@ -2,7 +2,15 @@
 import type { ServerResponse } from 'node:http';
 
 /** The error code of the board's JSON body for a status (the MCP endpoints answer JSON-RPC instead). */
-const CODES: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'FORBIDDEN', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'INVALID_ARGUMENT', 413: 'VALUE_TOO_LARGE', 503: 'STORE_UNAVAILABLE' };
+const CODES: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'FORBIDDEN',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'INVALID_ARGUMENT',
+  413: 'VALUE_TOO_LARGE',
+  503: 'STORE_UNAVAILABLE',
+};
 
 /**
  * A refused HTTP request. Thrown anywhere below a route; the route's catch sends {@link HttpError.send}. `jsonrpc`

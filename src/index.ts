@@ -1,5 +1,12 @@
 // The package's public entry: openBlackboard, openStore, createBlackboardServer, BlackboardError and the types they use.
-import type { Blackboard, BlackboardOptions, BlackboardServer, BlackboardServerOptions, BlackboardStore, StoreOptions } from './api/index.js';
+import type {
+  Blackboard,
+  BlackboardOptions,
+  BlackboardServer,
+  BlackboardServerOptions,
+  BlackboardStore,
+  StoreOptions,
+} from './api/index.js';
 import { openBlackboard as open } from './library/blackboard.js';
 import { openStore as openShared } from './library/options.js';
 import { createBlackboardServer as createMcp } from './library/server.js';

@@ -16,9 +16,7 @@ export interface KeyRange {
 }
 
 /** What a data-kind storage key holds: a user key in a scope, or a family's record. */
-export type ParsedKey =
-  | { kind: 'data'; scope: string; key: string }
-  | { kind: 'family'; family: string; owner: string; key: string };
+export type ParsedKey = { kind: 'data'; scope: string; key: string } | { kind: 'family'; family: string; owner: string; key: string };
 
 const token = (namespace: string | undefined): string => namespace ?? DEFAULT_NAMESPACE_TOKEN;
 const rangeOf = (lo: string): KeyRange => ({ lo, hi: prefixEnd(lo) });
@@ -54,13 +52,11 @@ export const lastPart = (storage: string): string => storage.slice(storage.lastI
  * A key relative to its namespace (`<scope>␟<key>`), as checkpoints and bundles keep them, so a document restores
  * into whichever namespace loads it; {@link absoluteKey} is the inverse.
  */
-export const relativeKey = (namespace: string | undefined, storage: string): string =>
-  storage.slice(namespaceRange(namespace).lo.length);
+export const relativeKey = (namespace: string | undefined, storage: string): string => storage.slice(namespaceRange(namespace).lo.length);
 export const absoluteKey = (namespace: string | undefined, relative: string): string => namespaceRange(namespace).lo + relative;
 
 /** Whether a relative key is well formed: a scope and a key, no control characters but the one separator. */
-export const isRelativeKey = (relative: string): boolean =>
-  relative.includes(SEP) && !/[\u0000-\u001e\u007f-\u009f]/.test(relative);
+export const isRelativeKey = (relative: string): boolean => relative.includes(SEP) && !/[\u0000-\u001e\u007f-\u009f]/.test(relative);
 
 /** A relative key for people (`scope/key`), in messages. */
 export const showRelative = (relative: string): string => relative.replace(SEP, '/');
@@ -243,7 +239,12 @@ export class Keys {
    * the registry puts in a checkpoint by owner: budgets, history), the plan indexes of those scopes (each entry's plan
    * comes along), and single records (the run's scratchpad, the final answer, lifecycle, the history counter).
    */
-  threadState(thread: string, threadScopeId: string, runScopeId: string, run: string): { ranges: KeyRange[]; planIndexes: KeyRange[]; keys: string[] } {
+  threadState(
+    thread: string,
+    threadScopeId: string,
+    runScopeId: string,
+    run: string,
+  ): { ranges: KeyRange[]; planIndexes: KeyRange[]; keys: string[] } {
     const ranges = [this.dataRange(threadScopeId), this.dataRange(runScopeId)];
     const keys: string[] = [];
     for (const f of declarations()) {

@@ -13,7 +13,9 @@ const RETRY_MS = 1000;
 /** The URI of a changed key or plan, as resources name it. */
 export function resourceUri(namespace: string | undefined, scope: string, key: string): string {
   const ns = namespace ?? DEFAULT_NAMESPACE_URI;
-  return scope === 'plan' ? `blackboard://${ns}/plans/${encodeURIComponent(key)}` : `blackboard://${ns}/${encodeURIComponent(scope)}/${encodeURIComponent(key)}`;
+  return scope === 'plan'
+    ? `blackboard://${ns}/plans/${encodeURIComponent(key)}`
+    : `blackboard://${ns}/${encodeURIComponent(scope)}/${encodeURIComponent(key)}`;
 }
 
 /**

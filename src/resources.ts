@@ -19,8 +19,10 @@ const LIST_LIMIT = 200;
 export const META_REVISION = 'blackboard/revision';
 
 /** What a change notification carries besides its URI: the revision, plain and in `_meta` (where clients keep it). */
-export const revisionParams = (revision: number): { revision: number; _meta: Record<string, number> } => ({ revision, _meta: { [META_REVISION]: revision } });
-
+export const revisionParams = (revision: number): { revision: number; _meta: Record<string, number> } => ({
+  revision,
+  _meta: { [META_REVISION]: revision },
+});
 
 /**
  * Resources: `blackboard://{namespace}/{scope}/{key}` for each key and `blackboard://{namespace}/plans/{planId}`,
@@ -144,9 +146,7 @@ export function registerResources(
     let seen = (await readValue(t).catch(() => undefined))?.version;
     while (!signal.aborted) {
       const watched = 'plan' in t ? { key: t.plan, scope: 'plan' } : { key: t.key, scope: t.scope };
-      const result = await services.kv
-        .watch({ ...watched, afterVersion: seen, waitMs: WATCH_MAX_MS }, signal)
-        .catch(() => undefined);
+      const result = await services.kv.watch({ ...watched, afterVersion: seen, waitMs: WATCH_MAX_MS }, signal).catch(() => undefined);
       if (!result || signal.aborted) return;
       if (result.timedOut) continue;
       seen = result.version;

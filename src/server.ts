@@ -25,7 +25,10 @@ const INSTRUCTIONS: Array<[Family | 'all', string]> = [
     'kv',
     `Keys live in a scope: ${SCOPE_FORMS} (default global). Read with {tool:state_get}, {tool:state_list} or {tool:state_snapshot}. Write with {tool:state_set}: pass the version you read as ifVersion (0: the key must not exist yet) so you never overwrite someone else's change. Use {tool:state_update} for counters, lists and merges, and {tool:state_batch} for several writes at once. Use {tool:watch} to wait for a change instead of polling, and {tool:state_changes} to follow every change.`,
   ],
-  ['plan', 'Share work through plans: make one with {tool:plan_create}; each worker takes the next free step with {tool:plan_claim} and reports it with {tool:plan_step}.'],
+  [
+    'plan',
+    'Share work through plans: make one with {tool:plan_create}; each worker takes the next free step with {tool:plan_claim} and reports it with {tool:plan_step}.',
+  ],
   ['budget', 'Call {tool:budget_step} before each costly step; on LIMIT_REACHED stop and give your final answer.'],
   ['finalizer', 'Give your result once with {tool:final_answer_set}.'],
   [
@@ -64,7 +67,7 @@ export async function createServer(
     const base = session.identity;
     const want = {
       thread: asked.thread ?? base.thread,
-      parentThread: asked.parentThread ?? (asked.thread === undefined ? identity.parentThread ?? config.parentThread : undefined),
+      parentThread: asked.parentThread ?? (asked.thread === undefined ? (identity.parentThread ?? config.parentThread) : undefined),
       agentType: asked.agentType ?? base.agentType,
     };
     if (want.thread === base.thread && asked.parentThread === undefined && want.agentType === base.agentType) return undefined;
@@ -74,11 +77,16 @@ export async function createServer(
       if (others.size >= MAX_OTHER_IDENTITIES) others.delete(others.keys().next().value!);
       other = (async () => {
         const theirs = await openConnection(config, store, { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true });
-        const h = new ToolHost(config.namespace, config.progressIntervalMs, {
-          readOnly,
-          beforeWrite: theirs.beforeWrite,
-          afterCall: theirs.afterCall,
-        }, toolSelection(config));
+        const h = new ToolHost(
+          config.namespace,
+          config.progressIntervalMs,
+          {
+            readOnly,
+            beforeWrite: theirs.beforeWrite,
+            afterCall: theirs.afterCall,
+          },
+          toolSelection(config),
+        );
         registerTools(h, config, theirs.services);
         return h;
       })();
@@ -87,7 +95,12 @@ export async function createServer(
     }
     return other;
   };
-  const host = new ToolHost(config.namespace, config.progressIntervalMs, { readOnly, beforeWrite, afterCall, route }, toolSelection(config));
+  const host = new ToolHost(
+    config.namespace,
+    config.progressIntervalMs,
+    { readOnly, beforeWrite, afterCall, route },
+    toolSelection(config),
+  );
   registerTools(host, config, services);
   const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
     .map(([, text]) => host.render(text))

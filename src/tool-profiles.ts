@@ -2,7 +2,19 @@
 import { closest } from './tools/argument-errors.js';
 
 /** Tool families: a family is the set of tools over one kind of record. */
-export const FAMILIES = ['kv', 'plan', 'scratchpad', 'finalizer', 'budget', 'lifecycle', 'run', 'checkpoint', 'history', 'signal', 'team'] as const;
+export const FAMILIES = [
+  'kv',
+  'plan',
+  'scratchpad',
+  'finalizer',
+  'budget',
+  'lifecycle',
+  'run',
+  'checkpoint',
+  'history',
+  'signal',
+  'team',
+] as const;
 export type Family = (typeof FAMILIES)[number];
 
 /**
@@ -73,7 +85,10 @@ export const BUDGET_ADMIN_TOOLS: readonly string[] = ['budget_configure', 'budge
  * Error whose message names the unknown item and what is known. Undefined or empty: the `agent` profile.
  */
 export function parseToolList(raw: string | undefined): string[] {
-  const items = (raw ?? '').split(',').map((t) => t.trim()).filter(Boolean);
+  const items = (raw ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   for (const item of items) {
     if (!isProfile(item) && !isFamily(item) && !(item in TOOL_TABLE)) {
       const known = [...PROFILES, ...FAMILIES, ...Object.keys(TOOL_TABLE)];

@@ -15,7 +15,11 @@ const files = sources();
 const text = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
 const rel = (f: string): string => relative(SRC, f);
 /** A file's code without its comments (a comment may describe the layout; only code may build it). */
-const code = (f: string): string => text.get(f)!.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+const code = (f: string): string =>
+  text
+    .get(f)!
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
 
 /**
  * The modules a file imports (relative imports only, resolved to .ts files), type-only imports included: they vanish
@@ -23,7 +27,9 @@ const code = (f: string): string => text.get(f)!.replace(/\/\*[\s\S]*?\*\//g, ''
  */
 function importsOf(file: string): string[] {
   const out: string[] = [];
-  for (const m of text.get(file)!.matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|^\s*(?:const|let)\s.*?await import\('(\.[^']+)'\)/gms)) {
+  for (const m of text
+    .get(file)!
+    .matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|^\s*(?:const|let)\s.*?await import\('(\.[^']+)'\)/gms)) {
     out.push(resolve(dirname(file), (m[1] ?? m[2]).replace(/\.js$/, '.ts')));
   }
   return out;
@@ -88,7 +94,11 @@ describe('source tree', () => {
     const upper = new Set(['transports', 'ui', 'tools', 'cli', 'server', 'resources']);
     const wrong = files
       .filter((f) => lower.has(layerOf(f)))
-      .flatMap((f) => importsOf(f).filter((t) => text.has(t) && upper.has(layerOf(t))).map((t) => `${rel(f)} → ${rel(t)}`));
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((t) => text.has(t) && upper.has(layerOf(t)))
+          .map((t) => `${rel(f)} → ${rel(t)}`),
+      );
     expect(wrong).toEqual([]);
   });
 

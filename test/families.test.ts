@@ -9,13 +9,18 @@ const connect = agentsClosedAfterEach();
 
 describe('the record family registry', () => {
   it('knows every family the tools store, and each record decodes with its declared schema', async () => {
-    const a = await connect({ config: { namespace: 'fam', maxIterations: 5, budgets: { tokens: 100 } }, identity: { thread: 'worker', agent: 'w1' } });
+    const a = await connect({
+      config: { namespace: 'fam', maxIterations: 5, budgets: { tokens: 100 } },
+      identity: { thread: 'worker', agent: 'w1' },
+    });
     await a.ok('run_start', {});
     await a.ok('state_set', { key: 'k', value: 1, scope: 'thread' });
     const plan = await a.ok('plan_create', { title: 't', steps: ['one', 'two'] });
     await a.ok('plan_claim', { planId: plan.planId ?? plan.plan?.planId });
     // (the scratchpad's write tool is being renamed: either name will do here)
-    await a.ok('scratchpad_store', { name: 'city', value: 'Paris' }).catch(() => a.ok('scratchpad_write', { kind: 'variable', name: 'city', value: 'Paris' }));
+    await a
+      .ok('scratchpad_store', { name: 'city', value: 'Paris' })
+      .catch(() => a.ok('scratchpad_write', { kind: 'variable', name: 'city', value: 'Paris' }));
     await a.ok('budget_step', { name: 'tokens', amount: 3 });
     await a.ok('agent_state_set', { state: 'running' });
     await a.ok('history_append', { kind: 'note', content: 'hello' });
@@ -39,7 +44,19 @@ describe('the record family registry', () => {
       if (schema) expect(schema.safeParse(entry.value).success, `${parsed.family} record ${JSON.stringify(entry.value)}`).toBe(true);
     }
     // The workload reached the families a thread's work leaves behind (so the check above had something to check).
-    for (const f of [FAMILIES.plan, FAMILIES.planIndex, FAMILIES.scratchpad, FAMILIES.budget, FAMILIES.history, FAMILIES.final, FAMILIES.lifecycle, FAMILIES.historySeq, FAMILIES.thread, FAMILIES.checkpoint, FAMILIES.checkpointIndex]) {
+    for (const f of [
+      FAMILIES.plan,
+      FAMILIES.planIndex,
+      FAMILIES.scratchpad,
+      FAMILIES.budget,
+      FAMILIES.history,
+      FAMILIES.final,
+      FAMILIES.lifecycle,
+      FAMILIES.historySeq,
+      FAMILIES.thread,
+      FAMILIES.checkpoint,
+      FAMILIES.checkpointIndex,
+    ]) {
       expect([...stored]).toContain(f.stored);
     }
   });

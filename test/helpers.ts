@@ -119,12 +119,7 @@ export type Spawned = Agent & {
 };
 
 /** The built server as a child process over stdio (integration level). */
-export async function spawnAgent(
-  args: string[],
-  env: Record<string, string> = {},
-  cwd?: string,
-  era: Era = DEFAULT_ERA,
-): Promise<Spawned> {
+export async function spawnAgent(args: string[], env: Record<string, string> = {}, cwd?: string, era: Era = DEFAULT_ERA): Promise<Spawned> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
@@ -161,9 +156,16 @@ export async function spawnAgent(
 }
 
 /** Runs the CLI to completion (for --help, --version, bad flags, export/import). */
-export function runCli(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  input?: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { BLACKBOARD_TOOLS: 'all', ...process.env, ...env }, stdio: 'pipe' });
+    const child: ChildProcess = spawn(process.execPath, [CLI, ...args], {
+      env: { BLACKBOARD_TOOLS: 'all', ...process.env, ...env },
+      stdio: 'pipe',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -61,7 +61,12 @@ describe('resources', () => {
 
   it('a malformed URI is an invalid-params error, not an internal error', async () => {
     const a = await agent({ era: 'legacy' });
-    for (const uri of ['blackboard://_default/global/%E0%A4%A', 'blackboard://_default/%ZZ/k', 'blackboard://_default/planet/k', 'blackboard://_default/plans/nope']) {
+    for (const uri of [
+      'blackboard://_default/global/%E0%A4%A',
+      'blackboard://_default/%ZZ/k',
+      'blackboard://_default/planet/k',
+      'blackboard://_default/plans/nope',
+    ]) {
       await expect(a.client.readResource({ uri }), uri).rejects.toMatchObject({ code: -32602 });
       await expect(a.client.subscribeResource({ uri }), uri).rejects.toMatchObject({ code: -32602 });
     }

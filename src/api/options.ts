@@ -65,7 +65,18 @@ export interface BlackboardOptions extends Identity, StoreOptions {
 }
 
 /** The tool families a server can offer. */
-export type ToolFamily = 'kv' | 'plan' | 'scratchpad' | 'finalizer' | 'budget' | 'lifecycle' | 'run' | 'checkpoint' | 'history' | 'signal' | 'team';
+export type ToolFamily =
+  | 'kv'
+  | 'plan'
+  | 'scratchpad'
+  | 'finalizer'
+  | 'budget'
+  | 'lifecycle'
+  | 'run'
+  | 'checkpoint'
+  | 'history'
+  | 'signal'
+  | 'team';
 /** The tool profiles: `agent` (the default), `planner`, `follow`, `history`, `operator`, `team`, `all`. */
 export type ToolProfile = 'agent' | 'planner' | 'follow' | 'history' | 'operator' | 'team' | 'all';
 

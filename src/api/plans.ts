@@ -75,7 +75,14 @@ export interface PlanUpdateArgs {
   title?: string;
   status?: PlanStatus;
   steps?: Array<string | { id?: string; content: string; status?: StepStatus; owner?: string; blockedBy?: string[]; note?: string }>;
-  stepUpdates?: Array<{ id: string; content?: string; status?: StepStatus; owner?: string | null; blockedBy?: string[] | null; note?: string | null }>;
+  stepUpdates?: Array<{
+    id: string;
+    content?: string;
+    status?: StepStatus;
+    owner?: string | null;
+    blockedBy?: string[] | null;
+    note?: string | null;
+  }>;
   idempotencyKey?: string;
 }
 /** `plan_claim`: the named step, or the next free one whose blockers are done. */
@@ -115,7 +122,9 @@ export interface PlanStepResult {
 /** Plans with claims: the `plan_*` tools. Watch a plan with `kv.watch({key: planId, scope: 'plan'})`. */
 export interface PlansApi {
   /** `plan_create` */
-  create: (args: PlanCreateArgs) => Promise<{ planId: string; version: number; scope: string; stepIds: string[]; done: number; total: number }>;
+  create: (
+    args: PlanCreateArgs,
+  ) => Promise<{ planId: string; version: number; scope: string; stepIds: string[]; done: number; total: number }>;
   /** `plan_get`: a summary of each step unless `detail: 'full'` */
   get: (args: { planId: string; detail?: 'summary' | 'full' }) => Promise<{ plan: Plan }>;
   /** `plan_list` */

@@ -52,7 +52,11 @@ export interface CheckpointsApi {
   /** `checkpoint_list`, newest first */
   list: (args?: { thread?: string }) => Promise<{ checkpoints: CheckpointInfo[] }>;
   /** `checkpoint_restore`: atomically */
-  restore: (args: { checkpointId: string; ifRevision?: number; idempotencyKey?: string }) => Promise<{ checkpointId: string; thread: string; run: string; records: number }>;
+  restore: (args: {
+    checkpointId: string;
+    ifRevision?: number;
+    idempotencyKey?: string;
+  }) => Promise<{ checkpointId: string; thread: string; run: string; records: number }>;
   /** `checkpoint_delete` */
   delete: (args: { checkpointId: string; idempotencyKey?: string }) => Promise<{ deleted: boolean }>;
 }

@@ -42,7 +42,10 @@ export interface FinalAnswerApi {
   /** `final_answer_set`: once per run (MULTIPLE_FINAL_ANSWERS after that) */
   set: (args: { content: string; metadata?: Json; idempotencyKey?: string }) => Promise<{ answer: FinalAnswer }>;
   /** `final_answer_get`: this run's, or a (delegated) thread's; `waitMs` waits for it */
-  get: (args?: { thread?: string; waitMs?: number }, options?: CallOptions) => Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }>;
+  get: (
+    args?: { thread?: string; waitMs?: number },
+    options?: CallOptions,
+  ) => Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }>;
 }
 
 /** One budget of a thread. */
@@ -89,9 +92,18 @@ export type EndState = 'finished' | 'error' | 'stopped';
 /** Runs: `run_start` and `run_end`. */
 export interface RunsApi {
   /** `run_start`: a new run (optionally of another thread); this blackboard serves it from now on */
-  start: (args?: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string }) => Promise<{ thread: string; run: string; resumed: boolean }>;
+  start: (args?: {
+    thread?: string;
+    parentThread?: string;
+    agentType?: string;
+    idempotencyKey?: string;
+  }) => Promise<{ thread: string; run: string; resumed: boolean }>;
   /** `run_end`: also saves a checkpoint */
-  end: (args: { status: EndState; reason?: string; idempotencyKey?: string }) => Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }>;
+  end: (args: {
+    status: EndState;
+    reason?: string;
+    idempotencyKey?: string;
+  }) => Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }>;
 }
 
 /** This blackboard's identity (`whoami`). */

@@ -39,7 +39,8 @@ export const exportCommand: Command = {
     const { values } = readFlags(EXPORT_FLAGS, argv, { command: 'export' });
     if (values.help) return print(EXPORT_HELP);
     const url = values.store;
-    if (url === 'memory://' || url === 'memory:') throw new ConfigError('--store memory:// is empty in a new process: there is nothing to export. Give the SQLite store to read.');
+    if (url === 'memory://' || url === 'memory:')
+      throw new ConfigError('--store memory:// is empty in a new process: there is nothing to export. Give the SQLite store to read.');
     const store = await openCommandStore(url, { sweepIntervalMs: 0 }, { command: 'export', mustExist: true, blackboardOnly: true });
     try {
       const { checkpoints } = servicesFor(store, values.namespace, values.thread ?? 'export');
@@ -85,7 +86,9 @@ export const importCommand: Command = {
     try {
       const { checkpoints } = servicesFor(store, values.namespace, 'export');
       const { records } = await checkpoints.import(doc);
-      console.error(`mcp-blackboard: imported ${records} records${doc.kind === 'thread' ? ` into thread ${doc.thread}` : ''} (${store.backend.description})`);
+      console.error(
+        `mcp-blackboard: imported ${records} records${doc.kind === 'thread' ? ` into thread ${doc.thread}` : ''} (${store.backend.description})`,
+      );
       return 0;
     } finally {
       await store.close();

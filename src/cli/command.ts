@@ -54,7 +54,9 @@ function checkFile(file: string, use: StoreUse): void {
     if (!use.mustExist) return;
     const dir = dirname(file);
     const why = existsSync(dir) ? 'no such file' : `the directory ${dir} does not exist`;
-    throw new Error(`no store at ${file} (${why}); ${use.command ?? 'this command'} reads an existing store and never creates one. Check --store or BLACKBOARD_STORE.`);
+    throw new Error(
+      `no store at ${file} (${why}); ${use.command ?? 'this command'} reads an existing store and never creates one. Check --store or BLACKBOARD_STORE.`,
+    );
   }
   if (!use.mustExist && !use.blackboardOnly) return;
   if (!statSync(file).isFile()) throw new Error(`the store ${file} is not a file. Check --store.`);

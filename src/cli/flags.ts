@@ -189,7 +189,9 @@ export function flagHelp(table: FlagTable): string {
   const lines: string[] = [];
   for (const f of Object.values(table)) {
     const name = `  --${f.flag}${f.arg ? ` ${f.arg}` : ''}`;
-    const shown = f.shownDefault ?? (typeof f.default === 'number' || (typeof f.default === 'string' && f.default !== '') ? String(f.default) : undefined);
+    const shown =
+      f.shownDefault ??
+      (typeof f.default === 'number' || (typeof f.default === 'string' && f.default !== '') ? String(f.default) : undefined);
     const help = `${f.help}${shown === undefined ? '' : ` (default ${shown})`}`.split('\n');
     const first = name.length < 24 ? name.padEnd(25) : `${name}\n${' '.repeat(25)}`;
     lines.push(`${first}${f.env ? `${help[0].padEnd(60)} ${f.env}` : help[0]}`);

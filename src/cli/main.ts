@@ -15,7 +15,9 @@ export async function main(argv: string[]): Promise<number> {
   if (first !== undefined && !first.startsWith('-')) {
     const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
     if (!command) {
-      throw new ConfigError(`unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(', ')}; with none, it serves MCP. Run mcp-blackboard --help.`);
+      throw new ConfigError(
+        `unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(', ')}; with none, it serves MCP. Run mcp-blackboard --help.`,
+      );
     }
     return command.run(argv.slice(1));
   }
@@ -31,7 +33,10 @@ export function failure(error: unknown, argv: string[], env: NodeJS.ProcessEnv =
   const command = Object.hasOwn(COMMANDS, argv[0] ?? '') ? ` ${argv[0]}` : '';
   let text = errorText(error);
   // Any store URL the command was given, by flag or environment, never shows its password.
-  const urls = [env.BLACKBOARD_STORE, ...argv.flatMap((a, i) => (a === '--store' ? [argv[i + 1]] : a.startsWith('--store=') ? [a.slice(8)] : []))];
+  const urls = [
+    env.BLACKBOARD_STORE,
+    ...argv.flatMap((a, i) => (a === '--store' ? [argv[i + 1]] : a.startsWith('--store=') ? [a.slice(8)] : [])),
+  ];
   for (const url of urls) text = withoutPassword(text, url);
   return { text: `mcp-blackboard${command}: ${text}\n`, code: error instanceof ConfigError ? 2 : 1 };
 }

@@ -124,7 +124,13 @@ export const SERVE_FLAGS = {
     arg: 'FILE',
     help: 'HTTP: one token per client, each with its agent, namespaces and\nread or readwrite access (JSON; re-read on SIGHUP)',
   }),
-  allowedHosts: flag({ flag: 'allowed-hosts', arg: 'LIST', default: [] as string[], parse: commaList, help: 'HTTP: Host names accepted besides localhost, comma-separated' }),
+  allowedHosts: flag({
+    flag: 'allowed-hosts',
+    arg: 'LIST',
+    default: [] as string[],
+    parse: commaList,
+    help: 'HTTP: Host names accepted besides localhost, comma-separated',
+  }),
   allowedOrigins: flag({
     flag: 'allowed-origins',
     arg: 'LIST',
@@ -157,10 +163,23 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const { values: v } = readFlags(SERVE_FLAGS, argv, { env });
   if (v.help) return { kind: 'help' };
   if (v.version) return { kind: 'version' };
-  const { http: port, host, token, auth: authFile, allowedHosts, allowedOrigins, maxSessions, sessionIdleSeconds, help, version, ...rest } = v;
+  const {
+    http: port,
+    host,
+    token,
+    auth: authFile,
+    allowedHosts,
+    allowedOrigins,
+    maxSessions,
+    sessionIdleSeconds,
+    help,
+    version,
+    ...rest
+  } = v;
   let http: Config['http'];
   if (port !== undefined) {
-    if (authFile !== undefined && token !== undefined) throw new ConfigError('give either --token (one shared token) or --auth (one token per client), not both.');
+    if (authFile !== undefined && token !== undefined)
+      throw new ConfigError('give either --token (one shared token) or --auth (one token per client), not both.');
     const exposed = exposureError(host, token !== undefined || authFile !== undefined);
     if (exposed) throw new ConfigError(exposed);
     let auth: NonNullable<Config['http']>['auth'];

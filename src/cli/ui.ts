@@ -11,7 +11,13 @@ import { print } from './serve.js';
 const UI_FLAGS = {
   store: storeFlag('the store to look at'),
   namespace: namespaceFlag('the namespace shown first (the page offers the others)'),
-  port: flag({ flag: 'port', arg: 'P', default: DEFAULTS.uiPort as number, parse: wholeNumber(0, 65535), help: 'port to listen on (0 = any free port)' }),
+  port: flag({
+    flag: 'port',
+    arg: 'P',
+    default: DEFAULTS.uiPort as number,
+    parse: wholeNumber(0, 65535),
+    help: 'port to listen on (0 = any free port)',
+  }),
   host: flag<string>({
     flag: 'host',
     arg: 'HOST',
@@ -61,7 +67,10 @@ export function parseUiArgs(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (token === '') throw new ConfigError('--token must not be empty.');
   const exposed = exposureError(values.host, token !== undefined || authFile !== undefined);
   if (exposed) throw new ConfigError(exposed);
-  return { help: false, config: { store: values.store, namespace: values.namespace, port: values.port, host: values.host, token, authFile } };
+  return {
+    help: false,
+    config: { store: values.store, namespace: values.namespace, port: values.port, host: values.host, token, authFile },
+  };
 }
 
 export const uiCommand: Command = {

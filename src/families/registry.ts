@@ -26,7 +26,13 @@ export interface FamilyDeclaration {
 export const FAMILIES = {
   plan: { stored: 'plan', owner: 'plan id (owner "id")', key: 'plan id', section: 'plans' },
   planIndex: { stored: 'plan-index', owner: 'scope', key: 'plan id' },
-  budget: { stored: 'budget', owner: 'thread', key: 'budget name, or the marker that fixes the thread\'s maxes', checkpoint: 'owner', section: 'threads' },
+  budget: {
+    stored: 'budget',
+    owner: 'thread',
+    key: "budget name, or the marker that fixes the thread's maxes",
+    checkpoint: 'owner',
+    section: 'threads',
+  },
   history: { stored: 'history', owner: 'thread', key: 'e:<sequence number, zero-padded>', checkpoint: 'owner', section: 'threads' },
   scratchpad: { stored: 'scratchpad', owner: 'thread', key: 'run id', checkpoint: 'run' },
   final: { stored: 'final', owner: 'thread', key: 'answer', checkpoint: 'record', section: 'threads' },

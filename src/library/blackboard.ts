@@ -158,7 +158,9 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     },
     history: {
       append: op('history_append', (a, _, c) => s.history.append(a, c)),
-      list: op('history_list', (a: { afterSeq?: number; limit?: number; kind?: string }) => s.history.list({ ...a, limit: a.limit ?? HISTORY_LIST_DEFAULT })),
+      list: op('history_list', (a: { afterSeq?: number; limit?: number; kind?: string }) =>
+        s.history.list({ ...a, limit: a.limit ?? HISTORY_LIST_DEFAULT }),
+      ),
       prune: op('history_prune', (a, _, c) => s.history.prune(a, c)),
     },
     checkpoints: {
@@ -171,7 +173,8 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       export: async (args = {}) => {
         if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.export() cannot run.');
         const thread = (args as { thread?: unknown }).thread;
-        if (thread !== undefined && typeof thread !== 'string') throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
+        if (thread !== undefined && typeof thread !== 'string')
+          throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
         try {
           return thread !== undefined ? await s.checkpoints.exportThread(thread) : await s.checkpoints.exportNamespace();
         } catch (error) {
@@ -198,7 +201,11 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     changes: (args: FollowArgs = {}, callOptions: CallOptions = {}) => follow(args, callOptions),
     as: async (identity: Identity) => {
       const { namespace, agent, agentType, thread, parentThread } = checkIdentity(identity);
-      const other = await blackboardOver(store, { ...config, namespace: namespace ?? config.namespace, agent, agentType, thread, parentThread }, false);
+      const other = await blackboardOver(
+        store,
+        { ...config, namespace: namespace ?? config.namespace, agent, agentType, thread, parentThread },
+        false,
+      );
       const closeOther = other.close;
       other.close = async () => {
         others.delete(other);

@@ -26,14 +26,21 @@ const StoreOptionsSchema = z.object(storeOptions).strict();
 const OptionsSchema = z
   .object({
     ...storeOptions,
-    store: z.union([z.string(), z.custom<BlackboardStore>((value) => typeof value === 'object' && value !== null && handles.has(value), 'a store from openStore()')]).optional(),
+    store: z
+      .union([
+        z.string(),
+        z.custom<BlackboardStore>((value) => typeof value === 'object' && value !== null && handles.has(value), 'a store from openStore()'),
+      ])
+      .optional(),
     namespace: z.string().regex(NAMESPACE_RE, 'must match ^[a-z][a-z0-9_]{0,31}$').optional(),
     agent: z.string().optional(),
     agentType: z.string().optional(),
     thread: z.string().optional(),
     parentThread: z.string().optional(),
     maxIterations: whole(0, Number.MAX_SAFE_INTEGER),
-    budgets: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'budget names are 1-64 letters, digits, "_", "." or "-"'), z.number().int().min(0)).optional(),
+    budgets: z
+      .record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'budget names are 1-64 letters, digits, "_", "." or "-"'), z.number().int().min(0))
+      .optional(),
     planTtlSeconds: whole(1, 10 * 365 * 24 * 3600),
     keepCheckpoints: whole(1, 10_000),
     tools: z
@@ -80,7 +87,14 @@ export function configOf(options: BlackboardServerOptions): Config {
     maxIterations: given.maxIterations,
     ...(given.budgets ? { budgets: { ...given.budgets } } : {}),
     ...(given.tools ? { tools: [...given.tools] } : {}),
-    ...pick(given, ['maxValueBytes', 'planTtlSeconds', 'keepCheckpoints', 'changeRetentionSeconds', 'allowBudgetAdmin', 'progressIntervalMs']),
+    ...pick(given, [
+      'maxValueBytes',
+      'planTtlSeconds',
+      'keepCheckpoints',
+      'changeRetentionSeconds',
+      'allowBudgetAdmin',
+      'progressIntervalMs',
+    ]),
     ...(given.sync ? { sync: given.sync } : {}),
     store: typeof given.store === 'string' ? given.store : undefined,
   });
@@ -106,7 +120,8 @@ export async function openStoreUrl(url: string | undefined, options: StoreOption
 
 /** `openStore`: a handle to share one store connection between blackboards and servers of this process. */
 export async function openStore(url?: string, options: StoreOptions = {}): Promise<BlackboardStore> {
-  if (url !== undefined && typeof url !== 'string') throw new BlackboardError('INVALID_ARGUMENT', 'url must be a store URL string.', { path: 'url' });
+  if (url !== undefined && typeof url !== 'string')
+    throw new BlackboardError('INVALID_ARGUMENT', 'url must be a store URL string.', { path: 'url' });
   const parsed = StoreOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) throw argumentError(parsed.error, StoreOptionsSchema, options);
   const store = await openStoreUrl(url, options);

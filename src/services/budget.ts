@@ -81,7 +81,9 @@ export class BudgetService {
     const { entries } = await this.store.list({ ...this.range(thread), limit: 1000 });
     // Not fixed yet: this server's maxes are the ones the thread's first step will store.
     const fixed = entries.some(([key]) => lastPart(key) === FIXED);
-    const stored = new Map(entries.filter(([key]) => lastPart(key) !== FIXED).map(([key, entry]) => [lastPart(key), budgetOf(entry.value)]));
+    const stored = new Map(
+      entries.filter(([key]) => lastPart(key) !== FIXED).map(([key, entry]) => [lastPart(key), budgetOf(entry.value)]),
+    );
     const names = [...new Set([...(fixed ? [] : Object.keys(this.limits)), ...stored.keys()])].sort();
     const budgets: BudgetView[] = [];
     for (const name of names) {
@@ -103,40 +105,43 @@ export class BudgetService {
     const who = this.session.identity;
     await this.session.refresh();
     const chain = [who.thread, ...(await this.session.ancestors())];
-    const { result } = await this.store.transact(async (tx) => {
-      await this.lifecycle.assertActive(tx);
-      await this.adoptIn(tx, who.thread);
-      const records: Array<{ thread: string; record: BudgetRecord }> = [];
-      for (const thread of chain) {
-        const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
-        records.push({ thread, record });
-      }
-      if (records[0].record.max === undefined) {
-        const known = (await tx.list({ ...this.range(who.thread), limit: 1000 }))
-          .filter(([key, entry]) => lastPart(key) !== FIXED && budgetOf(entry.value).max !== undefined)
-          .map(([key]) => lastPart(key));
-        throw new BlackboardError(
-          'NOT_FOUND',
-          `There is no budget named "${name}" on this thread. ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This thread has no budgets (a server sets them with --max-iterations or --budget NAME=MAX).'}`,
-          { name },
-        );
-      }
-      for (const { thread, record } of records) {
-        if (record.max !== undefined && record.current + amount > record.max) {
-          const left = Math.max(0, record.max - record.current);
-          const whose = thread === who.thread ? `The "${name}" budget` : `The "${name}" budget of the parent thread ${thread}`;
+    const { result } = await this.store.transact(
+      async (tx) => {
+        await this.lifecycle.assertActive(tx);
+        await this.adoptIn(tx, who.thread);
+        const records: Array<{ thread: string; record: BudgetRecord }> = [];
+        for (const thread of chain) {
+          const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
+          records.push({ thread, record });
+        }
+        if (records[0].record.max === undefined) {
+          const known = (await tx.list({ ...this.range(who.thread), limit: 1000 }))
+            .filter(([key, entry]) => lastPart(key) !== FIXED && budgetOf(entry.value).max !== undefined)
+            .map(([key]) => lastPart(key));
           throw new BlackboardError(
-            'LIMIT_REACHED',
-            `${whose} cannot cover this: asked for ${amount}, ${left} of ${record.max} left; nothing was consumed. ${left > 0 ? `Ask for ${left} or less, or stop` : 'Stop'}, summarise what you have, and finish.`,
-            { name, thread, current: record.current, max: record.max, requested: amount, remaining: left },
+            'NOT_FOUND',
+            `There is no budget named "${name}" on this thread. ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This thread has no budgets (a server sets them with --max-iterations or --budget NAME=MAX).'}`,
+            { name },
           );
         }
-      }
-      for (const { thread, record } of records) {
-        await tx.set(this.key(thread, name), encode({ ...record, current: record.current + amount }), { by: this.session.by });
-      }
-      return describe(name, records[0].record.current + amount, records[0].record.max);
-    }, { ...idempotent(who, call, args) });
+        for (const { thread, record } of records) {
+          if (record.max !== undefined && record.current + amount > record.max) {
+            const left = Math.max(0, record.max - record.current);
+            const whose = thread === who.thread ? `The "${name}" budget` : `The "${name}" budget of the parent thread ${thread}`;
+            throw new BlackboardError(
+              'LIMIT_REACHED',
+              `${whose} cannot cover this: asked for ${amount}, ${left} of ${record.max} left; nothing was consumed. ${left > 0 ? `Ask for ${left} or less, or stop` : 'Stop'}, summarise what you have, and finish.`,
+              { name, thread, current: record.current, max: record.max, requested: amount, remaining: left },
+            );
+          }
+        }
+        for (const { thread, record } of records) {
+          await tx.set(this.key(thread, name), encode({ ...record, current: record.current + amount }), { by: this.session.by });
+        }
+        return describe(name, records[0].record.current + amount, records[0].record.max);
+      },
+      { ...idempotent(who, call, args) },
+    );
     return result;
   }
 
@@ -171,7 +176,12 @@ export class BudgetService {
   async increase(args: { name: string; amount: number; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<BudgetView> {
     if (!Number.isSafeInteger(args.amount) || args.amount < 1) throw invalid('amount must be a whole number, 1 or more.');
     return this.adjust(call, args, (current) => {
-      if (current === undefined) throw new BlackboardError('NOT_FOUND', `There is no budget named "${args.name}" on that thread to increase. Set one with {tool:budget_configure}.`, { name: args.name });
+      if (current === undefined)
+        throw new BlackboardError(
+          'NOT_FOUND',
+          `There is no budget named "${args.name}" on that thread to increase. Set one with {tool:budget_configure}.`,
+          { name: args.name },
+        );
       return checkMax(current + args.amount);
     });
   }
@@ -184,14 +194,17 @@ export class BudgetService {
     const { name } = args;
     checkBudgetName(name);
     const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread);
-    const { result } = await this.store.transact(async (tx) => {
-      // An admin change fixes the thread's maxes first, so this server's flags cannot overwrite it later.
-      if (thread === this.session.identity.thread) await this.adoptIn(tx, thread);
-      const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
-      const max = nextMax(record.max);
-      await tx.set(this.key(thread, name), encode({ ...record, max }), { by: this.session.by });
-      return describe(name, record.current, max);
-    }, { ...idempotent(this.session.identity, call, args) });
+    const { result } = await this.store.transact(
+      async (tx) => {
+        // An admin change fixes the thread's maxes first, so this server's flags cannot overwrite it later.
+        if (thread === this.session.identity.thread) await this.adoptIn(tx, thread);
+        const record = budgetOf((await tx.get(this.key(thread, name)))?.value);
+        const max = nextMax(record.max);
+        await tx.set(this.key(thread, name), encode({ ...record, max }), { by: this.session.by });
+        return describe(name, record.current, max);
+      },
+      { ...idempotent(this.session.identity, call, args) },
+    );
     return result;
   }
 }

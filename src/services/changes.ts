@@ -27,7 +27,6 @@ export interface ChangesArgs {
   waitMs?: number;
 }
 
-
 /**
  * The change feed of a namespace for agents: "what changed since revision N", never missing or repeating a change,
  * across processes and machines, because it reads the store's change log rather than the current state.
@@ -57,10 +56,13 @@ export class ChangesService {
         const page = await this.store.changes({ after: cursor, ...range, limit });
         if (cursor < page.compacted) throw compacted(page.compacted);
         if (cursor === after && after > page.revision) {
-          throw invalid(`afterRevision ${after} is ahead of this store's revision ${page.revision}: pass a revision this server returned.`, {
-            afterRevision: after,
-            revision: page.revision,
-          });
+          throw invalid(
+            `afterRevision ${after} is ahead of this store's revision ${page.revision}: pass a revision this server returned.`,
+            {
+              afterRevision: after,
+              revision: page.revision,
+            },
+          );
         }
         const changes = page.changes.flatMap((row) => accept(row) ?? []);
         cursor = page.revision;

@@ -132,7 +132,12 @@ export class CheckpointBlobs {
   }
 
   private async put(tx: StoreTx, hash: string, value: Json | Packed, packed: boolean): Promise<void> {
-    await tx.putEntry(this.keys.blob(hash), { value: value as Json, version: 1, updatedAt: tx.now, updatedBy: packed ? PACKED : 'checkpoint' });
+    await tx.putEntry(this.keys.blob(hash), {
+      value: value as Json,
+      version: 1,
+      updatedAt: tx.now,
+      updatedBy: packed ? PACKED : 'checkpoint',
+    });
   }
 
   private async setRefs(tx: StoreTx, hash: string, refs: number): Promise<void> {

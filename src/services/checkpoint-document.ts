@@ -102,8 +102,14 @@ export function loadDocument(text: string): ThreadDocument | NamespaceDocument {
 function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
   const x = r as Partial<SavedRecord> | null;
   const ok =
-    typeof x === 'object' && x !== null && 'v' in x && Number.isSafeInteger(x.ver) && (x.ver as number) > 0 &&
-    typeof x.at === 'number' && typeof x.by === 'string' && (x.exp === undefined || typeof x.exp === 'number') &&
+    typeof x === 'object' &&
+    x !== null &&
+    'v' in x &&
+    Number.isSafeInteger(x.ver) &&
+    (x.ver as number) > 0 &&
+    typeof x.at === 'number' &&
+    typeof x.by === 'string' &&
+    (x.exp === undefined || typeof x.exp === 'number') &&
     isRelativeKey(rel);
   if (!ok) throw corrupt(`record ${JSON.stringify(showRelative(rel))} is malformed`);
 }

@@ -1,10 +1,10 @@
 // What is stored of a checkpoint: its manifest, its index entry (a summary), the thread's head; newest-first paging.
 import * as z from 'zod';
-import { invalid } from '../errors.js';
+import { BlackboardError, invalid } from '../errors.js';
 import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
-import type { Entry } from '../store/versioned-store.js';
-import { FORMAT } from './checkpoint-document.js';
+import type { Entry, StoreTx } from '../store/versioned-store.js';
+import { FORMAT, type SavedRecord } from './checkpoint-document.js';
 
 export interface CheckpointInfo {
   checkpointId: string;
@@ -93,7 +93,8 @@ export function info(id: string, thread: string, m: z.infer<typeof Summary>): Ch
   };
 }
 
-export const infoOfManifest = (id: string, m: Manifest): CheckpointInfo => info(id, m.thread, { ...m, records: Object.keys(m.records).length });
+export const infoOfManifest = (id: string, m: Manifest): CheckpointInfo =>
+  info(id, m.thread, { ...m, records: Object.keys(m.records).length });
 
 /** The listing from an index entry's summary, or `undefined` for an older entry (its manifest has it). */
 export function infoOfIndex(id: string, thread: string, value: Json): CheckpointInfo | undefined {
@@ -136,3 +137,45 @@ export function checkCursor(cursor: unknown): string {
   }
   return cursor;
 }
+
+export type Lister = (query: { lo: string; hi: string; after?: string; limit: number }) => Promise<Array<[string, Entry]>>;
+
+/** Every live record of a range, page by page. */
+export async function all(tx: StoreTx, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
+  return allOf((q) => tx.list(q), range);
+}
+
+export async function allOf(list: Lister, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
+  const rows: Array<[string, Entry]> = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await list({ ...range, after, limit: 1000 });
+    rows.push(...page);
+    if (page.length < 1000) return rows;
+    after = page[page.length - 1][0];
+  }
+}
+
+export function notFound(id: string): BlackboardError {
+  return new BlackboardError(
+    'NOT_FOUND',
+    `There is no checkpoint "${id}". Use {tool:checkpoint_list} to see the checkpoints of a thread.`,
+    { checkpointId: id },
+  );
+}
+
+export function checkId(id: string): string {
+  if (typeof id !== 'string' || !CP_ID_RE.test(id)) {
+    throw invalid('checkpointId is not a checkpoint id. Use one returned by {tool:checkpoint_save} or {tool:checkpoint_list}.', {
+      checkpointId: String(id).slice(0, 80),
+    });
+  }
+  return id;
+}
+
+/** How many checkpoints one list call returns by default, and at most. */
+export const DEFAULT_LIST = 100;
+export const MAX_LIST = 1000;
+export type Reader = Pick<StoreTx, 'get'>;
+/** A saved record's metadata, without its value. */
+export const metaOf = ({ v: _v, ...meta }: SavedRecord): Omit<SavedRecord, 'v'> => meta;

@@ -6,9 +6,34 @@ import { lastPart, showRelative } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { CheckpointBlobs, type BlobRef } from './checkpoint-blobs.js';
-import { FORMAT, corrupt, fromSaved, saved, sortKeys, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
 import {
-  CP_ID_RE, Head, Manifest, checkCursor, idAt, infoOfIndex, infoOfManifest, newestIndexEntries, summaryOf, type CheckpointInfo,
+  FORMAT,
+  corrupt,
+  fromSaved,
+  saved,
+  sortKeys,
+  type NamespaceDocument,
+  type SavedRecord,
+  type ThreadDocument,
+} from './checkpoint-document.js';
+import {
+  Head,
+  Manifest,
+  all,
+  allOf,
+  checkCursor,
+  checkId,
+  idAt,
+  infoOfIndex,
+  infoOfManifest,
+  newestIndexEntries,
+  notFound,
+  summaryOf,
+  DEFAULT_LIST,
+  MAX_LIST,
+  metaOf,
+  type Reader,
+  type CheckpointInfo,
 } from './checkpoint-manifest.js';
 import { checkThreadWrite } from './ownership.js';
 import { threadInfoOf, type Session } from './session.js';
@@ -16,14 +41,9 @@ import { threadInfoOf, type Session } from './session.js';
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
 export type { CheckpointInfo } from './checkpoint-manifest.js';
 
-const DEFAULT_LIST = 100;
-const MAX_LIST = 1000;
-
 /**
- * Checkpoints of a thread: save, list, restore (atomically, all or nothing), delete, keep the newest N.
- * Storage grows with what changed: each distinct value is stored once (content-addressed, reference-counted), a
- * value that grew by an append since the thread's previous checkpoint stores only the appended part, and a
- * checkpoint is a manifest of hashes; a record unchanged since the previous checkpoint is not even read again.
+ * Checkpoints of a thread: save, list, restore (atomically), delete, keep the newest N. Storage grows with what
+ * changed: values are content-addressed and reference-counted, an appended-to value stores only the appended part.
  */
 export class CheckpointService {
   private readonly blobs: CheckpointBlobs;
@@ -81,7 +101,12 @@ export class CheckpointService {
       manifest.bytes += ref.b ?? 0;
     }
     await tx.putEntry(this.keys.checkpoint(id), { value: manifest as Json, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
-    await tx.putEntry(this.keys.checkpointIndex(thread, id), { value: summaryOf(manifest), version: 1, updatedAt: tx.now, updatedBy: this.session.by });
+    await tx.putEntry(this.keys.checkpointIndex(thread, id), {
+      value: summaryOf(manifest),
+      version: 1,
+      updatedAt: tx.now,
+      updatedBy: this.session.by,
+    });
     // Retention: the newest `keep` checkpoints of the thread stay.
     let count = head.count + 1;
     if (count > this.keep) {
@@ -93,17 +118,20 @@ export class CheckpointService {
     return infoOfManifest(id, manifest);
   }
 
-  /**
-   * A thread's checkpoints, newest first, `limit` at a time (default 100); pass `nextCursor` back as `cursor` for the
-   * next page. Reads only the index: the newest few of any number of checkpoints cost one short read.
-   */
-  async list(args: { thread?: string; limit?: number; cursor?: string } = {}): Promise<{ checkpoints: CheckpointInfo[]; nextCursor?: string }> {
+  /** A thread's checkpoints, newest first, `limit` a page, then `nextCursor`; reads only the index. */
+  async list(
+    args: { thread?: string; limit?: number; cursor?: string } = {},
+  ): Promise<{ checkpoints: CheckpointInfo[]; nextCursor?: string }> {
     const thread = args.thread === undefined ? this.who.thread : checkName('thread', args.thread);
     const limit = args.limit ?? DEFAULT_LIST;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST) throw invalid(`limit must be a whole number from 1 to ${MAX_LIST}.`);
     const before = args.cursor === undefined ? undefined : checkCursor(args.cursor);
     const top = before === undefined ? (await this.store.revision()) + 1 : 0;
-    const page = await newestIndexEntries(this.keys, (range) => allOf((q) => this.store.list(q).then((p) => p.entries), range), thread, { limit, before, top });
+    const page = await newestIndexEntries(this.keys, (range) => allOf((q) => this.store.list(q).then((p) => p.entries), range), thread, {
+      limit,
+      before,
+      top,
+    });
     const checkpoints: CheckpointInfo[] = [];
     for (const [key, entry] of page.entries) {
       const id = lastPart(key);
@@ -140,41 +168,47 @@ export class CheckpointService {
     if (args.ifRevision !== undefined && (!Number.isSafeInteger(args.ifRevision) || args.ifRevision < 0)) {
       throw invalid('ifRevision must be a whole number, 0 or more.');
     }
-    const { result } = await this.store.transact(async (tx) => {
-      const manifest = await this.manifestIn(tx, id);
-      await checkThreadWrite(this.session, (key) => tx.get(key), manifest.thread);
-      const doc = await this.documentIn(tx, id, manifest);
-      if (args.ifRevision !== undefined) {
-        const { entries } = await this.collect(tx, manifest.thread);
-        const current = entries.reduce((max, [, e]) => Math.max(max, e.revision), 0);
-        if (current > args.ifRevision) {
-          throw new BlackboardError(
-            'VERSION_CONFLICT',
-            `The thread changed after revision ${args.ifRevision} (it is at ${current}), so restoring would silently drop those writes. Look at the thread's state, then restore with ifRevision: ${current} if you still want to.`,
-            { currentRevision: current },
-          );
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const manifest = await this.manifestIn(tx, id);
+        await checkThreadWrite(this.session, (key) => tx.get(key), manifest.thread);
+        const doc = await this.documentIn(tx, id, manifest);
+        if (args.ifRevision !== undefined) {
+          const { entries } = await this.collect(tx, manifest.thread);
+          const current = entries.reduce((max, [, e]) => Math.max(max, e.revision), 0);
+          if (current > args.ifRevision) {
+            throw new BlackboardError(
+              'VERSION_CONFLICT',
+              `The thread changed after revision ${args.ifRevision} (it is at ${current}), so restoring would silently drop those writes. Look at the thread's state, then restore with ifRevision: ${current} if you still want to.`,
+              { currentRevision: current },
+            );
+          }
         }
-      }
-      // Spending cannot be undone: the thread's budgets stay as they are now.
-      const records = await this.restoreIn(tx, doc, true);
-      return { checkpointId: id, thread: manifest.thread, run: manifest.run, records, budgetsKept: true as const };
-    }, { ...idempotent(this.who, call, args) });
+        // Spending cannot be undone: the thread's budgets stay as they are now.
+        const records = await this.restoreIn(tx, doc, true);
+        return { checkpointId: id, thread: manifest.thread, run: manifest.run, records, budgetsKept: true as const };
+      },
+      { ...idempotent(this.who, call, args) },
+    );
     if (result.thread === this.who.thread) await this.session.refresh();
     return result;
   }
 
   async delete(args: { checkpointId: string; idempotencyKey?: string }, call: CallOptions): Promise<{ deleted: boolean }> {
     const id = checkId(args.checkpointId);
-    const { result } = await this.store.transact(async (tx) => {
-      if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
-      const thread = await this.deleteIn(tx, id); // a corrupt one can still be deleted
-      if (thread !== undefined) {
-        const head = await this.headIn(tx, thread);
-        const latest = head.latest === id ? undefined : head.latest;
-        await this.setHead(tx, thread, { count: Math.max(0, head.count - 1), ...(latest !== undefined ? { latest } : {}) });
-      }
-      return { deleted: true };
-    }, { ...idempotent(this.who, call, args) });
+    const { result } = await this.store.transact(
+      async (tx) => {
+        if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
+        const thread = await this.deleteIn(tx, id); // a corrupt one can still be deleted
+        if (thread !== undefined) {
+          const head = await this.headIn(tx, thread);
+          const latest = head.latest === id ? undefined : head.latest;
+          await this.setHead(tx, thread, { count: Math.max(0, head.count - 1), ...(latest !== undefined ? { latest } : {}) });
+        }
+        return { deleted: true };
+      },
+      { ...idempotent(this.who, call, args) },
+    );
     return result;
   }
 
@@ -221,7 +255,8 @@ export class CheckpointService {
     const doc: ThreadDocument = { format: FORMAT, kind: 'thread', thread: manifest.thread, run: manifest.run, records: {} };
     for (const [rel, { h, n: _n, d: _d, b: _b, ...meta }] of Object.entries(manifest.records)) {
       const value = await this.blobs.read(reader, h);
-      if (value === undefined) throw corrupt(`the saved value of ${JSON.stringify(showRelative(rel))} is missing or damaged`, { checkpointId: id });
+      if (value === undefined)
+        throw corrupt(`the saved value of ${JSON.stringify(showRelative(rel))} is missing or damaged`, { checkpointId: id });
       doc.records[rel] = { v: value, ...meta };
     }
     return doc;
@@ -235,7 +270,8 @@ export class CheckpointService {
     // Records the document does not have are deleted; the others are rewritten, keeping their version when they are
     // unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
     for (const [key] of entries) if (!kept(key) && !Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
-    for (const [rel, r] of Object.entries(doc.records)) if (!kept(this.keys.absolute(rel))) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
+    for (const [rel, r] of Object.entries(doc.records))
+      if (!kept(this.keys.absolute(rel))) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
     const metaKey = this.keys.threadInfo(doc.thread);
     const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
     await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by: this.session.by });
@@ -310,34 +346,3 @@ export class CheckpointService {
 }
 
 /** What reads a checkpoint: a transaction, or the store itself (blobs never change once written). */
-type Reader = Pick<StoreTx, 'get'>;
-type Lister = (query: { lo: string; hi: string; after?: string; limit: number }) => Promise<Array<[string, Entry]>>;
-
-/** Every live record of a range, page by page. */
-async function all(tx: StoreTx, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
-  return allOf((q) => tx.list(q), range);
-}
-
-async function allOf(list: Lister, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
-  const rows: Array<[string, Entry]> = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = await list({ ...range, after, limit: 1000 });
-    rows.push(...page);
-    if (page.length < 1000) return rows;
-    after = page[page.length - 1][0];
-  }
-}
-
-const metaOf = ({ v: _v, ...meta }: SavedRecord): Omit<SavedRecord, 'v'> => meta;
-
-function notFound(id: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `There is no checkpoint "${id}". Use {tool:checkpoint_list} to see the checkpoints of a thread.`, { checkpointId: id });
-}
-
-function checkId(id: string): string {
-  if (typeof id !== 'string' || !CP_ID_RE.test(id)) {
-    throw invalid('checkpointId is not a checkpoint id. Use one returned by {tool:checkpoint_save} or {tool:checkpoint_list}.', { checkpointId: String(id).slice(0, 80) });
-  }
-  return id;
-}

@@ -42,32 +42,41 @@ export class FinalizerService {
     if (typeof args.content !== 'string' || args.content === '') throw invalid('content must be non-empty text.');
     await this.session.refresh();
     const who = this.session.identity;
-    const { result } = await this.store.transact(async (tx) => {
-      await this.lifecycle.assertActive(tx);
-      const existing = await tx.get(this.key(who.thread));
-      if (existing && answerOf(existing).run === who.run) {
-        throw new BlackboardError(
-          'MULTIPLE_FINAL_ANSWERS',
-          'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. Add anything further with {tool:history_append}.',
-          { answer: view(who.thread, existing) },
-        );
-      }
-      const record: AnswerRecord = { content: args.content, run: who.run, ...(args.metadata !== undefined ? { metadata: args.metadata } : {}) };
-      return view(who.thread, await tx.set(this.key(who.thread), encode(record), { by: this.session.by }));
-    }, { ...idempotent(who, call, args) });
+    const { result } = await this.store.transact(
+      async (tx) => {
+        await this.lifecycle.assertActive(tx);
+        const existing = await tx.get(this.key(who.thread));
+        if (existing && answerOf(existing).run === who.run) {
+          throw new BlackboardError(
+            'MULTIPLE_FINAL_ANSWERS',
+            'This run already has a final answer; it cannot be replaced. Use the answer in details.answer. Add anything further with {tool:history_append}.',
+            { answer: view(who.thread, existing) },
+          );
+        }
+        const record: AnswerRecord = {
+          content: args.content,
+          run: who.run,
+          ...(args.metadata !== undefined ? { metadata: args.metadata } : {}),
+        };
+        return view(who.thread, await tx.set(this.key(who.thread), encode(record), { by: this.session.by }));
+      },
+      { ...idempotent(who, call, args) },
+    );
     return { answer: result };
   }
 
   /**
    * This run's answer, or another thread's latest. With `waitMs`, blocks until it is set (like `watch`).
    */
-  async get(args: { thread?: string; waitMs?: number }, signal?: AbortSignal): Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }> {
+  async get(
+    args: { thread?: string; waitMs?: number },
+    signal?: AbortSignal,
+  ): Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }> {
     await this.session.refresh();
     const who = this.session.identity;
     const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
     const run = who.run;
-    const counts = (entry: Entry | undefined): boolean =>
-      entry !== undefined && (thread !== who.thread || answerOf(entry).run === run);
+    const counts = (entry: Entry | undefined): boolean => entry !== undefined && (thread !== who.thread || answerOf(entry).run === run);
     if (args.waitMs === undefined) {
       const entry = await this.store.get(this.key(thread));
       return counts(entry) ? { isSet: true, answer: view(thread, entry!) } : { isSet: false };

@@ -70,7 +70,14 @@ export class HistoryService {
    * `order` is `asc`, only events after `afterSeq` when given. `nextCursor` continues the page; `nextAfterSeq`
    * (oldest first only) is the last seq returned, to follow the log.
    */
-  async list(args: { thread?: string; afterSeq?: number; limit?: number; kind?: string; order?: 'asc' | 'desc'; cursor?: string }): Promise<{
+  async list(args: {
+    thread?: string;
+    afterSeq?: number;
+    limit?: number;
+    kind?: string;
+    order?: 'asc' | 'desc';
+    cursor?: string;
+  }): Promise<{
     entries: HistoryEntry[];
     nextCursor?: string;
     nextAfterSeq?: number;
@@ -105,12 +112,20 @@ export class HistoryService {
         const v = decode(HistoryRecord, entry.value, 'history event');
         if (args.kind !== undefined && v.kind !== args.kind) continue;
         if (entries.length === limit) return { entries, nextCursor: cursorAt(entries[entries.length - 1].seq), ...follow(order, entries) };
-        entries.push({ seq, kind: v.kind, content: v.content, ...(v.data !== undefined ? { data: v.data } : {}), at: new Date(entry.updatedAt).toISOString(), by: entry.updatedBy });
+        entries.push({
+          seq,
+          kind: v.kind,
+          content: v.content,
+          ...(v.data !== undefined ? { data: v.data } : {}),
+          at: new Date(entry.updatedAt).toISOString(),
+          by: entry.updatedBy,
+        });
       }
       scanned += b - a + 1;
       if (order === 'asc') lo = b + 1;
       else hi = a - 1;
-      if (scanned >= SCAN_BUDGET && lo <= hi) return { entries, nextCursor: cursorAt(order === 'asc' ? lo - 1 : hi + 1), ...follow(order, entries) };
+      if (scanned >= SCAN_BUDGET && lo <= hi)
+        return { entries, nextCursor: cursorAt(order === 'asc' ? lo - 1 : hi + 1), ...follow(order, entries) };
     }
     return { entries, ...follow(order, entries) };
   }
@@ -120,13 +135,16 @@ export class HistoryService {
       throw invalid('keepLast must be a whole number, 0 or more.', { keepLast: args.keepLast });
     }
     const thread = this.session.identity.thread;
-    const { result } = await this.store.transact(async (tx) => {
-      const stored = (await tx.get(this.seqKey(thread)))?.value;
-      const last = stored === undefined ? 0 : decode(Counter, stored, 'history counter');
-      const cut = last - args.keepLast;
-      if (cut <= 0) return { removed: 0 };
-      return { removed: await tx.deleteRange(this.range(thread).lo, this.entryKey(thread, cut + 1)) };
-    }, { ...idempotent(this.session.identity, call, args) });
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const stored = (await tx.get(this.seqKey(thread)))?.value;
+        const last = stored === undefined ? 0 : decode(Counter, stored, 'history counter');
+        const cut = last - args.keepLast;
+        if (cut <= 0) return { removed: 0 };
+        return { removed: await tx.deleteRange(this.range(thread).lo, this.entryKey(thread, cut + 1)) };
+      },
+      { ...idempotent(this.session.identity, call, args) },
+    );
     return result;
   }
 }

@@ -20,7 +20,13 @@ export async function snapshotPage(
   keys: Keys,
   scope: ResolvedScope,
   args: { prefix?: string; maxBytes?: number; cursor?: string },
-): Promise<{ entries: Record<string, Json>; revision: number; truncated: boolean; nextCursor?: string; skipped?: Array<{ key: string; bytes: number }> }> {
+): Promise<{
+  entries: Record<string, Json>;
+  revision: number;
+  truncated: boolean;
+  nextCursor?: string;
+  skipped?: Array<{ key: string; bytes: number }>;
+}> {
   const prefix = checkPrefix(args.prefix);
   const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {

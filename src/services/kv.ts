@@ -1,13 +1,6 @@
 // The kv service: scoped, versioned key-value state — reads, writes, atomic updates, batches and watches.
 import { BlackboardError, invalid } from '../errors.js';
-import {
-  checkKey,
-  checkPrefix,
-  idempotent, type CallOptions,
-  resolveScope,
-  writable,
-  type ResolvedScope,
-} from '../context.js';
+import { checkKey, checkPrefix, idempotent, type CallOptions, resolveScope, writable, type ResolvedScope } from '../context.js';
 import type { UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
@@ -49,7 +42,6 @@ export interface BatchItemResult {
 
 type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
 
-
 /** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
 export class KvService {
   constructor(
@@ -75,14 +67,17 @@ export class KvService {
     return describe(entry);
   }
 
-  async set(args: {
-    key: string;
-    value: Json;
-    scope?: string;
-    ifVersion?: number;
-    ttlSeconds?: number;
-    idempotencyKey?: string;
-  }, call: CallOptions): Promise<{ version: number; revision: number }> {
+  async set(
+    args: {
+      key: string;
+      value: Json;
+      scope?: string;
+      ifVersion?: number;
+      ttlSeconds?: number;
+      idempotencyKey?: string;
+    },
+    call: CallOptions,
+  ): Promise<{ version: number; revision: number }> {
     await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     const ttlMs = ttl(args.ttlSeconds);
@@ -98,12 +93,15 @@ export class KvService {
     return { version: result.version, revision };
   }
 
-  async delete(args: {
-    key: string;
-    scope?: string;
-    ifVersion?: number;
-    idempotencyKey?: string;
-  }, call: CallOptions): Promise<{ deleted: boolean; revision: number }> {
+  async delete(
+    args: {
+      key: string;
+      scope?: string;
+      ifVersion?: number;
+      idempotencyKey?: string;
+    },
+    call: CallOptions,
+  ): Promise<{ deleted: boolean; revision: number }> {
     await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     checkIfVersion(args.ifVersion);
@@ -117,15 +115,18 @@ export class KvService {
     return { deleted: result.deleted, revision };
   }
 
-  async update(args: {
-    key: string;
-    op: UpdateOp;
-    value: Json;
-    scope?: string;
-    ifVersion?: number;
-    ttlSeconds?: number;
-    idempotencyKey?: string;
-  }, call: CallOptions): Promise<{ value: Json; version: number; revision: number }> {
+  async update(
+    args: {
+      key: string;
+      op: UpdateOp;
+      value: Json;
+      scope?: string;
+      ifVersion?: number;
+      ttlSeconds?: number;
+      idempotencyKey?: string;
+    },
+    call: CallOptions,
+  ): Promise<{ value: Json; version: number; revision: number }> {
     await this.follow(args.scope);
     const key = this.writeKey(args.key, args.scope);
     checkOp(args.op);
@@ -176,9 +177,8 @@ export class KvService {
   }
 
   /**
-   * Values of a scope (or prefix) in one consistent read, in key order, at most `maxBytes` of JSON per page;
-   * `nextCursor` continues after the last key returned. A value that alone exceeds `maxBytes` is listed in
-   * `skipped` with its size (read it with a bounded get) instead of stopping the listing.
+   * Values of a scope (or prefix) in one consistent read, in key order, at most `maxBytes` of JSON per page, then
+   * `nextCursor`. A value alone over `maxBytes` is listed in `skipped` with its size instead of stopping the listing.
    */
   async snapshot(args: { scope?: string; prefix?: string; maxBytes?: number; cursor?: string }): Promise<{
     entries: Record<string, Json>;
@@ -191,7 +191,10 @@ export class KvService {
     return snapshotPage(this.store, this.keys, resolveScope(args.scope, this.who), args);
   }
 
-  async batch(args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string }, call: CallOptions): Promise<{
+  async batch(
+    args: { ops: BatchOp[]; atomic?: boolean; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<{
     results: BatchItemResult[];
     revision: number;
   }> {
@@ -208,7 +211,10 @@ export class KvService {
       } catch (error) {
         if (!(error instanceof BlackboardError)) throw error;
         if (!atomic) return { op, error };
-        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, { index, ...error.details });
+        throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, {
+          index,
+          ...error.details,
+        });
       }
     });
     const idempotency = idempotent(this.who, call, args);
@@ -290,16 +296,13 @@ export class KvService {
 
   private prepareBatchOp(op: BatchOp): PreparedOp {
     if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
-    if ((op.op !== 'delete') && op.value === undefined) throw invalid(`${op.op} needs a value.`);
+    if (op.op !== 'delete' && op.value === undefined) throw invalid(`${op.op} needs a value.`);
     checkIfVersion(op.ifVersion);
     const { scope, storage } = this.writeKey(op.key, op.scope);
     return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
   }
 
-  private async applyBatchOp(
-    tx: StoreTx,
-    op: PreparedOp,
-  ): Promise<BatchItemResult> {
+  private async applyBatchOp(tx: StoreTx, op: PreparedOp): Promise<BatchItemResult> {
     const by = this.session.by;
     if (op.op === 'delete') {
       return { key: op.key, ok: true, deleted: await tx.delete(op.storage, { ifVersion: op.ifVersion }) };

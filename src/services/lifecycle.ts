@@ -70,28 +70,34 @@ export class LifecycleService {
     };
   }
 
-  async set(args: { state: AgentState; reason?: string; idempotencyKey?: string }, call: CallOptions): Promise<LifecycleView & { previous: AgentState }> {
+  async set(
+    args: { state: AgentState; reason?: string; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<LifecycleView & { previous: AgentState }> {
     await this.session.refresh();
     const who = this.session.identity;
     if (!(STATES as readonly string[]).includes(args.state)) {
       throw new BlackboardError('INVALID_ARGUMENT', `Unknown state "${args.state}". States: ${STATES.join(', ')}.`);
     }
-    const { result } = await this.store.transact(async (tx) => {
-      const previous = await this.stateIn(tx);
-      const allowed = TRANSITIONS[previous];
-      if (!allowed.includes(args.state)) {
-        throw new BlackboardError(
-          'INVALID_TRANSITION',
-          allowed.length > 0
-            ? `Cannot go from ${previous} to ${args.state}. From ${previous} you can go to: ${allowed.join(', ')}.`
-            : `Cannot go from ${previous} to ${args.state}: ${previous} is final for this run. Begin a new run with {tool:run_start}.`,
-          { from: previous, to: args.state, allowed: [...allowed] },
-        );
-      }
-      const record: LifecycleRecord = { state: args.state, run: who.run, ...(args.reason ? { reason: args.reason } : {}) };
-      const entry = await tx.set(this.key(who.thread), encode(record), { by: this.session.by });
-      return { previous, updatedAt: entry.updatedAt };
-    }, { ...idempotent(who, call, args) });
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const previous = await this.stateIn(tx);
+        const allowed = TRANSITIONS[previous];
+        if (!allowed.includes(args.state)) {
+          throw new BlackboardError(
+            'INVALID_TRANSITION',
+            allowed.length > 0
+              ? `Cannot go from ${previous} to ${args.state}. From ${previous} you can go to: ${allowed.join(', ')}.`
+              : `Cannot go from ${previous} to ${args.state}: ${previous} is final for this run. Begin a new run with {tool:run_start}.`,
+            { from: previous, to: args.state, allowed: [...allowed] },
+          );
+        }
+        const record: LifecycleRecord = { state: args.state, run: who.run, ...(args.reason ? { reason: args.reason } : {}) };
+        const entry = await tx.set(this.key(who.thread), encode(record), { by: this.session.by });
+        return { previous, updatedAt: entry.updatedAt };
+      },
+      { ...idempotent(who, call, args) },
+    );
     return {
       thread: who.thread,
       run: who.run,

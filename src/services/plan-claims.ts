@@ -11,7 +11,8 @@ export const sameHolder = (a: Holder, b: Holder): boolean => a.thread === b.thre
 export const ownerName = (h: Holder): string => h.agent ?? h.thread;
 /** A holder for people, in messages. */
 export const holderText = (h: Holder): string => (h.agent !== undefined ? `agent "${h.agent}" (thread ${h.thread})` : `thread ${h.thread}`);
-const holderOf = (claim: Claim): Holder => (claim.agent !== undefined ? { agent: claim.agent, thread: claim.thread } : { thread: claim.thread });
+const holderOf = (claim: Claim): Holder =>
+  claim.agent !== undefined ? { agent: claim.agent, thread: claim.thread } : { thread: claim.thread };
 
 /** Gives `step` to `holder` with the plan's next fence: in progress, owned by the holder. */
 export function grant(record: PlanRecord, step: Step, holder: Holder, now: number, leaseMs: number): Claim {

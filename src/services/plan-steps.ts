@@ -79,7 +79,9 @@ const Step = z.object({
   blockedBy: z.array(z.string()).optional(),
   note: z.string().optional(),
   attempts: z.number().int().optional(),
-  claim: z.object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int(), at: z.number(), leaseMs: z.number() }).optional(),
+  claim: z
+    .object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int(), at: z.number(), leaseMs: z.number() })
+    .optional(),
   lost: z.array(z.object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int() })).optional(),
 });
 export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
@@ -95,7 +97,11 @@ export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
 export const decodePlan = (value: Json): PlanRecord => decode(PlanRecordSchema, value, 'plan');
 
 export function stepNotFound(record: PlanRecord, stepId: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `Step "${stepId}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`, { stepId });
+  return new BlackboardError(
+    'NOT_FOUND',
+    `Step "${stepId}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`,
+    { stepId },
+  );
 }
 
 export function blockedError(step: Step, blockers: string[]): BlackboardError {
@@ -126,7 +132,7 @@ export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>
   const seen = new Set<string>(taken);
   const steps = inputs.map((input) => {
     const item: StepInput = typeof input === 'string' ? { content: input } : input;
-    checkText('A step\'s content', item.content);
+    checkText("A step's content", item.content);
     let id = item.id;
     if (id !== undefined) {
       if (!known.has(id)) throw invalid(`Step id "${id}" is not in this plan; leave id out for a new step.`, { id });
@@ -156,7 +162,7 @@ export function replaceSteps(record: PlanRecord, inputs: Array<string | StepInpu
   const fresh: StepInput[] = [];
   const steps = inputs.map((input) => {
     const item: StepInput = typeof input === 'string' ? { content: input } : input;
-    checkText('A step\'s content', item.content);
+    checkText("A step's content", item.content);
     let match: Step | undefined;
     if (item.id !== undefined) {
       match = byId.get(item.id);
@@ -196,7 +202,7 @@ export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
   const step = record.steps.find((s) => s.id === change.id);
   if (!step) throw stepNotFound(record, change.id);
   if (change.content !== undefined) {
-    checkText('A step\'s content', change.content);
+    checkText("A step's content", change.content);
     step.content = change.content;
   }
   if (change.status !== undefined) step.status = checkStatus(change.status);
@@ -215,7 +221,8 @@ export function checkDependencies(steps: Step[]): void {
   for (const step of steps) {
     for (const dep of step.blockedBy ?? []) {
       if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id });
-      if (!byId.has(dep)) throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
+      if (!byId.has(dep))
+        throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
     }
   }
   // Depth-first search; a step met again while still on the path closes a cycle.
@@ -241,4 +248,24 @@ export function checkStarts(steps: Step[], before: Map<string, StepStatus>): voi
     const blockers = (step.blockedBy ?? []).filter((id) => !done(byId.get(id)));
     if (blockers.length > 0) throw blockedError(step, blockers);
   }
+}
+
+const PLAN_ID_RE = /^plan-[0-9a-f]{12}$/;
+
+/** A plan that is not there (deleted, expired, or never made). */
+export function notFound(planId: string): BlackboardError {
+  return new BlackboardError(
+    'NOT_FOUND',
+    `There is no plan "${planId}" (it may have been deleted or expired). Use {tool:plan_list} to see the plans.`,
+    { planId },
+  );
+}
+
+export function checkPlanId(planId: string): string {
+  if (typeof planId !== 'string' || !PLAN_ID_RE.test(planId)) {
+    throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx). Use one returned by {tool:plan_create} or {tool:plan_list}.', {
+      planId: String(planId).slice(0, 80),
+    });
+  }
+  return planId;
 }

@@ -45,7 +45,8 @@ export function stepView(step: Step, leaseUntil: Map<string, number>, detail: 's
   if (detail === 'full') {
     if (step.note !== undefined) view.note = step.note;
     const until = leaseUntil.get(step.id);
-    if (step.claim && until !== undefined) view.claim = { thread: step.claim.thread, fence: step.claim.fence, leaseUntil: new Date(until).toISOString() };
+    if (step.claim && until !== undefined)
+      view.claim = { thread: step.claim.thread, fence: step.claim.fence, leaseUntil: new Date(until).toISOString() };
   }
   return view;
 }
@@ -55,7 +56,13 @@ export const counts = (record: PlanRecord): { done: number; total: number } => (
   total: record.steps.length,
 });
 
-export function planView(planId: string, record: PlanRecord, entry: Entry, leaseUntil: Map<string, number>, detail: 'summary' | 'full'): PlanView {
+export function planView(
+  planId: string,
+  record: PlanRecord,
+  entry: Entry,
+  leaseUntil: Map<string, number>,
+  detail: 'summary' | 'full',
+): PlanView {
   const chars = Math.max(16, Math.min(SUMMARY_CHARS, Math.floor(SUMMARY_BUDGET / Math.max(1, record.steps.length)) - STEP_OVERHEAD));
   return {
     planId,

@@ -51,44 +51,68 @@ export class PlanWork {
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
     const spent = await this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
-    const { result } = await this.plans.store.transact(async (tx): Promise<ClaimResult> => {
-      await presence.renewIn(tx);
-      const { current, record, leaseUntil, lapsed } = await this.plans.loadIn(tx, planId);
-      if (record.status !== 'active') {
-        throw new BlackboardError('INVALID_TRANSITION', `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`, { planId, status: record.status });
-      }
-      const byId = new Map(record.steps.map((s) => [s.id, s]));
-      const waitingOn = (s: Step): string[] => (s.blockedBy ?? []).filter((id) => !done(byId.get(id)));
-      const mine = (s: Step): boolean => s.owner === undefined || s.owner === ownerName(holder);
-      let step: Step | undefined;
-      if (args.stepId !== undefined) {
-        step = byId.get(args.stepId);
-        if (!step) throw stepNotFound(record, args.stepId);
-        if (step.claim && sameHolder(step.claim, holder)) {
-          return { claimed: true, step: stepView(step, leaseUntil, 'full'), claim: { fence: step.claim.fence, leaseUntil: iso(leaseUntil.get(step.id)!) } };
+    const { result } = await this.plans.store.transact(
+      async (tx): Promise<ClaimResult> => {
+        await presence.renewIn(tx);
+        const { current, record, leaseUntil, lapsed } = await this.plans.loadIn(tx, planId);
+        if (record.status !== 'active') {
+          throw new BlackboardError(
+            'INVALID_TRANSITION',
+            `Plan ${planId} is ${record.status}; only an active plan's steps can be claimed.`,
+            { planId, status: record.status },
+          );
         }
-        if (!done(step) && (step.status === 'in_progress' || !mine(step))) return { claimed: false, step: stepView(step, leaseUntil, 'summary'), reason: 'taken' };
-        if (step.status !== 'pending') {
-          throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, { stepId: step.id, status: step.status });
+        const byId = new Map(record.steps.map((s) => [s.id, s]));
+        const waitingOn = (s: Step): string[] => (s.blockedBy ?? []).filter((id) => !done(byId.get(id)));
+        const mine = (s: Step): boolean => s.owner === undefined || s.owner === ownerName(holder);
+        let step: Step | undefined;
+        if (args.stepId !== undefined) {
+          step = byId.get(args.stepId);
+          if (!step) throw stepNotFound(record, args.stepId);
+          if (step.claim && sameHolder(step.claim, holder)) {
+            return {
+              claimed: true,
+              step: stepView(step, leaseUntil, 'full'),
+              claim: { fence: step.claim.fence, leaseUntil: iso(leaseUntil.get(step.id)!) },
+            };
+          }
+          if (!done(step) && (step.status === 'in_progress' || !mine(step)))
+            return { claimed: false, step: stepView(step, leaseUntil, 'summary'), reason: 'taken' };
+          if (step.status !== 'pending') {
+            throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, {
+              stepId: step.id,
+              status: step.status,
+            });
+          }
+          const blockers = waitingOn(step);
+          if (blockers.length > 0) throw blockedError(step, blockers);
+        } else {
+          step = record.steps.find((s) => s.status === 'pending' && mine(s) && waitingOn(s).length === 0);
+          if (!step) {
+            const open = record.steps.filter((s) => !done(s));
+            const reason =
+              open.length === 0
+                ? 'all_done'
+                : open.some((s) => s.status === 'blocked' || (s.status === 'pending' && mine(s)))
+                  ? 'all_blocked'
+                  : 'all_taken';
+            // claims that lapsed are stored now, so the board and every reader see the step back in the queue
+            if (lapsed.length > 0) await this.plans.saveIn(tx, planId, record, current.version);
+            return { claimed: false, reason };
+          }
         }
-        const blockers = waitingOn(step);
-        if (blockers.length > 0) throw blockedError(step, blockers);
-      } else {
-        step = record.steps.find((s) => s.status === 'pending' && mine(s) && waitingOn(s).length === 0);
-        if (!step) {
-          const open = record.steps.filter((s) => !done(s));
-          const reason = open.length === 0 ? 'all_done' : open.some((s) => s.status === 'blocked' || (s.status === 'pending' && mine(s))) ? 'all_blocked' : 'all_taken';
-          // claims that lapsed are stored now, so the board and every reader see the step back in the queue
-          if (lapsed.length > 0) await this.plans.saveIn(tx, planId, record, current.version);
-          return { claimed: false, reason };
-        }
-      }
-      if (spent) throw spent;
-      const claim = grant(record, step, holder, tx.now, presence.leaseMs);
-      await this.plans.saveIn(tx, planId, record, current.version);
-      leaseUntil.set(step.id, tx.now + claim.leaseMs);
-      return { claimed: true, step: stepView(step, leaseUntil, 'full'), claim: { fence: claim.fence, leaseUntil: iso(tx.now + claim.leaseMs) } };
-    }, { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] });
+        if (spent) throw spent;
+        const claim = grant(record, step, holder, tx.now, presence.leaseMs);
+        await this.plans.saveIn(tx, planId, record, current.version);
+        leaseUntil.set(step.id, tx.now + claim.leaseMs);
+        return {
+          claimed: true,
+          step: stepView(step, leaseUntil, 'full'),
+          claim: { fence: claim.fence, leaseUntil: iso(tx.now + claim.leaseMs) },
+        };
+      },
+      { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] },
+    );
     return result;
   }
 
@@ -102,53 +126,80 @@ export class PlanWork {
     call: CallOptions,
   ): Promise<StepResult> {
     const planId = checkPlanId(args.planId);
-    if (!(WORK_STATUSES as readonly string[]).includes(args.status)) throw invalid(`status must be one of: ${WORK_STATUSES.join(', ')}.`, { status: args.status });
-    if (args.fence !== undefined && (!Number.isSafeInteger(args.fence) || args.fence < 1)) throw invalid('fence must be a whole number, 1 or more.', { fence: args.fence });
+    if (!(WORK_STATUSES as readonly string[]).includes(args.status))
+      throw invalid(`status must be one of: ${WORK_STATUSES.join(', ')}.`, { status: args.status });
+    if (args.fence !== undefined && (!Number.isSafeInteger(args.fence) || args.fence < 1))
+      throw invalid('fence must be a whole number, 1 or more.', { fence: args.fence });
     const { session, presence } = this.plans;
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
     const spent = await this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
-    const { result } = await this.plans.store.transact(async (tx): Promise<StepResult> => {
-      await presence.renewIn(tx);
-      const { current, record, leaseUntil } = await this.plans.loadIn(tx, planId);
-      const step = record.steps.find((s) => s.id === args.stepId);
-      if (!step) throw stepNotFound(record, args.stepId);
-      const before = new Map(record.steps.map((s) => [s.id, s.status]));
-      const mover = checkMover(step, holder, args.fence);
-      const target: StepStatus = args.status;
-      if (done(step) && !(step.status === target && step.owner === ownerName(holder))) {
-        throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is already ${step.status}${step.owner ? ` (by ${step.owner})` : ''}; {tool:plan_step} moves open steps. Take another with {tool:plan_claim}.`, { stepId: step.id, status: step.status });
-      }
-      if (mover === 'free' && step.owner !== undefined && step.owner !== ownerName(holder) && (step.status === 'in_progress' || target !== 'pending')) {
-        throw new BlackboardError('FORBIDDEN', `Step ${step.id} is assigned to ${step.owner}; take a step of your own with {tool:plan_claim}. Nothing was changed.`, { stepId: step.id, owner: step.owner });
-      }
-      if (target === 'in_progress') {
-        if (mover === 'holder') step.claim!.at = tx.now;
-        else {
-          if (step.status !== 'pending') throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be taken.`, { stepId: step.id, status: step.status });
-          if (spent) throw spent;
-          grant(record, step, holder, tx.now, presence.leaseMs);
+    const { result } = await this.plans.store.transact(
+      async (tx): Promise<StepResult> => {
+        await presence.renewIn(tx);
+        const { current, record, leaseUntil } = await this.plans.loadIn(tx, planId);
+        const step = record.steps.find((s) => s.id === args.stepId);
+        if (!step) throw stepNotFound(record, args.stepId);
+        const before = new Map(record.steps.map((s) => [s.id, s.status]));
+        const mover = checkMover(step, holder, args.fence);
+        const target: StepStatus = args.status;
+        if (done(step) && !(step.status === target && step.owner === ownerName(holder))) {
+          throw new BlackboardError(
+            'INVALID_TRANSITION',
+            `Step ${step.id} is already ${step.status}${step.owner ? ` (by ${step.owner})` : ''}; {tool:plan_step} moves open steps. Take another with {tool:plan_claim}.`,
+            { stepId: step.id, status: step.status },
+          );
         }
-        leaseUntil.set(step.id, tx.now + step.claim!.leaseMs);
-      } else if (target === 'pending') {
-        delete step.claim;
-        delete step.owner;
-        step.status = 'pending';
-      } else {
-        delete step.claim;
-        step.owner = ownerName(holder);
-        step.status = target;
-        if (step.lost) step.lost = step.lost.filter((l) => !sameHolder(l, holder));
-        if (step.lost?.length === 0) delete step.lost;
-      }
-      if (args.note !== undefined) step.note = args.note;
-      checkStarts(record.steps, before);
-      const entry = await this.plans.saveIn(tx, planId, record, current.version);
-      return { planId, version: entry.version, step: stepView(step, leaseUntil, 'full'), ...counts(record), unblocked: unblocked(before, record) };
-    }, { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] });
+        if (
+          mover === 'free' &&
+          step.owner !== undefined &&
+          step.owner !== ownerName(holder) &&
+          (step.status === 'in_progress' || target !== 'pending')
+        ) {
+          throw new BlackboardError(
+            'FORBIDDEN',
+            `Step ${step.id} is assigned to ${step.owner}; take a step of your own with {tool:plan_claim}. Nothing was changed.`,
+            { stepId: step.id, owner: step.owner },
+          );
+        }
+        if (target === 'in_progress') {
+          if (mover === 'holder') step.claim!.at = tx.now;
+          else {
+            if (step.status !== 'pending')
+              throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be taken.`, {
+                stepId: step.id,
+                status: step.status,
+              });
+            if (spent) throw spent;
+            grant(record, step, holder, tx.now, presence.leaseMs);
+          }
+          leaseUntil.set(step.id, tx.now + step.claim!.leaseMs);
+        } else if (target === 'pending') {
+          delete step.claim;
+          delete step.owner;
+          step.status = 'pending';
+        } else {
+          delete step.claim;
+          step.owner = ownerName(holder);
+          step.status = target;
+          if (step.lost) step.lost = step.lost.filter((l) => !sameHolder(l, holder));
+          if (step.lost?.length === 0) delete step.lost;
+        }
+        if (args.note !== undefined) step.note = args.note;
+        checkStarts(record.steps, before);
+        const entry = await this.plans.saveIn(tx, planId, record, current.version);
+        return {
+          planId,
+          version: entry.version,
+          step: stepView(step, leaseUntil, 'full'),
+          ...counts(record),
+          unblocked: unblocked(before, record),
+        };
+      },
+      { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] },
+    );
     return result;
   }
-
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();

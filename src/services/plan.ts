@@ -16,9 +16,11 @@ import {
   applyStepUpdate,
   buildSteps,
   checkDependencies,
+  checkPlanId,
   checkStarts,
   checkText,
   decodePlan,
+  notFound,
   replaceSteps,
   stepNotFound,
   type PlanRecord,
@@ -31,7 +33,7 @@ import type { Presence } from './presence.js';
 import { encode } from './records.js';
 import type { Session } from './session.js';
 
-export { PLAN_STATUSES, STEP_STATUSES, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
+export { PLAN_STATUSES, STEP_STATUSES, checkPlanId, notFound, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
 
 export const PLAN_LIST_DEFAULT = 20;
 export const PLAN_LIST_MAX = 100;
@@ -52,8 +54,6 @@ export interface PlanWrite {
   total: number;
   unblocked: string[];
 }
-
-const PLAN_ID_RE = /^plan-[0-9a-f]{12}$/;
 
 /**
  * Plans: a title, a status and ordered steps with stable ids, owners, dependencies and claims. A plan is one
@@ -104,7 +104,10 @@ export class PlanService {
   async saveIn(tx: StoreTx, planId: string, record: PlanRecord, ifVersion: number): Promise<Entry> {
     const ttlMs = record.status === 'active' ? undefined : this.planTtlMs;
     const entry = await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion, ttlMs });
-    await tx.set(this.indexKey(scopeOf(record.scope, this.session).id, planId), { status: record.status } as Json, { by: this.session.by, ttlMs });
+    await tx.set(this.indexKey(scopeOf(record.scope, this.session).id, planId), { status: record.status } as Json, {
+      by: this.session.by,
+      ttlMs,
+    });
     return entry;
   }
 
@@ -116,15 +119,18 @@ export class PlanService {
     checkText('title', args.title);
     if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
     const planId = `plan-${randomBytes(6).toString('hex')}`;
-    const { result } = await this.store.transact(async (tx) => {
-      await this.checkScopeWrite(tx, scope.label);
-      const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: tx.now };
-      record.steps = buildSteps(record, args.steps);
-      await this.grantStarted(tx, record, new Set());
-      checkStarts(record.steps, new Map());
-      const entry = await this.saveIn(tx, planId, record, 0);
-      return { planId, version: entry.version, scope: scope.label, stepIds: record.steps.map((s) => s.id), ...counts(record) };
-    }, idempotent(this.session.identity, call, args));
+    const { result } = await this.store.transact(
+      async (tx) => {
+        await this.checkScopeWrite(tx, scope.label);
+        const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: tx.now };
+        record.steps = buildSteps(record, args.steps);
+        await this.grantStarted(tx, record, new Set());
+        checkStarts(record.steps, new Map());
+        const entry = await this.saveIn(tx, planId, record, 0);
+        return { planId, version: entry.version, scope: scope.label, stepIds: record.steps.map((s) => s.id), ...counts(record) };
+      },
+      idempotent(this.session.identity, call, args),
+    );
     return result;
   }
 
@@ -138,16 +144,31 @@ export class PlanService {
    * The plans the caller can see, most recently changed first: those of `scope`, or without one those of global,
    * its delegation tree's root, its parent thread and its own thread. Titles are cut short; no steps.
    */
-  async list(args: { status?: PlanStatus; scope?: string; cursor?: string; limit?: number }): Promise<{ plans: PlanSummary[]; nextCursor?: string; hint?: string }> {
+  async list(args: {
+    status?: PlanStatus;
+    scope?: string;
+    cursor?: string;
+    limit?: number;
+  }): Promise<{ plans: PlanSummary[]; nextCursor?: string; hint?: string }> {
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
     const limit = args.limit ?? PLAN_LIST_DEFAULT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX) throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
+    if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX)
+      throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
     const who = this.session.identity;
-    const scopes = args.scope !== undefined
-      ? [resolveScope(args.scope, who).id]
-      : [...new Set(['global', `parent:${who.rootThread}`, `thread:${who.rootThread}`, ...(who.parentThread ? [`thread:${who.parentThread}`] : []), `thread:${who.thread}`])];
+    const scopes =
+      args.scope !== undefined
+        ? [resolveScope(args.scope, who).id]
+        : [
+            ...new Set([
+              'global',
+              `parent:${who.rootThread}`,
+              `thread:${who.rootThread}`,
+              ...(who.parentThread ? [`thread:${who.parentThread}`] : []),
+              `thread:${who.thread}`,
+            ]),
+          ];
     const tag = `plans:${scopes.join(',')}:${args.status ?? ''}`;
     const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, { label: tag, id: tag }, '');
     const [afterRevision, afterId] = after === undefined ? [Infinity, ''] : [Number(after.split(' ')[0]), after.split(' ')[1] ?? ''];
@@ -201,64 +222,71 @@ export class PlanService {
       throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
     }
     if (args.steps !== undefined && args.ifVersion === undefined) {
-      throw invalid('Replacing the steps needs ifVersion: read the plan with {tool:plan_get} and pass its version, so a list made from an older plan cannot overwrite newer work. To change single steps use stepUpdates.', { path: 'ifVersion' });
+      throw invalid(
+        'Replacing the steps needs ifVersion: read the plan with {tool:plan_get} and pass its version, so a list made from an older plan cannot overwrite newer work. To change single steps use stepUpdates.',
+        { path: 'ifVersion' },
+      );
     }
     const holder = this.presence.holder();
-    const { result } = await this.store.transact(async (tx) => {
-      const { current, record } = await this.loadIn(tx, planId);
-      const before = new Map(record.steps.map((s) => [s.id, s.status]));
-      writable(scopeOf(record.scope, this.session));
-      if (args.title !== undefined || args.status !== undefined || args.steps !== undefined) await this.checkScopeWrite(tx, record.scope);
-      if (args.title !== undefined) record.title = args.title;
-      if (args.status !== undefined) record.status = args.status;
-      const changed = new Set<string>();
-      let removed: string[] | undefined;
-      if (args.steps !== undefined) {
-        if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
-        const old = new Set(record.steps.map((s) => s.id));
-        record.steps = replaceSteps(record, args.steps);
-        removed = [...old].filter((id) => !record.steps.some((s) => s.id === id));
-        for (const s of record.steps) if (!old.has(s.id)) changed.add(s.id);
-      }
-      for (const change of args.stepUpdates ?? []) {
-        const step = record.steps.find((s) => s.id === change.id);
-        if (!step) throw stepNotFound(record, change.id);
-        const reassign = change.owner !== undefined && change.owner !== null;
-        if (step.claim && !sameHolder(step.claim, holder) && reassign) {
-          await this.history.appendIn(tx, {
-            kind: 'plan_reassign',
-            content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner || 'nobody'}`,
-            data: encode({ planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null }),
-          });
-          revoke(step);
-          if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';
-        } else {
-          checkMover(step, holder);
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const { current, record } = await this.loadIn(tx, planId);
+        const before = new Map(record.steps.map((s) => [s.id, s.status]));
+        writable(scopeOf(record.scope, this.session));
+        if (args.title !== undefined || args.status !== undefined || args.steps !== undefined) await this.checkScopeWrite(tx, record.scope);
+        if (args.title !== undefined) record.title = args.title;
+        if (args.status !== undefined) record.status = args.status;
+        const changed = new Set<string>();
+        let removed: string[] | undefined;
+        if (args.steps !== undefined) {
+          if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS)
+            throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
+          const old = new Set(record.steps.map((s) => s.id));
+          record.steps = replaceSteps(record, args.steps);
+          removed = [...old].filter((id) => !record.steps.some((s) => s.id === id));
+          for (const s of record.steps) if (!old.has(s.id)) changed.add(s.id);
         }
-        const wasStatus = step.status;
-        applyStepUpdate(record, change);
-        if (step.status !== wasStatus) {
-          if (step.status === 'in_progress') grant(record, step, holder, tx.now, this.presence.leaseMs);
-          else delete step.claim;
-          if (step.status === 'pending' && !reassign) delete step.owner;
-          if (reassign && change.owner !== '') step.owner = change.owner!;
+        for (const change of args.stepUpdates ?? []) {
+          const step = record.steps.find((s) => s.id === change.id);
+          if (!step) throw stepNotFound(record, change.id);
+          const reassign = change.owner !== undefined && change.owner !== null;
+          if (step.claim && !sameHolder(step.claim, holder) && reassign) {
+            await this.history.appendIn(tx, {
+              kind: 'plan_reassign',
+              content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner || 'nobody'}`,
+              data: encode({ planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null }),
+            });
+            revoke(step);
+            if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';
+          } else {
+            checkMover(step, holder);
+          }
+          const wasStatus = step.status;
+          applyStepUpdate(record, change);
+          if (step.status !== wasStatus) {
+            if (step.status === 'in_progress') grant(record, step, holder, tx.now, this.presence.leaseMs);
+            else delete step.claim;
+            if (step.status === 'pending' && !reassign) delete step.owner;
+            if (reassign && change.owner !== '') step.owner = change.owner!;
+          }
+          changed.add(step.id);
         }
-        changed.add(step.id);
-      }
-      await this.grantStarted(tx, record, new Set(before.keys()));
-      checkDependencies(record.steps);
-      checkStarts(record.steps, before);
-      const entry = await this.saveIn(tx, planId, record, args.ifVersion ?? current.version);
-      return {
-        planId,
-        version: entry.version,
-        status: record.status,
-        changed: record.steps.filter((s) => changed.has(s.id)).map((s) => stepView(s, new Map(), 'summary')),
-        ...(removed && removed.length > 0 ? { removed } : {}),
-        ...counts(record),
-        unblocked: unblocked(before, record),
-      };
-    }, idempotent(this.session.identity, call, args));
+        await this.grantStarted(tx, record, new Set(before.keys()));
+        checkDependencies(record.steps);
+        checkStarts(record.steps, before);
+        const entry = await this.saveIn(tx, planId, record, args.ifVersion ?? current.version);
+        return {
+          planId,
+          version: entry.version,
+          status: record.status,
+          changed: record.steps.filter((s) => changed.has(s.id)).map((s) => stepView(s, new Map(), 'summary')),
+          ...(removed && removed.length > 0 ? { removed } : {}),
+          ...counts(record),
+          unblocked: unblocked(before, record),
+        };
+      },
+      idempotent(this.session.identity, call, args),
+    );
     return result;
   }
 
@@ -266,22 +294,25 @@ export class PlanService {
     const planId = checkPlanId(args.planId);
     checkIfVersion(args.ifVersion);
     const holder = this.presence.holder();
-    const { result } = await this.store.transact(async (tx) => {
-      const { record } = await this.loadIn(tx, planId);
-      const scope = writable(scopeOf(record.scope, this.session));
-      await this.checkScopeWrite(tx, record.scope);
-      const held = record.steps.filter((s) => s.claim && !sameHolder(s.claim, holder));
-      if (record.status === 'active' && held.length > 0) {
-        throw new BlackboardError(
-          'INVALID_TRANSITION',
-          `Plan ${planId} has steps others are working on (${held.map((s) => `${s.id}: ${holderText(s.claim!)}`).join(', ')}); deleting it would drop their work. Nothing was changed. Mark the plan abandoned with {tool:plan_update} instead.`,
-          { planId, steps: held.map((s) => s.id) },
-        );
-      }
-      await tx.delete(this.key(planId), { ifVersion: args.ifVersion });
-      await tx.delete(this.indexKey(scope.id, planId));
-      return { deleted: true };
-    }, idempotent(this.session.identity, call, args));
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const { record } = await this.loadIn(tx, planId);
+        const scope = writable(scopeOf(record.scope, this.session));
+        await this.checkScopeWrite(tx, record.scope);
+        const held = record.steps.filter((s) => s.claim && !sameHolder(s.claim, holder));
+        if (record.status === 'active' && held.length > 0) {
+          throw new BlackboardError(
+            'INVALID_TRANSITION',
+            `Plan ${planId} has steps others are working on (${held.map((s) => `${s.id}: ${holderText(s.claim!)}`).join(', ')}); deleting it would drop their work. Nothing was changed. Mark the plan abandoned with {tool:plan_update} instead.`,
+            { planId, steps: held.map((s) => s.id) },
+          );
+        }
+        await tx.delete(this.key(planId), { ifVersion: args.ifVersion });
+        await tx.delete(this.indexKey(scope.id, planId));
+        return { deleted: true };
+      },
+      idempotent(this.session.identity, call, args),
+    );
     return result;
   }
 
@@ -292,7 +323,10 @@ export class PlanService {
     const started = record.steps.filter((s) => s.status === 'in_progress' && !s.claim && !known.has(s.id));
     for (const step of started) {
       if (step.owner !== undefined && step.owner !== mine) {
-        throw invalid(`Step "${step.content.slice(0, 60)}" is in_progress with owner "${step.owner}": a step made in progress is yours. Leave owner out, or make it pending with that owner.`, { owner: step.owner });
+        throw invalid(
+          `Step "${step.content.slice(0, 60)}" is in_progress with owner "${step.owner}": a step made in progress is yours. Leave owner out, or make it pending with that owner.`,
+          { owner: step.owner },
+        );
       }
       grant(record, step, holder, tx.now, this.presence.leaseMs);
     }
@@ -312,15 +346,4 @@ function scopeOf(label: string, session: Session): ResolvedScope {
   } catch {
     return { label, id: label };
   }
-}
-
-export function notFound(planId: string): BlackboardError {
-  return new BlackboardError('NOT_FOUND', `There is no plan "${planId}" (it may have been deleted or expired). Use {tool:plan_list} to see the plans.`, { planId });
-}
-
-export function checkPlanId(planId: string): string {
-  if (typeof planId !== 'string' || !PLAN_ID_RE.test(planId)) {
-    throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx). Use one returned by {tool:plan_create} or {tool:plan_list}.', { planId: String(planId).slice(0, 80) });
-  }
-  return planId;
 }

@@ -20,7 +20,10 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
     if (scope.id !== resolveScope('run', session.identity).id) return;
     const current = threadInfoOf((await tx.get(session.threadKey(session.identity.thread)))?.value)?.run;
     if (current !== session.identity.run) {
-      throw new BlackboardError('RUN_FINISHED', 'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.');
+      throw new BlackboardError(
+        'RUN_FINISHED',
+        'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.',
+      );
     }
     await lifecycle.assertActive(tx);
   };

@@ -55,7 +55,10 @@ export class RunService {
    * scratchpad and final answer are gone, its lifecycle is back to `loading`; thread state is kept. Every connection
    * serving the thread follows. One transaction, so a retry with the same `idempotencyKey` starts nothing new.
    */
-  async start(args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string }, call: CallOptions): Promise<{ thread: string; run: string; resumed: boolean }> {
+  async start(
+    args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<{ thread: string; run: string; resumed: boolean }> {
     if (args.agentType !== undefined) checkName('agent type', args.agentType);
     await this.session.refresh();
     const who = this.session.identity;
@@ -91,7 +94,10 @@ export class RunService {
    * Ends this run in `status`, in one transaction: the lifecycle, a `run_end` history event, and a checkpoint of the
    * thread when checkpoints are enabled.
    */
-  async end(args: { status: EndState; reason?: string; idempotencyKey?: string }, call: CallOptions): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
+  async end(
+    args: { status: EndState; reason?: string; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
     if (!(END_STATES as readonly string[]).includes(args.status)) {
       throw new BlackboardError('INVALID_ARGUMENT', `status must be one of: ${END_STATES.join(', ')}.`);
     }
@@ -100,7 +106,11 @@ export class RunService {
     const { result } = await this.store.transact(
       async (tx) => {
         await this.lifecycle.endIn(tx, args.status, args.reason);
-        await this.history.appendIn(tx, { kind: 'run_end', content: args.status, data: { run: who.run, ...(args.reason ? { reason: args.reason } : {}) } });
+        await this.history.appendIn(tx, {
+          kind: 'run_end',
+          content: args.status,
+          data: { run: who.run, ...(args.reason ? { reason: args.reason } : {}) },
+        });
         const checkpointId = await this.onRunEnd?.(tx, args.status);
         return { thread: who.thread, run: who.run, state: args.status as AgentState, ...(checkpointId ? { checkpointId } : {}) };
       },

@@ -82,12 +82,15 @@ export class ScratchpadService {
       if (args.name === undefined) throw invalid('A variable needs a name: scratchpad_write(kind: "variable", name, value).');
       checkKey(args.name, 'name');
     } else {
-      if (args.name !== undefined) throw invalid(`name is only for kind "variable"; an ${args.kind === 'observation' ? 'observation' : 'approach'} is its value.`);
-      if (typeof args.value !== 'string' || args.value.trim() === '') throw invalid(`value must be non-empty text for kind "${args.kind}".`);
+      if (args.name !== undefined)
+        throw invalid(`name is only for kind "variable"; an ${args.kind === 'observation' ? 'observation' : 'approach'} is its value.`);
+      if (typeof args.value !== 'string' || args.value.trim() === '')
+        throw invalid(`value must be non-empty text for kind "${args.kind}".`);
     }
     const text = args.value as string;
     return this.change(call, args, (p) => {
-      if (args.kind === 'variable') Object.defineProperty(p.variables, args.name!, { value: args.value, enumerable: true, writable: true, configurable: true });
+      if (args.kind === 'variable')
+        Object.defineProperty(p.variables, args.name!, { value: args.value, enumerable: true, writable: true, configurable: true });
       else if (args.kind === 'observation') p.observations.push(text);
       else p.failedApproaches.push({ approach: text });
       return { kind: args.kind, ...(args.name !== undefined ? { name: args.name } : {}), ...counts(p) };

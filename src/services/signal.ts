@@ -24,12 +24,18 @@ export class SignalService {
     private readonly history: HistoryService,
   ) {}
 
-  async signal(args: { kind: SignalKind; confidence?: number; note?: string; idempotencyKey?: string }, call: CallOptions): Promise<SignalEvent> {
+  async signal(
+    args: { kind: SignalKind; confidence?: number; note?: string; idempotencyKey?: string },
+    call: CallOptions,
+  ): Promise<SignalEvent> {
     if (!(SIGNAL_KINDS as readonly string[]).includes(args.kind)) throw invalid(`kind must be one of: ${SIGNAL_KINDS.join(', ')}.`);
     if (args.confidence !== undefined && !(args.confidence >= 0 && args.confidence <= 1)) {
       throw invalid('confidence must be a number from 0 to 1.', { confidence: args.confidence });
     }
-    const data = { ...(args.confidence !== undefined ? { confidence: args.confidence } : {}), ...(args.note !== undefined ? { note: args.note } : {}) };
+    const data = {
+      ...(args.confidence !== undefined ? { confidence: args.confidence } : {}),
+      ...(args.note !== undefined ? { note: args.note } : {}),
+    };
     const { seq } = await this.history.append({ kind: 'signal', content: args.kind, data, idempotencyKey: args.idempotencyKey }, call);
     const who = this.session.identity;
     return { seq, kind: args.kind, ...data, thread: who.thread, run: who.run, agent: who.agent ?? null };

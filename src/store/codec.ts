@@ -28,8 +28,7 @@ export function isRecord(value: unknown): value is StoredRecord {
 }
 
 /** Whether an error is the report of a corrupt stored record (see {@link corrupt}). */
-export const isCorruptRecord = (error: unknown): boolean =>
-  error instanceof BlackboardError && error.details?.cause === 'CORRUPT_RECORD';
+export const isCorruptRecord = (error: unknown): boolean => error instanceof BlackboardError && error.details?.cause === 'CORRUPT_RECORD';
 
 export function corrupt(key: string): BlackboardError {
   return new BlackboardError(

@@ -7,8 +7,7 @@ export const UPDATE_OPS = ['increment', 'append', 'merge', 'add_to_set'] as cons
 export type UpdateOp = (typeof UPDATE_OPS)[number];
 
 const typeOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-const isObject = (v: unknown): v is { [key: string]: Json } =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Applies `op` to the current value (`undefined` when the key does not exist) and returns the new value.

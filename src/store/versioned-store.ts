@@ -146,9 +146,7 @@ export class VersionedStore {
     let rows = page.changes.filter((c) => c.revision < last);
     if (rows.length === 0) {
       // One revision wrote more keys than the limit: return that revision whole rather than split it.
-      const whole = await this.io('read the change log', () =>
-        this.backend.changes({ ...query, after: last - 1, limit: 1_000_000 }),
-      );
+      const whole = await this.io('read the change log', () => this.backend.changes({ ...query, after: last - 1, limit: 1_000_000 }));
       rows = whole.changes.filter((c) => c.revision === last);
     }
     return { changes: rows, revision: rows[rows.length - 1].revision, compacted: page.compacted, more: true };

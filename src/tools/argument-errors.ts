@@ -65,12 +65,17 @@ function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[], schema: z.Z
       const path = pathText([...at, key]);
       const suggestion = closest(key, known);
       const where = known.length > 0 ? `Arguments here: ${known.join(', ')}.` : 'It takes no arguments here.';
-      return { path, message: `Unknown argument "${path}"${suggestion ? `: did you mean ${suggestion}?` : '.'} ${where}`, ...(suggestion ? { suggestion } : {}) };
+      return {
+        path,
+        message: `Unknown argument "${path}"${suggestion ? `: did you mean ${suggestion}?` : '.'} ${where}`,
+        ...(suggestion ? { suggestion } : {}),
+      };
     });
   }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // The branch the input came closest to: fewest problems, and not refused outright for its type.
-    const score = (branch: z.core.$ZodIssue[]): number => branch.length + (branch.some((i) => i.path.length === 0 && i.code === 'invalid_type') ? 100 : 0);
+    const score = (branch: z.core.$ZodIssue[]): number =>
+      branch.length + (branch.some((i) => i.path.length === 0 && i.code === 'invalid_type') ? 100 : 0);
     let best = 0;
     issue.errors.forEach((branch, i) => {
       if (score(branch) < score(issue.errors[best])) best = i;
@@ -80,16 +85,24 @@ function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[], schema: z.Z
     const form = option ? formOf(option) : `form ${best + 1}`;
     const inner = issue.errors[best].flatMap((i) => describeIssue(i, at, schema, args));
     const path = pathText(at);
-    return [{ path, message: `${path || 'The arguments'} is not valid as ${form} (the closest of its forms): ${inner.map((p) => p.message).join(' ')}` }];
+    return [
+      {
+        path,
+        message: `${path || 'The arguments'} is not valid as ${form} (the closest of its forms): ${inner.map((p) => p.message).join(' ')}`,
+      },
+    ];
   }
   const path = pathText(at);
   const value = valueAt(args, at);
   let what: string;
   if (value === undefined) what = 'is required';
-  else if (issue.code === 'invalid_type' && issue.expected === 'int' && typeof value === 'number') what = `must be a whole number, not ${value}`;
-  else if (issue.code === 'invalid_type') what = `must be ${issue.expected === 'int' ? 'a whole number' : article(issue.expected)}, not ${typeName(value)}`;
+  else if (issue.code === 'invalid_type' && issue.expected === 'int' && typeof value === 'number')
+    what = `must be a whole number, not ${value}`;
+  else if (issue.code === 'invalid_type')
+    what = `must be ${issue.expected === 'int' ? 'a whole number' : article(issue.expected)}, not ${typeName(value)}`;
   else if (issue.code === 'invalid_value') what = `must be one of: ${issue.values.map((v) => String(v)).join(', ')}`;
-  else if (issue.code === 'too_small' || issue.code === 'too_big') what = `is out of range: ${issue.message.replace(/^Too (small|big): /, '')}`;
+  else if (issue.code === 'too_small' || issue.code === 'too_big')
+    what = `is out of range: ${issue.message.replace(/^Too (small|big): /, '')}`;
   else what = `is not valid: ${issue.message}`;
   return [{ path, message: `${path || 'The arguments'} ${what}.` }];
 }
@@ -148,7 +161,9 @@ function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodType | 
       const s = unwrap(at);
       at = s instanceof z.ZodArray ? (s.element as z.ZodType) : undefined;
     } else {
-      at = objects(at).map((o) => (o.shape as Record<string, z.ZodType>)[String(p)]).find(Boolean);
+      at = objects(at)
+        .map((o) => (o.shape as Record<string, z.ZodType>)[String(p)])
+        .find(Boolean);
     }
   }
   return at;
@@ -169,7 +184,8 @@ export function closest(name: string, known: string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const candidate of known) {
     const distance = editDistance(norm(name), norm(candidate));
-    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) best = { name: candidate, distance };
+    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || distance < best.distance))
+      best = { name: candidate, distance };
   }
   return best?.name;
 }
@@ -189,7 +205,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = row;
   }
   return previous[b.length];

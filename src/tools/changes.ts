@@ -12,7 +12,8 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
     'state_changes',
     {
       title: 'Follow changes',
-      description: "Follow every change after afterRevision; one key: {tool:watch}. Waits waitMs (≤50 s without progress token). Returns changes, revision.",
+      description:
+        'Follow every change after afterRevision; one key: {tool:watch}. Waits waitMs (≤50 s without progress token). Returns changes, revision.',
       input: z
         .object({
           afterRevision: z.number().int().min(0).optional(),

@@ -68,7 +68,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_restore',
     {
       title: 'Restore a checkpoint',
-      description: "Put a thread back as a checkpoint saved it, atomically. Returns records restored.",
+      description: 'Put a thread back as a checkpoint saved it, atomically. Returns records restored.',
       input: z
         .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed since'), idempotencyKey })
         .strict(),
@@ -82,7 +82,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_delete',
     {
       title: 'Delete a checkpoint',
-      description: "Delete a checkpoint. Returns deleted.",
+      description: 'Delete a checkpoint. Returns deleted.',
       input: z.object({ checkpointId, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },

@@ -26,13 +26,7 @@ export const maxBytes = z.number().int().min(64).max(READ_MAX_BYTES).optional().
 export const WAIT_DEFAULT_MS = 25_000;
 export const WAIT_CAP_MS = 50_000;
 export const WAIT_MAX_MS = 600_000;
-export const waitMs = z
-  .number()
-  .int()
-  .min(0)
-  .max(WAIT_MAX_MS)
-  .optional()
-  .describe(`Default ${WAIT_DEFAULT_MS}`);
+export const waitMs = z.number().int().min(0).max(WAIT_MAX_MS).optional().describe(`Default ${WAIT_DEFAULT_MS}`);
 
 export const isoTime = z.string();
 /** a version or revision in a result */

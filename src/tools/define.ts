@@ -1,5 +1,14 @@
 // How tools are declared and registered: the tool host, results, progress.
-import type { CallToolResult, LoggingLevel, McpServer, RequestMeta, ServerContext, ServerNotification, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  LoggingLevel,
+  McpServer,
+  RequestMeta,
+  ServerContext,
+  ServerNotification,
+  Tool,
+  ToolAnnotations,
+} from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
@@ -180,10 +189,14 @@ export class ToolHost {
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
       const suggestion = closestTool(name, names, this.namespace);
       return this.fail(
-        new BlackboardError('INVALID_ARGUMENT', `There is no tool "${name}" here${suggestion ? `: did you mean ${suggestion}?` : '.'} Its tools: ${names.join(', ')}.`, {
-          path: 'name',
-          ...(suggestion ? { suggestion } : {}),
-        }),
+        new BlackboardError(
+          'INVALID_ARGUMENT',
+          `There is no tool "${name}" here${suggestion ? `: did you mean ${suggestion}?` : '.'} Its tools: ${names.join(', ')}.`,
+          {
+            path: 'name',
+            ...(suggestion ? { suggestion } : {}),
+          },
+        ),
       );
     });
   }

@@ -16,7 +16,12 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
       title: 'Record an event',
       description: "Record an event in this thread's history for others; private notes: {tool:scratchpad_write}. Returns seq.",
       input: z
-        .object({ kind: z.string().describe('e.g. decision, tool_call'), content: z.string(), data: json(jsonValue).optional(), idempotencyKey })
+        .object({
+          kind: z.string().describe('e.g. decision, tool_call'),
+          content: z.string(),
+          data: json(jsonValue).optional(),
+          idempotencyKey,
+        })
         .strict(),
       output: z.object({ seq: counter }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -40,7 +45,9 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
         })
         .strict(),
       output: z.object({
-        entries: z.array(z.object({ seq: counter, kind: z.string(), content: z.string(), data: json(jsonValue).optional(), at: isoTime, by: z.string() })),
+        entries: z.array(
+          z.object({ seq: counter, kind: z.string(), content: z.string(), data: json(jsonValue).optional(), at: isoTime, by: z.string() }),
+        ),
         nextCursor: z.string().optional(),
         nextAfterSeq: counter.optional(),
       }),

@@ -35,7 +35,9 @@ export function registerTools(host: ToolHost, config: Config, services: Services
 }
 
 /** The tools `--tools`, `--allow-budget-admin` and `--read-only` let a server register. */
-export function toolSelection(config: Pick<Config, 'tools' | 'allowBudgetAdmin' | 'readOnly'>): (name: string, annotations: ToolAnnotations) => boolean {
+export function toolSelection(
+  config: Pick<Config, 'tools' | 'allowBudgetAdmin' | 'readOnly'>,
+): (name: string, annotations: ToolAnnotations) => boolean {
   const chosen = selectTools(config.tools, { allowBudgetAdmin: config.allowBudgetAdmin });
   return (name, annotations) => chosen.has(name) && (!config.readOnly || annotations.readOnlyHint === true);
 }

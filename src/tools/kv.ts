@@ -1,13 +1,7 @@
 // The kv tools: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch.
 import * as z from 'zod';
 import { UPDATE_OPS } from '../store/ops.js';
-import {
-  LIST_DEFAULT_LIMIT,
-  LIST_MAX_LIMIT,
-  SNAPSHOT_DEFAULT_BYTES,
-  SNAPSHOT_MAX_BYTES,
-  type KvService,
-} from '../services/kv.js';
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, type KvService } from '../services/kv.js';
 import { bounded, counter, cursor, idempotencyKey, ifVersion, isoTime, json, jsonValue, maxBytes, scope, waitMs } from './common.js';
 import { boundValue, waitOf } from './bounds.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
@@ -27,7 +21,8 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_get',
     {
       title: 'Read a key',
-      description: "Read a key; to wait for a change use {tool:watch}. Returns value, version (your ifVersion); over maxBytes a preview, truncated:true.",
+      description:
+        'Read a key; to wait for a change use {tool:watch}. Returns value, version (your ifVersion); over maxBytes a preview, truncated:true.',
       input: z.object({ key, scope, maxBytes }).strict(),
       output: z.object({
         found: z.boolean(),
@@ -50,7 +45,8 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_set',
     {
       title: 'Write a key',
-      description: "Write a key, with ifVersion only if unchanged. Counters, lists, merges: {tool:state_update}. Returns version, revision.",
+      description:
+        'Write a key, with ifVersion only if unchanged. Counters, lists, merges: {tool:state_update}. Returns version, revision.',
       input: z.object({ key, value, scope, ifVersion, ttlSeconds, idempotencyKey }).strict(),
       output: z.object({ version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
@@ -63,7 +59,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_delete',
     {
       title: 'Delete a key',
-      description: "Delete a key. Returns deleted (false: absent), revision.",
+      description: 'Delete a key. Returns deleted (false: absent), revision.',
       input: z.object({ key, scope, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean(), revision: counter }),
       annotations: { ...write, idempotentHint: true },
@@ -76,7 +72,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_list',
     {
       title: 'List keys',
-      description: "List keys without values ({tool:state_snapshot} has values). Returns key, version, bytes each; nextCursor.",
+      description: 'List keys without values ({tool:state_snapshot} has values). Returns key, version, bytes each; nextCursor.',
       input: z
         .object({
           scope,
@@ -85,7 +81,10 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
           limit: z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe(`Default ${LIST_DEFAULT_LIMIT}`),
         })
         .strict(),
-      output: z.object({ keys: z.array(z.object({ key: z.string(), version: counter, updatedAt: isoTime, bytes: counter })), nextCursor: z.string().optional() }),
+      output: z.object({
+        keys: z.array(z.object({ key: z.string(), version: counter, updatedAt: isoTime, bytes: counter })),
+        nextCursor: z.string().optional(),
+      }),
       annotations: { readOnlyHint: true },
     },
     (args) => kv.list(args),
@@ -96,9 +95,14 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_snapshot',
     {
       title: 'Read many keys at once',
-      description: "Many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).",
+      description: 'Many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).',
       input: z
-        .object({ scope, prefix, maxBytes: z.number().int().min(64).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`), cursor })
+        .object({
+          scope,
+          prefix,
+          maxBytes: z.number().int().min(64).max(SNAPSHOT_MAX_BYTES).optional().describe(`Default ${SNAPSHOT_DEFAULT_BYTES}`),
+          cursor,
+        })
         .strict(),
       output: z.object({
         entries: z.record(z.string(), value),
@@ -117,7 +121,8 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_update',
     {
       title: 'Atomically update a key',
-      description: "Atomic increment, append, merge (null drops a field) or add_to_set; a missing key starts empty. Returns value, version.",
+      description:
+        'Atomic increment, append, merge (null drops a field) or add_to_set; a missing key starts empty. Returns value, version.',
       input: z
         .object({
           key,
@@ -140,23 +145,22 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_batch',
     {
       title: 'Apply several writes together',
-      description: "Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns results, revision.",
+      description: 'Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns results, revision.',
       input: z
         .object({
-          ops: z
-            .array(
-              // Described as a whole: each field means what it means in the single-key tools.
-              z
-                .object({
-                  op: z.enum(['set', 'delete', ...UPDATE_OPS]),
-                  key: z.string(),
-                  value: json(jsonValue).optional(),
-                  scope: z.string().optional(),
-                  ifVersion: z.number().int().min(0).optional(),
-                  ttlSeconds: z.number().min(0.001).optional(),
-                })
-                .strict(),
-            ),
+          ops: z.array(
+            // Described as a whole: each field means what it means in the single-key tools.
+            z
+              .object({
+                op: z.enum(['set', 'delete', ...UPDATE_OPS]),
+                key: z.string(),
+                value: json(jsonValue).optional(),
+                scope: z.string().optional(),
+                ifVersion: z.number().int().min(0).optional(),
+                ttlSeconds: z.number().min(0.001).optional(),
+              })
+              .strict(),
+          ),
           atomic: z.boolean().optional().describe('Default true'),
           idempotencyKey,
         })
@@ -188,7 +192,8 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'watch',
     {
       title: 'Wait for a key to change',
-      description: "Wait for a key to exist or, after afterVersion, change (scope plan: a plan id). Waits waitMs, ≤50 s without progress token. Returns value, version or timedOut.",
+      description:
+        'Wait for a key to exist or, after afterVersion, change (scope plan: a plan id). Waits waitMs, ≤50 s without progress token. Returns value, version or timedOut.',
       input: z
         .object({
           key,

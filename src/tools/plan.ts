@@ -23,7 +23,14 @@ const step = z.object({
 // Step objects are described as a whole by the argument that holds them, to keep the listing small. `activeForm`
 // is accepted (and not kept) so a to-do list written for other tools fits as it is.
 const newStep = z
-  .object({ content: z.string(), status: givenStatus.optional(), owner: z.string().optional(), blockedBy: stepIds.optional(), note: z.string().optional(), activeForm: z.string().optional() })
+  .object({
+    content: z.string(),
+    status: givenStatus.optional(),
+    owner: z.string().optional(),
+    blockedBy: stepIds.optional(),
+    note: z.string().optional(),
+    activeForm: z.string().optional(),
+  })
   .strict();
 /** a step of plan_update's `steps`: an `id` keeps that step */
 const listedStep = newStep.extend({ id: z.string().optional() }).strict();
@@ -40,7 +47,9 @@ const summary = z.object({
 const plan = summary.extend({ createdAt: isoTime, updatedBy: z.string(), steps: z.array(step) });
 const write = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
 const stripActiveForm = <T extends { steps?: Array<string | { activeForm?: string }> }>(args: T): T =>
-  args.steps === undefined ? args : { ...args, steps: args.steps.map((s) => (typeof s === 'string' ? s : (({ activeForm: _a, ...rest }) => rest)(s))) };
+  args.steps === undefined
+    ? args
+    : { ...args, steps: args.steps.map((s) => (typeof s === 'string' ? s : (({ activeForm: _a, ...rest }) => rest)(s))) };
 
 /** Registers the plan family: plan_create, plan_get, plan_list, plan_update, plan_claim, plan_step, plan_delete. */
 export function registerPlanTools(host: ToolHost, plans: PlanService, work: PlanWork): void {
@@ -49,11 +58,15 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_create',
     {
       title: 'Create a plan',
-      description: 'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
+      description:
+        'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
       input: z
         .object({
           title: z.string(),
-          steps: z.array(z.union([z.string(), newStep])).max(200).describe('Texts or {content, blockedBy: ids first, …}'),
+          steps: z
+            .array(z.union([z.string(), newStep]))
+            .max(200)
+            .describe('Texts or {content, blockedBy: ids first, …}'),
           scope: z.string().optional().describe('Default global'),
           idempotencyKey,
         })
@@ -82,7 +95,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_list',
     {
       title: 'List plans',
-      description: 'List plans you can see (or a scope\'s), newest first, with step counts. More with nextCursor.',
+      description: "List plans you can see (or a scope's), newest first, with step counts. More with nextCursor.",
       input: z
         .object({
           status: z.enum(PLAN_STATUSES).optional().describe('Filter'),
@@ -102,14 +115,19 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_update',
     {
       title: 'Update a plan',
-      description: 'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or the list (steps, needs ifVersion). Returns changed steps, counts.',
+      description:
+        'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or the list (steps, needs ifVersion). Returns changed steps, counts.',
       input: z
         .object({
           planId,
           ifVersion,
           title: z.string().optional(),
           status: z.enum(PLAN_STATUSES).optional(),
-          steps: z.array(z.union([z.string(), listedStep])).max(200).optional().describe('New list; kept by id or content'),
+          steps: z
+            .array(z.union([z.string(), listedStep]))
+            .max(200)
+            .optional()
+            .describe('New list; kept by id or content'),
           stepUpdates: z
             .array(
               z
@@ -147,7 +165,8 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_claim',
     {
       title: 'Take a step of a plan',
-      description: 'Take the next free step (or stepId). Returns it and claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
+      description:
+        'Take the next free step (or stepId). Returns it and claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
       input: z.object({ planId, stepId: z.string().optional().describe('Default: next free'), idempotencyKey }).strict(),
       output: z.object({
         claimed: z.boolean(),
@@ -165,7 +184,8 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_step',
     {
       title: 'Move your step',
-      description: 'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked. CLAIM_LOST: it lapsed to another.',
+      description:
+        'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked. CLAIM_LOST: it lapsed to another.',
       input: z
         .object({
           planId,

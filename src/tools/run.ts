@@ -13,7 +13,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
     'whoami',
     {
       title: 'Who am I',
-      description: "Your identity (agent, thread, run, parent), lifecycle state and budgets left. Call it first. Returns them.",
+      description: 'Your identity (agent, thread, run, parent), lifecycle state and budgets left. Call it first. Returns them.',
       input: z.object({}).strict(),
       output: z.object({
         namespace: z.string().nullable(),
@@ -38,7 +38,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
     'run_start',
     {
       title: 'Start a new run',
-      description: "Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.",
+      description: 'Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.',
       input: z
         .object({
           thread: z.string().optional(),
@@ -57,7 +57,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
     'run_end',
     {
       title: 'End the run',
-      description: "End this run (after {tool:final_answer_set}); saves a checkpoint. Returns state, checkpointId.",
+      description: 'End this run (after {tool:final_answer_set}); saves a checkpoint. Returns state, checkpointId.',
       input: z.object({ status: z.enum(END_STATES), reason: z.string().optional(), idempotencyKey }).strict(),
       output: z.object({ thread: z.string(), run: z.string(), state: z.string(), checkpointId: z.string().optional() }),
       // destructive: its checkpoint may prune the oldest one

@@ -13,7 +13,8 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_write',
     {
       title: 'Note something for this run',
-      description: "Note a variable (named), observation or failed_approach in this run's private memory; shared: {tool:state_set}. Returns counts.",
+      description:
+        "Note a variable (named), observation or failed_approach in this run's private memory; shared: {tool:state_set}. Returns counts.",
       input: z
         .object({
           kind: z.enum(SCRATCHPAD_KINDS),

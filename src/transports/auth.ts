@@ -73,5 +73,8 @@ export class HttpAuth {
 
 /** A client's identity and grants, hashed: a session survives a reload only if its client is unchanged. */
 function principalId(client: AuthClient): string {
-  return createHash('sha256').update(JSON.stringify([client.tokenSha256, client.agent, client.agentType ?? null, [...client.namespaces].sort(), client.access])).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(JSON.stringify([client.tokenSha256, client.agent, client.agentType ?? null, [...client.namespaces].sort(), client.access]))
+    .digest('hex')
+    .slice(0, 32);
 }

@@ -30,7 +30,9 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   const auth = http.auth ? ` (${http.auth.clients.length} clients from ${http.auth.file})` : http.token ? ' (token required)' : '';
   const boardUrl = served.url.replace(/\/mcp$/, '/');
-  console.error(`mcp-blackboard ${VERSION} serving Streamable HTTP at ${served.url} store=${store.backend.description}${ns}${auth}; the board at ${boardUrl}`);
+  console.error(
+    `mcp-blackboard ${VERSION} serving Streamable HTTP at ${served.url} store=${store.backend.description}${ns}${auth}; the board at ${boardUrl}`,
+  );
   // SIGHUP re-reads the auth file: rotate tokens without a restart; sessions of removed clients are closed.
   process.on('SIGHUP', () => {
     if (!http.auth) return;
@@ -50,8 +52,10 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
 /** Why a listening socket could not be opened, in words that say what to do. */
 function listenError(error: unknown, host: string, port: number): string {
   const code = (error as { code?: string }).code;
-  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use by another program; stop it or choose another port with --http PORT.`;
-  if (code === 'EACCES') return `not allowed to listen on port ${port} on ${host}; ports below 1024 need privileges, choose another with --http PORT.`;
+  if (code === 'EADDRINUSE')
+    return `port ${port} on ${host} is already in use by another program; stop it or choose another port with --http PORT.`;
+  if (code === 'EACCES')
+    return `not allowed to listen on port ${port} on ${host}; ports below 1024 need privileges, choose another with --http PORT.`;
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return `cannot listen on ${host}: no such local address; check --host.`;
   return `cannot serve HTTP on ${host}:${port}: ${(error as Error).message.split('\n')[0]}`;
 }

@@ -138,7 +138,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
 
   /** Before a listen stream opens: its resources must be of its endpoint's namespace, whose changes are followed. */
   const listenTo = async (body: unknown, namespace: string | undefined): Promise<void> => {
-    const uris = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params?.notifications?.resourceSubscriptions;
+    const uris = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params?.notifications
+      ?.resourceSubscriptions;
     const prefix = `blackboard://${namespace ?? DEFAULT_NAMESPACE_URI}/`;
     if (Array.isArray(uris) && uris.some((uri) => typeof uri !== 'string' || !uri.startsWith(prefix))) {
       throw new HttpError(403, `Forbidden: this endpoint serves resources under ${prefix} only; listen to others on their own endpoint.`);
@@ -198,12 +199,22 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       return statelessNode(req, res, body);
     }
     if (sessions.size + opening >= http.maxSessions) {
-      throw new HttpError(503, `Too many open sessions (${http.maxSessions}); retry later.`, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+      throw new HttpError(503, `Too many open sessions (${http.maxSessions}); retry later.`, {
+        'retry-after': String(RETRY_AFTER_SECONDS),
+      });
     }
     opening++;
     try {
       const bb = await createServer({ ...config, namespace: endpoint.namespace }, store, { ...identity, recordOnWrite: true });
-      const live: LiveSession = { transport: undefined!, bb, events: events.forSession(), path, principal: principal.id, lastSeen: Date.now(), inFlight: 0 };
+      const live: LiveSession = {
+        transport: undefined!,
+        bb,
+        events: events.forSession(),
+        path,
+        principal: principal.id,
+        lastSeen: Date.now(),
+        inFlight: 0,
+      };
       live.transport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore: live.events,
@@ -242,12 +253,15 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   });
   // A session nobody has used for a while is closed, so clients that vanish without DELETE do not pile up.
   const idleMs = http.sessionIdleSeconds * 1000;
-  const reaper = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const [id, s] of sessions) {
-      if (s.inFlight === 0 && s.lastSeen < cutoff) closeSession(id, s); // a long watch or an open stream is not idle
-    }
-  }, Math.min(60_000, Math.max(100, idleMs / 2)));
+  const reaper = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, s] of sessions) {
+        if (s.inFlight === 0 && s.lastSeen < cutoff) closeSession(id, s); // a long watch or an open stream is not idle
+      }
+    },
+    Math.min(60_000, Math.max(100, idleMs / 2)),
+  );
   reaper.unref();
   const { port } = server.address() as AddressInfo;
   return {

@@ -22,7 +22,10 @@ export function checkOrigin(headers: IncomingHttpHeaders, allowedOrigins: string
     hostname = undefined;
   }
   if (hostname === undefined || !LOOPBACK_HOSTNAMES.includes(hostname)) {
-    throw new HttpError(403, `Forbidden: requests from the web origin ${origin} are refused; the operator can allow it with --allowed-origins.`);
+    throw new HttpError(
+      403,
+      `Forbidden: requests from the web origin ${origin} are refused; the operator can allow it with --allowed-origins.`,
+    );
   }
 }
 
@@ -48,12 +51,20 @@ export type NewSession = SessionOptions & { readOnly: boolean };
  * agent is its identity: a different `X-Blackboard-Agent` (or `-Agent-Type`, when the file sets one) is refused, and
  * so is a namespace the client was not given.
  */
-export function sessionIdentity(headers: IncomingHttpHeaders, principal: Principal, namespace: string | undefined, config: Config): NewSession {
+export function sessionIdentity(
+  headers: IncomingHttpHeaders,
+  principal: Principal,
+  namespace: string | undefined,
+  config: Config,
+): NewSession {
   const header = (name: string, what: string): string | undefined => {
     const value = headers[`x-blackboard-${name}`];
     if (value === undefined) return undefined;
     if (typeof value !== 'string' || !NAME_RE.test(value)) {
-      throw new HttpError(400, `Bad request: X-Blackboard-${what} must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit.`);
+      throw new HttpError(
+        400,
+        `Bad request: X-Blackboard-${what} must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit.`,
+      );
     }
     return value;
   };
@@ -66,7 +77,10 @@ export function sessionIdentity(headers: IncomingHttpHeaders, principal: Princip
     return { namespace, agent: agent ?? config.agent, agentType: agentType ?? config.agentType, thread, parentThread, readOnly: false };
   }
   if (agent !== undefined && agent !== client.agent) {
-    throw new HttpError(403, `Forbidden: this token belongs to agent "${client.agent}"; it cannot act as "${agent}". Drop X-Blackboard-Agent or use that agent's token.`);
+    throw new HttpError(
+      403,
+      `Forbidden: this token belongs to agent "${client.agent}"; it cannot act as "${agent}". Drop X-Blackboard-Agent or use that agent's token.`,
+    );
   }
   if (agentType !== undefined && client.agentType !== undefined && agentType !== client.agentType) {
     throw new HttpError(403, `Forbidden: this token's agent type is "${client.agentType}"; it cannot act as "${agentType}".`);

@@ -128,7 +128,11 @@ export class LimitedStdioTransport implements Transport {
     private readonly stdout: NodeJS.WritableStream = process.stdout,
     private readonly log: (line: string) => void = (line) => console.error(line),
   ) {
-    this.reader = new LineReader(maxMessageBytes, (line) => this.onLine(line), (skipped) => this.onOversized(skipped));
+    this.reader = new LineReader(
+      maxMessageBytes,
+      (line) => this.onLine(line),
+      (skipped) => this.onOversized(skipped),
+    );
   }
 
   private readonly onData = (chunk: Buffer): void => this.reader.push(chunk);
@@ -151,7 +155,9 @@ export class LimitedStdioTransport implements Transport {
       void this.reply(
         undefined,
         parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest,
-        parse ? 'Parse error: a line on stdin is not JSON. Send one JSON-RPC message per line.' : 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.',
+        parse
+          ? 'Parse error: a line on stdin is not JSON. Send one JSON-RPC message per line.'
+          : 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.',
       );
       this.onerror?.(error as Error);
       return;
@@ -174,7 +180,11 @@ export class LimitedStdioTransport implements Transport {
   }
 
   private reply(id: RequestId | undefined, code: number, message: string, data?: unknown): Promise<void> {
-    return this.send({ jsonrpc: '2.0', ...(id !== undefined ? { id } : {}), error: { code, message, ...(data ? { data } : {}) } } as JSONRPCMessage);
+    return this.send({
+      jsonrpc: '2.0',
+      ...(id !== undefined ? { id } : {}),
+      error: { code, message, ...(data ? { data } : {}) },
+    } as JSONRPCMessage);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -225,7 +235,8 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
   let current: Awaited<ReturnType<typeof createServer>> | undefined;
   const bus = new StoreEventBus(store);
   bus.subscribe((event) => {
-    if (event.kind === 'resource_updated') void current?.server.server.sendResourceUpdated({ ...event.params, uri: event.uri }).catch(() => {});
+    if (event.kind === 'resource_updated')
+      void current?.server.server.sendResourceUpdated({ ...event.params, uri: event.uri }).catch(() => {});
   });
   transport.onInbound = (message) => {
     if ('method' in message && message.method === 'subscriptions/listen') void bus.follow(config.namespace);

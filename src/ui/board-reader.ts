@@ -223,7 +223,11 @@ export class BoardReader {
       if (!record) continue;
       const t = thread(owner(storageKey));
       touch(t, entry, false);
-      t.budgets.push({ name: parseKey(namespace, storageKey)!.key, current: record.current, ...(record.max !== undefined ? { max: record.max } : {}) });
+      t.budgets.push({
+        name: parseKey(namespace, storageKey)!.key,
+        current: record.current,
+        ...(record.max !== undefined ? { max: record.max } : {}),
+      });
     }
     for (const [storageKey, entry] of finals.entries) {
       const record = decode(AnswerRecord, entry);

@@ -63,7 +63,7 @@ interface Asset {
 function loadAssets(): Map<string, Asset> {
   const dirs = [new URL('./assets/', import.meta.url), new URL('../../src/ui/assets/', import.meta.url)];
   const dir = dirs.find((d) => existsSync(fileURLToPath(new URL('index.html', d))));
-  if (!dir) throw new Error('The board\'s page files (src/ui/assets) are missing from this installation.');
+  if (!dir) throw new Error("The board's page files (src/ui/assets) are missing from this installation.");
   const assets = new Map<string, Asset>();
   for (const [route, file] of [['/', 'index.html'], ...Object.keys(ASSETS).map((r) => [r, r.slice('/board/'.length)])]) {
     const body = readFileSync(fileURLToPath(new URL(file, dir)));

@@ -47,7 +47,8 @@ export async function serveBoard(options: BoardServerOptions): Promise<{ url: st
   });
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  if (isLoopbackAddress(options.host)) loopbackHosts = [...new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host}:${port}`])];
+  if (isLoopbackAddress(options.host))
+    loopbackHosts = [...new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host}:${port}`])];
   return {
     url: `http://${host}:${port}/`,
     close: async () => {

@@ -16,7 +16,8 @@ import { tempDir } from '../contract/backends.js';
 import { runCli } from '../helpers.js';
 
 type Run = Awaited<ReturnType<typeof runCli>>;
-const cli = (args: string[], env: Record<string, string> = {}): Promise<Run> => runCli(args, undefined, { BLACKBOARD_STORE: 'memory://', ...env });
+const cli = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  runCli(args, undefined, { BLACKBOARD_STORE: 'memory://', ...env });
 const sha = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 /** A real bundle (an empty namespace's export), for import to accept before it opens the store. */
@@ -72,7 +73,22 @@ describe('no command prints a password', () => {
 
 describe('one loopback rule', () => {
   it('ui --host and --http --host accept and refuse the same addresses', () => {
-    const hosts = ['127.0.0.1', '127.0.0.2', '127.255.1.9', 'localhost', 'LOCALHOST', '::1', '[::1]', '::ffff:127.0.0.1', '0.0.0.0', '::', '10.0.0.5', '192.168.1.2', 'example.com', '128.0.0.1'];
+    const hosts = [
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.255.1.9',
+      'localhost',
+      'LOCALHOST',
+      '::1',
+      '[::1]',
+      '::ffff:127.0.0.1',
+      '0.0.0.0',
+      '::',
+      '10.0.0.5',
+      '192.168.1.2',
+      'example.com',
+      '128.0.0.1',
+    ];
     for (const host of hosts) {
       const ui = (() => {
         try {
@@ -94,7 +110,16 @@ describe('one loopback rule', () => {
       expect(parseUiArgs(['--host', host, '--token', 'a-token-of-enough-length'], {}).help).toBe(false);
       expect(parseConfig(['--http', '0', '--host', host, '--token', 'a-token-of-enough-length'], {}).kind).toBe('serve');
     }
-    expect(hosts.filter(isLoopbackAddress)).toEqual(['127.0.0.1', '127.0.0.2', '127.255.1.9', 'localhost', 'LOCALHOST', '::1', '[::1]', '::ffff:127.0.0.1']);
+    expect(hosts.filter(isLoopbackAddress)).toEqual([
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.255.1.9',
+      'localhost',
+      'LOCALHOST',
+      '::1',
+      '[::1]',
+      '::ffff:127.0.0.1',
+    ]);
   });
 });
 
@@ -108,7 +133,9 @@ describe('files a command must not touch', () => {
     const bundle = await bundleFile();
     for (const args of [['export'], ['ui', '--port', '0'], ['import', bundle]]) {
       const r = await cli([...args, '--store', `sqlite://${file}`]);
-      expect(shortFailure(r, 1)).toMatch(/other\.db is a SQLite database of another program \(tables: notes\), not a blackboard store; it was left untouched/);
+      expect(shortFailure(r, 1)).toMatch(
+        /other\.db is a SQLite database of another program \(tables: notes\), not a blackboard store; it was left untouched/,
+      );
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
     expect(sha(file)).toBe(before);
@@ -149,7 +176,10 @@ describe('a store written by a newer version is refused with one line naming bot
     await (await openStore(url)).close();
     const client = new pg.Client({ connectionString: base });
     await client.connect();
-    const { rows } = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.columns WHERE table_schema = $1 AND column_name = 'schema_version'", [schema]);
+    const { rows } = await client.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.columns WHERE table_schema = $1 AND column_name = 'schema_version'",
+      [schema],
+    );
     await client.query(`UPDATE "${schema}"."${rows[0].table_name}" SET schema_version = 99`);
     await client.end();
     const r = await cli(['--store', url]);
@@ -178,7 +208,9 @@ describe('start-up errors keep their cause and next step', () => {
     );
     const text = errorText(error);
     expect(text.split('\n')).toHaveLength(2);
-    expect(text).toMatch(/^better-sqlite3 was built for another version of Node\.js \(module version 115; this Node\.js v\S+ needs 127\)\./);
+    expect(text).toMatch(
+      /^better-sqlite3 was built for another version of Node\.js \(module version 115; this Node\.js v\S+ needs 127\)\./,
+    );
     expect(text).toContain('npm rebuild better-sqlite3');
   });
 

@@ -10,7 +10,8 @@ describe('the flag table', () => {
       expect(help).toContain(`--${f.flag}${f.arg ? ` ${f.arg}` : ''}`);
       if (f.env) expect(help).toMatch(new RegExp(`--${f.flag}\\b[^\\n]*${f.env}`));
     }
-    for (const kind of ['sqlite:///', 'sqlite://relative', 'memory://', 'postgres://', 'redis://', 'rediss://']) expect(help).toContain(kind);
+    for (const kind of ['sqlite:///', 'sqlite://relative', 'memory://', 'postgres://', 'redis://', 'rediss://'])
+      expect(help).toContain(kind);
   });
 
   it('no flag and no environment gives the defaults that embedding code gets', () => {

@@ -31,7 +31,11 @@ process.on('exit', () => {
 });
 
 /** Builds a case for a backend opened from a URL-like location: `fresh()` makes a new one, `open(at)` opens it. */
-export function sharedCase(name: string, fresh: () => string, open: (at: string) => Promise<ConstructorParameters<typeof VersionedStore>[0]>): BackendCase {
+export function sharedCase(
+  name: string,
+  fresh: () => string,
+  open: (at: string) => Promise<ConstructorParameters<typeof VersionedStore>[0]>,
+): BackendCase {
   const where = new WeakMap<VersionedStore, string>();
   const make = async (at: string, options?: StoreOptions): Promise<VersionedStore> => {
     const store = new VersionedStore(await open(at), { sweepIntervalMs: 0, ...options });
@@ -66,4 +70,8 @@ export const postgresCase = (url: string): BackendCase =>
 
 /** Redis: a fresh `?prefix=` per store on the server at `url`; a second backend on the same prefix is another host. */
 export const redisCase = (url: string): BackendCase =>
-  sharedCase('redis', () => `${url}${url.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`, (at) => RedisBackend.open(at));
+  sharedCase(
+    'redis',
+    () => `${url}${url.includes('?') ? '&' : '?'}prefix=c${randomUUID().slice(0, 12)}`,
+    (at) => RedisBackend.open(at),
+  );

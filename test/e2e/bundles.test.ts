@@ -5,7 +5,18 @@ import { tempDir } from '../contract/backends.js';
 import { runCli, spawnAgent } from '../helpers.js';
 
 async function seed(db: string): Promise<void> {
-  const a = await spawnAgent(['--store', `sqlite://${db}`, '--namespace', 'team', '--thread', 'T', '--agent', 'seed', '--max-iterations', '5']);
+  const a = await spawnAgent([
+    '--store',
+    `sqlite://${db}`,
+    '--namespace',
+    'team',
+    '--thread',
+    'T',
+    '--agent',
+    'seed',
+    '--max-iterations',
+    '5',
+  ]);
   try {
     await a.ok('state_set', { key: 'k', value: { nested: ['x', 1, null] }, scope: 'thread' });
     await a.ok('state_set', { key: '__proto__', value: 'odd key', scope: 'thread' });
@@ -58,7 +69,10 @@ describe('export and import bundles', () => {
     expect((await runCli(['import', file, '--store', `sqlite://${target}`, '--namespace', 'team'])).code).toBe(0);
     const b = await spawnAgent(['--store', `sqlite://${target}`, '--namespace', 'team', '--thread', 'T']);
     try {
-      expect(await b.ok('state_get', { key: 'k', scope: 'thread' })).toMatchObject({ value: { nested: ['x', 1, null] }, updatedBy: 'seed' });
+      expect(await b.ok('state_get', { key: 'k', scope: 'thread' })).toMatchObject({
+        value: { nested: ['x', 1, null] },
+        updatedBy: 'seed',
+      });
       expect((await b.ok('state_get', { key: 'r', scope: 'run' })).value).toBe('run value');
       expect((await b.ok('scratchpad_read')).observations).toEqual(['seen']);
       expect((await b.ok('agent_state_get')).state).toBe('running');
@@ -72,7 +86,11 @@ describe('export and import bundles', () => {
     await seed(db);
     const before = (await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team'])).stdout;
     const good = (await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team', '--thread', 'T'])).stdout;
-    for (const [name, text] of [['truncated', good.slice(0, good.length - 40)], ['not json', 'hello'], ['bad record', '{"format":2,"kind":"namespace","records":{"global\\u001fk":{"v":1}}}']]) {
+    for (const [name, text] of [
+      ['truncated', good.slice(0, good.length - 40)],
+      ['not json', 'hello'],
+      ['bad record', '{"format":2,"kind":"namespace","records":{"global\\u001fk":{"v":1}}}'],
+    ]) {
       const file = join(tempDir(), `${name}.json`);
       writeFileSync(file, text);
       const r = await runCli(['import', file, '--store', `sqlite://${db}`, '--namespace', 'team']);

@@ -18,7 +18,10 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
   it('8 worker processes × 125 contended claims on one plan: every step completed exactly once, never two holders', async () => {
     const store = fresh();
     const planner = await start(store, 'planner');
-    const { planId, stepIds } = await planner.ok('plan_create', { title: 'contended', steps: Array.from({ length: 200 }, (_, i) => `step ${i}`) });
+    const { planId, stepIds } = await planner.ok('plan_create', {
+      title: 'contended',
+      steps: Array.from({ length: 200 }, (_, i) => `step ${i}`),
+    });
     const workers = await Promise.all(Array.from({ length: 8 }, (_, i) => start(store, `w${i}`)));
     type Grant = { step: string; fence: number; worker: number };
     const grants: Grant[] = [];
@@ -66,7 +69,7 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
     }
   }, 600_000);
 
-  it('a holder paused past its lease gets CLAIM_LOST when it resumes; the new holder\'s completion stands', async () => {
+  it("a holder paused past its lease gets CLAIM_LOST when it resumes; the new holder's completion stands", async () => {
     const store = fresh();
     const planner = await start(store, 'planner');
     const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });

@@ -21,7 +21,8 @@ function oneLine(r: Run, code: number): string {
 }
 
 // A stray success must not touch the user's default store: every run gets an in-memory one unless it says otherwise.
-const cli = (args: string[], env: Record<string, string> = {}): Promise<Run> => runCli(args, undefined, { BLACKBOARD_STORE: 'memory://', ...env });
+const cli = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  runCli(args, undefined, { BLACKBOARD_STORE: 'memory://', ...env });
 
 describe('--help for every command', () => {
   it('the main --help lists the subcommands and how to get their help', async () => {
@@ -56,18 +57,32 @@ describe('--help for every command', () => {
 describe('a bad flag or value is one line and exit code 2', () => {
   it.each<[string, string[], RegExp, Record<string, string>?]>([
     ['a value outside its set, echoed as given', ['--sync', 'fast'], /--sync must be full or normal, got "fast"\.$/m],
-    ['the same from the environment, naming the variable', [], /BLACKBOARD_SYNC must be full or normal, got "Fast"\./, { BLACKBOARD_SYNC: 'Fast' }],
+    [
+      'the same from the environment, naming the variable',
+      [],
+      /BLACKBOARD_SYNC must be full or normal, got "Fast"\./,
+      { BLACKBOARD_SYNC: 'Fast' },
+    ],
     ['a negative number', ['--max-iterations', '-1'], /--max-iterations must be a whole number from 0 to \d+, got "-1"\./],
     ['a negative number with =', ['--max-iterations=-1'], /--max-iterations must be a whole number from 0 to \d+, got "-1"\./],
     ['a word for a number', ['--max-iterations', 'ten'], /--max-iterations must be a whole number .*got "ten"/],
     ['a fraction', ['--keep-checkpoints', '2.5'], /--keep-checkpoints must be a whole number .*got "2\.5"/],
-    ['a number from the environment', [], /BLACKBOARD_MAX_VALUE_BYTES must be a whole number .*got "-5"/, { BLACKBOARD_MAX_VALUE_BYTES: '-5' }],
+    [
+      'a number from the environment',
+      [],
+      /BLACKBOARD_MAX_VALUE_BYTES must be a whole number .*got "-5"/,
+      { BLACKBOARD_MAX_VALUE_BYTES: '-5' },
+    ],
     ['a port out of range', ['--http', '70000'], /--http must be a whole number from 0 to 65535, got "70000"/],
     ['an unknown tool family', ['--tools', 'kv,plannr'], /--tools: unknown tool, family or profile "plannr" \(did you mean planner\?\)/],
     ['a bad namespace', ['--namespace', 'Bad-NS'], /--namespace "Bad-NS" must match/],
     ['a malformed budget', ['--budget', 'tokens'], /--budget "tokens" must look like NAME=MAX/],
     ['a missing value', ['--thread'], /--thread needs a value\. Run mcp-blackboard --help/],
-    ['a value that looks like a flag', ['--thread', '-x'], /--thread needs a value; to give one that starts with "-", write --thread=VALUE/],
+    [
+      'a value that looks like a flag',
+      ['--thread', '-x'],
+      /--thread needs a value; to give one that starts with "-", write --thread=VALUE/,
+    ],
     ['an unknown flag', ['--nope'], /unknown flag --nope\. Run mcp-blackboard --help for the flags\./],
     ['a value for a switch', ['--allow-budget-admin=yes'], /--allow-budget-admin' does not take an argument/],
     ['an unknown command', ['serve'], /unknown command "serve"\. Commands: export, import, ui/],
@@ -76,7 +91,11 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ['export: a bad namespace', ['export', '--namespace', 'NS!'], /--namespace "NS!" must match/],
     ['export: from a store that is always empty', ['export', '--store', 'memory://'], /memory:\/\/ is empty in a new process/],
     ['ui: a negative port', ['ui', '--port', '-1'], /^mcp-blackboard ui: --port must be a whole number from 0 to 65535, got "-1"\./],
-    ['ui: a flag missing its value', ['ui', '--token', '-x'], /^mcp-blackboard ui: --token needs a value; to give one that starts with "-", write --token=VALUE\./],
+    [
+      'ui: a flag missing its value',
+      ['ui', '--token', '-x'],
+      /^mcp-blackboard ui: --token needs a value; to give one that starts with "-", write --token=VALUE\./,
+    ],
     ['import: no file', ['import'], /^mcp-blackboard import: import takes one FILE \(or - for stdin\), got 0/],
     ['import: two files', ['import', 'a.json', 'b.json'], /takes one FILE .*got 2/],
   ])('%s', async (_name, args, message, env) => {
@@ -105,7 +124,9 @@ describe('what cannot run is one line and exit code 1', () => {
     writeFileSync(notDb, 'my notes, not a database\n');
     expect(oneLine(await cli(['--store', `sqlite://${dir}`]), 1)).toMatch(/^mcp-blackboard: cannot open the store sqlite:\/\/\S+: \S/);
     expect(oneLine(await cli(['--store', `sqlite://${notDb}`]), 1)).toMatch(/cannot open the store .*notes\.db: .*not a database/);
-    expect(oneLine(await cli(['export', '--store', `sqlite://${notDb}`]), 1)).toMatch(/^mcp-blackboard export: cannot open the store .*not a database/);
+    expect(oneLine(await cli(['export', '--store', `sqlite://${notDb}`]), 1)).toMatch(
+      /^mcp-blackboard export: cannot open the store .*not a database/,
+    );
     expect(oneLine(await cli(['export', '--store', `sqlite://${dir}`]), 1)).toMatch(/is not a file/);
     expect(readFileSync(notDb, 'utf8')).toBe('my notes, not a database\n');
   });
@@ -120,7 +141,9 @@ describe('what cannot run is one line and exit code 1', () => {
     expect(oneLine(r2, 1)).toMatch(/the directory .*no\/such\/dir does not exist/);
     // the same through the environment, and for the default store location
     expect(oneLine(await cli(['export'], { BLACKBOARD_STORE: `sqlite://${typo}` }), 1)).toMatch(/no store at/);
-    expect(oneLine(await cli(['export'], { BLACKBOARD_STORE: '', XDG_DATA_HOME: join(dir, 'data') }), 1)).toMatch(/no store at .*data\/mcp-blackboard\/blackboard\.db/);
+    expect(oneLine(await cli(['export'], { BLACKBOARD_STORE: '', XDG_DATA_HOME: join(dir, 'data') }), 1)).toMatch(
+      /no store at .*data\/mcp-blackboard\/blackboard\.db/,
+    );
     expect(existsSync(typo)).toBe(false);
     expect(existsSync(join(dir, 'no'))).toBe(false);
     expect(existsSync(join(dir, 'data'))).toBe(false);
@@ -128,7 +151,9 @@ describe('what cannot run is one line and exit code 1', () => {
 
   it('import of a file that is not there', async () => {
     const db = join(tempDir(), 'target.db');
-    expect(oneLine(await cli(['import', join(tempDir(), 'missing.json'), '--store', `sqlite://${db}`]), 1)).toMatch(/cannot read .*missing\.json: ENOENT/);
+    expect(oneLine(await cli(['import', join(tempDir(), 'missing.json'), '--store', `sqlite://${db}`]), 1)).toMatch(
+      /cannot read .*missing\.json: ENOENT/,
+    );
     expect(existsSync(db)).toBe(false);
   });
 });
@@ -146,7 +171,10 @@ describe('first run in a terminal', () => {
   const script = spawnSync('script', ['--version']).status === 0;
   it.skipIf(!script)('a real terminal gets the hint once on stderr, and Ctrl+D stops the server with exit code 0', async () => {
     // `script` gives the server a pseudo-terminal as stdin (and stdout/stderr, which it copies to its own stdout).
-    const child = spawn('script', ['-qfec', `'${process.execPath}' '${CLI}' --store memory://`, '/dev/null'], { stdio: 'pipe', cwd: tempDir() });
+    const child = spawn('script', ['-qfec', `'${process.execPath}' '${CLI}' --store memory://`, '/dev/null'], {
+      stdio: 'pipe',
+      cwd: tempDir(),
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));

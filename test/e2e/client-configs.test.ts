@@ -25,7 +25,9 @@ const httpFiles = files.filter((f) => entry(f)?.url !== undefined);
 function expand(file: string, text: string, env: Record<string, string>): string {
   const name = basename(file);
   const claude = name.startsWith('claude-code');
-  expect(claude || name.startsWith('vscode') || name.startsWith('cursor'), `${file}: name it for the client whose syntax it uses`).toBe(true);
+  expect(claude || name.startsWith('vscode') || name.startsWith('cursor'), `${file}: name it for the client whose syntax it uses`).toBe(
+    true,
+  );
   return text.replace(/\$\{([^}]*)\}/g, (_all, v: string) => {
     const m = claude ? /^([A-Z_][A-Z0-9_]*)(?::-(.*))?$/.exec(v) : /^env:([A-Z_][A-Z0-9_]*)()$/.exec(v);
     expect(m, `${file}: \${${v}} is not ${claude ? 'Claude Code' : 'VS Code/Cursor'} syntax`).toBeTruthy();
@@ -54,7 +56,7 @@ describe('client configurations', () => {
     });
     afterAll(() => s?.close());
 
-    it.each(httpFiles)('%s: its URL path, token and headers open a session as the token\'s agent', async (file) => {
+    it.each(httpFiles)("%s: its URL path, token and headers open a session as the token's agent", async (file) => {
       const server = entry(file);
       const env = { BLACKBOARD_TOKEN: TOKEN };
       const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([k, v]) => [k, expand(file, v, env)]));

@@ -25,7 +25,7 @@ describe('examples run as documented', () => {
     expect(stdout).toContain('planner: result {"answer":42}');
   });
 
-  it('delegation.mjs: a child process spends the parent\'s budget and answers once; the parent waits for it', async () => {
+  it("delegation.mjs: a child process spends the parent's budget and answers once; the parent waits for it", async () => {
     const { stdout } = await run(process.execPath, [join(examples, 'delegation.mjs')], { timeout: 30_000 });
     expect(stdout).toContain('child: step 3, 0 left');
     expect(stdout).toContain('child: step 4 refused: LIMIT_REACHED');
@@ -34,7 +34,7 @@ describe('examples run as documented', () => {
     expect(stdout).toContain('parent: iterations used 3/3 (counted from the child)');
   });
 
-  it('work-queue.mjs: workers claim and finish a plan\'s steps, each once, blockers first; a killed worker\'s step is finished by another', async () => {
+  it("work-queue.mjs: workers claim and finish a plan's steps, each once, blockers first; a killed worker's step is finished by another", async () => {
     const { stdout } = await run(process.execPath, [join(examples, 'work-queue.mjs')], { timeout: 60_000 });
     expect(stdout).toMatch(/planner: created plan-[0-9a-f]{12} with 5 steps/);
     const dropped = /worker-c: claimed (s\d) and was killed while working on it/.exec(stdout)![1];
@@ -43,7 +43,11 @@ describe('examples run as documented', () => {
     const order = /order: (.*)/.exec(stdout)![1].split(' ');
     expect([...order].sort()).toEqual(['s1', 's2', 's3', 's4', 's5']);
     // s3 and s4 wait for s2; s5 for s1, s3 and s4
-    for (const [step, blockers] of [['s3', ['s2']], ['s4', ['s2']], ['s5', ['s1', 's3', 's4']]] as const) {
+    for (const [step, blockers] of [
+      ['s3', ['s2']],
+      ['s4', ['s2']],
+      ['s5', ['s1', 's3', 's4']],
+    ] as const) {
       for (const blocker of blockers) expect(order.indexOf(blocker), `${blocker} before ${step}`).toBeLessThan(order.indexOf(step));
     }
     expect(stdout).toMatch(/s5 completed by worker-[ab]: publish/);
@@ -56,13 +60,20 @@ describe('examples run as documented', () => {
     // Each city once, whichever worker took it; both workers answered.
     const described = [...stdout.matchAll(/worker said "(worker-[12]) described (.*)"/g)].map((m) => [m[1], m[2]]);
     expect(described.map(([w]) => w).sort()).toEqual(['worker-1', 'worker-2']);
-    expect(described.flatMap(([, cities]) => cities.split(', ')).filter((c) => c !== 'nothing').sort()).toEqual(['Hanoi', 'Lisbon', 'Oslo', 'Quito']);
-    expect(stdout).toMatch(/orchestrator: final answer: Lisbon \(by worker-[12]\)\. Oslo \(by worker-[12]\)\. Quito .* Hanoi \(by worker-[12]\)\./);
+    expect(
+      described
+        .flatMap(([, cities]) => cities.split(', '))
+        .filter((c) => c !== 'nothing')
+        .sort(),
+    ).toEqual(['Hanoi', 'Lisbon', 'Oslo', 'Quito']);
+    expect(stdout).toMatch(
+      /orchestrator: final answer: Lisbon \(by worker-[12]\)\. Oslo \(by worker-[12]\)\. Quito .* Hanoi \(by worker-[12]\)\./,
+    );
     // The change feed saw every result as it was written.
     expect([...stderr.matchAll(/saw result\/(\w+)/g)].map((m) => m[1]).sort()).toEqual(['Hanoi', 'Lisbon', 'Oslo', 'Quito']);
   });
 
-  it('ai-sdk.mjs: the Vercel AI SDK\'s MCP client connects in-process to createBlackboardServer', async () => {
+  it("ai-sdk.mjs: the Vercel AI SDK's MCP client connects in-process to createBlackboardServer", async () => {
     const { stdout } = await run(process.execPath, [join(examples, 'ai-sdk.mjs')], { timeout: 30_000 });
     expect(stdout).toMatch(/ai-sdk: \d+ tools, e\.g\. state_get, state_set, state_delete/);
     expect(stdout).toContain('ai-sdk: state_set -> {"version":1,"revision":');

@@ -57,7 +57,10 @@ describe.each(sharedStores())('following the board across processes ($name)', (s
               break;
             case 4: {
               const { results } = await writer.ok('state_batch', {
-                ops: [{ op: 'set', key, scope, value: n }, { op: 'delete', key: `k${(n + 1) % 37}`, scope }],
+                ops: [
+                  { op: 'set', key, scope, value: n },
+                  { op: 'delete', key: `k${(n + 1) % 37}`, scope },
+                ],
               });
               written += 1 + (results[1].deleted ? 1 : 0);
               break;
@@ -87,9 +90,7 @@ describe.each(sharedStores())('following the board across processes ($name)', (s
       const label = scope;
       const listed = await writer.ok('state_list', { scope, limit: 1000 });
       const live = Object.fromEntries(listed.keys.map((k: { key: string; version: number }) => [k.key, k.version]));
-      const replayed = Object.fromEntries(
-        [...last.values()].filter((c) => c.scope === label && !c.deleted).map((c) => [c.key, c.version]),
-      );
+      const replayed = Object.fromEntries([...last.values()].filter((c) => c.scope === label && !c.deleted).map((c) => [c.key, c.version]));
       expect(replayed, `scope ${scope} (writer thread ${thread})`).toEqual(live);
     }
     // and nothing missed: one change per acknowledged write

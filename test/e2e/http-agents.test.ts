@@ -122,7 +122,11 @@ describe('HTTP with an auth file: each client is its own agent', () => {
 
     const parent = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'lead-1' }, 'team_');
     await parent.ok('state_set', { key: 'goal', value: 'ship', scope: 'thread' });
-    const child = await agent('/mcp/team', { ...bearer(CODER), 'X-Blackboard-Thread': 'child-1', 'X-Blackboard-Parent-Thread': 'lead-1' }, 'team_');
+    const child = await agent(
+      '/mcp/team',
+      { ...bearer(CODER), 'X-Blackboard-Thread': 'child-1', 'X-Blackboard-Parent-Thread': 'lead-1' },
+      'team_',
+    );
     expect(await child.ok('whoami')).toMatchObject({ thread: 'child-1', parentThread: 'lead-1', delegateLevel: 1 });
     expect((await child.ok('state_get', { key: 'goal', scope: 'thread:lead-1' })).value).toBe('ship');
     const again = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'lead-1' }, 'team_');

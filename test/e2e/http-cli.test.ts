@@ -64,8 +64,16 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
   it.each([
     ['not JSON', '{"clients": [', /is not valid JSON/],
     ['no agent', JSON.stringify({ clients: [{ token: A, namespaces: ['*'], access: 'read' }] }), /malformed at clients\[0\]\.agent/],
-    ['bad access', JSON.stringify({ clients: [{ ...client(A, 'a'), access: 'write' }] }), /clients\[0\]\.access: access must be "read" or "readwrite"/],
-    ['both tokens', JSON.stringify({ clients: [{ ...client(A, 'a'), tokenSha256: 'ab'.repeat(32) }] }), /exactly one of token and tokenSha256/],
+    [
+      'bad access',
+      JSON.stringify({ clients: [{ ...client(A, 'a'), access: 'write' }] }),
+      /clients\[0\]\.access: access must be "read" or "readwrite"/,
+    ],
+    [
+      'both tokens',
+      JSON.stringify({ clients: [{ ...client(A, 'a'), tokenSha256: 'ab'.repeat(32) }] }),
+      /exactly one of token and tokenSha256/,
+    ],
     ['same token twice', JSON.stringify({ clients: [client(A, 'a'), client(A, 'b')] }), /clients\[1\]: the same token as clients\[0\]/],
     ['short token', JSON.stringify({ clients: [client('short', 'a')] }), /at least 16 characters/],
     ['bad namespace', JSON.stringify({ clients: [{ ...client(A, 'a'), namespaces: ['Team'] }] }), /clients\[0\]\.namespaces\[0\]/],
@@ -125,7 +133,9 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
     writeFileSync(file, '{"clients": []}');
     server.child.kill('SIGHUP');
     await waitFor(() => server.stderr().includes('kept the previous clients'));
-    expect(server.stderr()).toMatch(/kept the previous clients: the auth file .* is malformed at clients: clients must list at least one client/);
+    expect(server.stderr()).toMatch(
+      /kept the previous clients: the auth file .* is malformed at clients: clients must list at least one client/,
+    );
     expect((await gamma.ok('whoami')).agent).toBe('gamma');
     expect((await rawInitialize(port, bearer(C))).status).toBe(200);
   });

@@ -23,7 +23,7 @@ describe('EventLog', () => {
     expect(await a.getStreamIdForEventId!(first)).toBe('s1');
   });
 
-  it('a session cannot see or replay another session\'s events, even for the same stream id', async () => {
+  it("a session cannot see or replay another session's events, even for the same stream id", async () => {
     const log = new EventLog();
     const a = log.forSession();
     const b = log.forSession();
@@ -54,7 +54,7 @@ describe('EventLog', () => {
     expect(log.size.events).toBe(0);
   });
 
-  it('dispose drops a closed session\'s events', async () => {
+  it("dispose drops a closed session's events", async () => {
     const log = new EventLog();
     const a = log.forSession();
     const b = log.forSession();

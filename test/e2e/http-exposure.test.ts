@@ -1,6 +1,16 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearer, httpAgent, initializeBody, MCP_HEADERS, raw, rawInitialize, startHttp, type HttpAgent, type Served } from './http-helpers.js';
+import {
+  bearer,
+  httpAgent,
+  initializeBody,
+  MCP_HEADERS,
+  raw,
+  rawInitialize,
+  startHttp,
+  type HttpAgent,
+  type Served,
+} from './http-helpers.js';
 
 let s: Served | undefined;
 const open: HttpAgent[] = [];
@@ -37,7 +47,11 @@ function streamBody(port: number, headers: Record<string, string | number>, byte
 describe('HTTP exposure', () => {
   it('with the shared token, X-Blackboard-Agent names the agent of the session', async () => {
     s = await startHttp({ token: TOKEN }, { agent: 'configured' });
-    const named = await httpAgent(`${s.base}/mcp`, { ...bearer(TOKEN), 'X-Blackboard-Agent': 'alice', 'X-Blackboard-Agent-Type': 'writer' });
+    const named = await httpAgent(`${s.base}/mcp`, {
+      ...bearer(TOKEN),
+      'X-Blackboard-Agent': 'alice',
+      'X-Blackboard-Agent-Type': 'writer',
+    });
     const plain = await httpAgent(`${s.base}/mcp`, bearer(TOKEN));
     open.push(named, plain);
     expect(await named.ok('whoami')).toMatchObject({ agent: 'alice', agentType: 'writer' });
@@ -55,7 +69,11 @@ describe('HTTP exposure', () => {
     expect(streamed.status).toBe(413);
     // inside an open session too (the SDK transport reads those bodies)
     const { sessionId } = await rawInitialize(s.port, bearer(TOKEN));
-    const inSession = await streamBody(s.port, { ...bearer(TOKEN), 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25', 'transfer-encoding': 'chunked' }, 6 * 1024 * 1024);
+    const inSession = await streamBody(
+      s.port,
+      { ...bearer(TOKEN), 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25', 'transfer-encoding': 'chunked' },
+      6 * 1024 * 1024,
+    );
     expect(inSession.status).toBe(413);
     // a value just under the limit still goes through
     const a = await httpAgent(`${s.base}/mcp`, bearer(TOKEN));

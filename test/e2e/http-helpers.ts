@@ -87,7 +87,12 @@ export const bearer = (token: string): Record<string, string> => ({ authorizatio
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 export const initializeBody = (protocolVersion = '2025-11-25'): string =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
 
 export interface RawResponse {
   status: number;
@@ -96,7 +101,10 @@ export interface RawResponse {
 }
 
 /** One request with node:http, so that any header (Host included) can be sent as given. */
-export function raw(port: number, options: { path?: string; method?: string; headers?: Record<string, string | number>; body?: string }): Promise<RawResponse> {
+export function raw(
+  port: number,
+  options: { path?: string; method?: string; headers?: Record<string, string | number>; body?: string },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port, path: options.path ?? '/mcp', method: options.method ?? 'POST', headers: options.headers },
@@ -112,7 +120,11 @@ export function raw(port: number, options: { path?: string; method?: string; hea
 }
 
 /** Sends an initialize with these headers; returns the response (and its session id, when one was opened). */
-export async function rawInitialize(port: number, headers: Record<string, string> = {}, path = '/mcp'): Promise<RawResponse & { sessionId?: string }> {
+export async function rawInitialize(
+  port: number,
+  headers: Record<string, string> = {},
+  path = '/mcp',
+): Promise<RawResponse & { sessionId?: string }> {
   const res = await raw(port, { path, headers: { ...MCP_HEADERS, ...headers }, body: initializeBody() });
   const sessionId = res.headers['mcp-session-id'];
   return { ...res, sessionId: typeof sessionId === 'string' ? sessionId : undefined };

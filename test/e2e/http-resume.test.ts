@@ -19,7 +19,10 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Reads SSE events from a response until `until` says stop; returns them. */
-async function readEvents(res: Response, until: (events: { id?: string; data: string }[]) => boolean): Promise<{ id?: string; data: string }[]> {
+async function readEvents(
+  res: Response,
+  until: (events: { id?: string; data: string }[]) => boolean,
+): Promise<{ id?: string; data: string }[]> {
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   const events: { id?: string; data: string }[] = [];
   let buffer = '';
@@ -46,11 +49,18 @@ describe('resumable SSE streams', () => {
     const sessionId = init.headers.get('mcp-session-id')!;
     await init.text();
     const headers = { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
-    await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+    await (
+      await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    ).text();
 
     const dropped = new AbortController();
     const call = { name: 'watch', arguments: { key: 'resume-me', waitMs: 30_000 }, _meta: { progressToken: 'p1' } };
-    const stream = await fetch(url, { method: 'POST', headers, signal: dropped.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: call }) });
+    const stream = await fetch(url, {
+      method: 'POST',
+      headers,
+      signal: dropped.signal,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: call }),
+    });
     expect(stream.headers.get('content-type')).toContain('text/event-stream');
     // the priming event and one progress notification, each with an id; then the connection drops
     const seen = await readEvents(stream, (events) => events.some((e) => e.data.includes('notifications/progress')));
@@ -73,7 +83,10 @@ describe('resumable SSE streams', () => {
     const other = await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...bearer(TOKEN) }, body: initializeBody() });
     const otherId = other.headers.get('mcp-session-id')!;
     await other.text();
-    const stolen = await fetch(url, { method: 'GET', headers: { ...headers, 'mcp-session-id': otherId, accept: 'text/event-stream', 'last-event-id': lastEventId } });
+    const stolen = await fetch(url, {
+      method: 'GET',
+      headers: { ...headers, 'mcp-session-id': otherId, accept: 'text/event-stream', 'last-event-id': lastEventId },
+    });
     expect(stolen.status).toBe(400);
     await stolen.text();
   });
@@ -102,10 +115,13 @@ describe('resumable SSE streams', () => {
     await client.connect(transport);
     try {
       const tokens: string[] = [];
-      const result = client.callTool({ name: 'watch', arguments: { key: 'sdk-resume', waitMs: 30_000 } }, {
-        onresumptiontoken: (t) => tokens.push(t),
-        timeout: 30_000,
-      });
+      const result = client.callTool(
+        { name: 'watch', arguments: { key: 'sdk-resume', waitMs: 30_000 } },
+        {
+          onresumptiontoken: (t) => tokens.push(t),
+          timeout: 30_000,
+        },
+      );
       while (tokens.length === 0) await sleep(20);
       drop!();
       await sleep(100);

@@ -12,7 +12,11 @@ const TOKEN = 'test-token-123';
 
 beforeAll(async () => {
   const db = join(tempDir(), 'http.db');
-  child = spawn(process.execPath, [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2', '--tools', 'all'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(
+    process.execPath,
+    [CLI, '--http', '0', '--store', `sqlite://${db}`, '--token', TOKEN, '--http-session-idle', '2', '--tools', 'all'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stdout = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   url = await new Promise<string>((resolve, reject) => {
@@ -73,14 +77,23 @@ describe('Streamable HTTP', () => {
     const init = await fetch(url, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } },
+      }),
     });
     const sessionId = init.headers.get('mcp-session-id')!;
     await init.text();
     expect(sessionId).toBeTruthy();
     const live = await httpAgent(TOKEN); // keeps its notification stream open, like a real client
     await new Promise((r) => setTimeout(r, 3500));
-    const late = await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const late = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     expect(late.status).toBe(404);
     expect((await live.agent.ok('whoami')).thread).toBeTruthy();
     await live.client.close();
@@ -91,14 +104,32 @@ describe('Streamable HTTP', () => {
     const target = new URL(url);
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(
-        { host: target.hostname, port: target.port, path: '/mcp', method: 'POST', headers: { host: 'evil.example:80', authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: '/mcp',
+          method: 'POST',
+          headers: {
+            host: 'evil.example:80',
+            authorization: `Bearer ${TOKEN}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
         },
       );
       req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }));
+      req.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        }),
+      );
     });
     expect(status).toBe(403);
   });

@@ -17,7 +17,9 @@ const title =
 
 // npm passes its own run's details to scripts (`npm test`); the npm started here must see only the fresh directory.
 const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^(npm_(lifecycle|package|command|execpath|node_execpath|config_local_prefix)|INIT_CWD$)/i.test(k)),
+  Object.entries(process.env).filter(
+    ([k]) => !/^(npm_(lifecycle|package|command|execpath|node_execpath|config_local_prefix)|INIT_CWD$)/i.test(k),
+  ),
 ) as Record<string, string>;
 
 describe('the npm package', () => {
@@ -26,56 +28,75 @@ describe('the npm package', () => {
     return;
   }
 
-  it(title, async () => {
-    expect(existsSync(CLI), 'build first: npm run build').toBe(true);
-    const out = tempDir();
-    // The build is already there (npm test builds first); running `prepare` again would rebuild dist under the
-    // feet of the other test files.
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], { cwd: root, env });
-    const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string; mode: number }> }>;
-    const paths = info.files.map((f) => f.path).sort();
-    // Only what a user needs: the compiled code, the README, the LICENSE and package.json.
-    expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'package.json']);
-    // The declarations published are the public entry's and what it exposes, none of the implementation's.
-    expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual(['dist/api/index.d.ts', 'dist/api/kv.d.ts', 'dist/api/options.d.ts', 'dist/api/plans.d.ts', 'dist/api/records.d.ts', 'dist/api/runs.d.ts', 'dist/errors.d.ts', 'dist/index.d.ts']);
-    expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
-    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/ui/assets/index.html']));
-    expect(info.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111, 'dist/cli.js is executable').not.toBe(0);
-    const tarball = join(out, info.filename);
+  it(
+    title,
+    async () => {
+      expect(existsSync(CLI), 'build first: npm run build').toBe(true);
+      const out = tempDir();
+      // The build is already there (npm test builds first); running `prepare` again would rebuild dist under the
+      // feet of the other test files.
+      const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], { cwd: root, env });
+      const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string; mode: number }> }>;
+      const paths = info.files.map((f) => f.path).sort();
+      // Only what a user needs: the compiled code, the README, the LICENSE and package.json.
+      expect(paths.filter((p) => !p.startsWith('dist/'))).toEqual(['LICENSE', 'README.md', 'package.json']);
+      // The declarations published are the public entry's and what it exposes, none of the implementation's.
+      expect(paths.filter((p) => p.startsWith('dist/') && !p.endsWith('.js') && !p.startsWith('dist/ui/assets/'))).toEqual([
+        'dist/api/index.d.ts',
+        'dist/api/kv.d.ts',
+        'dist/api/options.d.ts',
+        'dist/api/plans.d.ts',
+        'dist/api/records.d.ts',
+        'dist/api/runs.d.ts',
+        'dist/errors.d.ts',
+        'dist/index.d.ts',
+      ]);
+      expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
+      expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/ui/assets/index.html']));
+      expect(info.files.find((f) => f.path === 'dist/cli.js')!.mode & 0o111, 'dist/cli.js is executable').not.toBe(0);
+      const tarball = join(out, info.filename);
 
-    const fresh = tempDir();
-    writeFileSync(join(fresh, 'package.json'), JSON.stringify({ name: 'fresh-install', private: true }));
-    const started = Date.now();
-    await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: fresh, env, timeout: 14 * 60_000 });
-    console.log(`npm install of the tarball took ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    const bin = join(fresh, 'node_modules', '.bin', 'mcp-blackboard');
-    const installed = join(fresh, 'node_modules', 'mcp-blackboard');
-    expect(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).bin).toEqual({ 'mcp-blackboard': 'dist/cli.js' });
+      const fresh = tempDir();
+      writeFileSync(join(fresh, 'package.json'), JSON.stringify({ name: 'fresh-install', private: true }));
+      const started = Date.now();
+      await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: fresh, env, timeout: 14 * 60_000 });
+      console.log(`npm install of the tarball took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      const bin = join(fresh, 'node_modules', '.bin', 'mcp-blackboard');
+      const installed = join(fresh, 'node_modules', 'mcp-blackboard');
+      expect(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).bin).toEqual({ 'mcp-blackboard': 'dist/cli.js' });
 
-    const help = await run('npx', ['mcp-blackboard', '--help'], { cwd: fresh, env });
-    expect(help.stdout).toMatch(/^mcp-blackboard \d+\.\d+\.\d+ - /);
-    expect(help.stdout).toContain('mcp-blackboard export');
-    const exportHelp = await run(bin, ['export', '--help'], { cwd: fresh, env });
-    expect(exportHelp.stdout).toMatch(/^Usage: mcp-blackboard export/);
+      const help = await run('npx', ['mcp-blackboard', '--help'], { cwd: fresh, env });
+      expect(help.stdout).toMatch(/^mcp-blackboard \d+\.\d+\.\d+ - /);
+      expect(help.stdout).toContain('mcp-blackboard export');
+      const exportHelp = await run(bin, ['export', '--help'], { cwd: fresh, env });
+      expect(exportHelp.stdout).toMatch(/^Usage: mcp-blackboard export/);
 
-    // A real client over stdio, on a SQLite file: the native driver was built or fetched by the install.
-    const transport = new StdioClientTransport({ command: bin, args: ['--store', `sqlite://${join(fresh, 'board.db')}`], cwd: fresh, env, stderr: 'pipe' });
-    let stderr = '';
-    transport.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-    const client = new Client({ name: 'pack-test', version: '1.0.0' });
-    await client.connect(transport);
-    try {
-      const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['state_get', 'state_set', 'watch']));
-      const set = await client.callTool({ name: 'state_set', arguments: { key: 'installed', value: true } });
-      expect(set.isError, JSON.stringify(set.content)).toBeFalsy();
-    } finally {
-      await client.close();
-    }
-    expect(stderr).toContain(`store=sqlite://${join(fresh, 'board.db')}`);
+      // A real client over stdio, on a SQLite file: the native driver was built or fetched by the install.
+      const transport = new StdioClientTransport({
+        command: bin,
+        args: ['--store', `sqlite://${join(fresh, 'board.db')}`],
+        cwd: fresh,
+        env,
+        stderr: 'pipe',
+      });
+      let stderr = '';
+      transport.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+      const client = new Client({ name: 'pack-test', version: '1.0.0' });
+      await client.connect(transport);
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['state_get', 'state_set', 'watch']));
+        const set = await client.callTool({ name: 'state_set', arguments: { key: 'installed', value: true } });
+        expect(set.isError, JSON.stringify(set.content)).toBeFalsy();
+      } finally {
+        await client.close();
+      }
+      expect(stderr).toContain(`store=sqlite://${join(fresh, 'board.db')}`);
 
-    await checkLibrary(fresh);
-  }, 20 * 60_000);
+      await checkLibrary(fresh);
+    },
+    20 * 60_000,
+  );
 });
 
 /** What a TypeScript user of the library writes; each `@ts-expect-error` proves a type is real (not `any`). */
@@ -126,7 +147,15 @@ async function checkLibrary(fresh: string): Promise<void> {
     noUnusedLocals: false,
     skipLibCheck: false,
   };
-  writeFileSync(join(fresh, 'package.json'), JSON.stringify({ name: 'fresh-install', private: true, type: 'module', dependencies: JSON.parse(readFileSync(join(fresh, 'package.json'), 'utf8')).dependencies }));
+  writeFileSync(
+    join(fresh, 'package.json'),
+    JSON.stringify({
+      name: 'fresh-install',
+      private: true,
+      type: 'module',
+      dependencies: JSON.parse(readFileSync(join(fresh, 'package.json'), 'utf8')).dependencies,
+    }),
+  );
   writeFileSync(join(fresh, 'use.ts'), USE_TS);
   writeFileSync(join(fresh, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['use.ts'] }));
   await run(process.execPath, [tsc, '--noEmit', '-p', fresh], { cwd: fresh, env }).catch((error: { stdout: string }) => {
@@ -141,12 +170,18 @@ async function checkLibrary(fresh: string): Promise<void> {
   expect(existsSync(join(fresh, 'lib.db'))).toBe(true);
 
   // Deep imports fail, at run time and for the type checker; the package.json stays readable.
-  const deep = await run(process.execPath, ['--input-type=module', '-e', "await import('mcp-blackboard/dist/server.js')"], { cwd: fresh, env }).then(
+  const deep = await run(process.execPath, ['--input-type=module', '-e', "await import('mcp-blackboard/dist/server.js')"], {
+    cwd: fresh,
+    env,
+  }).then(
     () => '',
     (error: { stderr: string }) => error.stderr,
   );
   expect(deep).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
-  await run(process.execPath, ['--input-type=module', '-e', "await import('mcp-blackboard/package.json', { with: { type: 'json' } })"], { cwd: fresh, env });
+  await run(process.execPath, ['--input-type=module', '-e', "await import('mcp-blackboard/package.json', { with: { type: 'json' } })"], {
+    cwd: fresh,
+    env,
+  });
   writeFileSync(join(fresh, 'deep.ts'), "import { createServer } from 'mcp-blackboard/dist/server.js';\nconsole.log(createServer);\n");
   writeFileSync(join(fresh, 'tsconfig.deep.json'), JSON.stringify({ compilerOptions, files: ['deep.ts'] }));
   const typed = await run(process.execPath, [tsc, '--noEmit', '-p', join(fresh, 'tsconfig.deep.json')], { cwd: fresh, env }).then(

@@ -22,12 +22,16 @@ describe('plans across processes', () => {
     const planner = await start(db, '--agent', 'planner');
     // s1..s4 free; s5 after s1,s2; s6 after s3; s7 after s5,s6; s8 after s7; s9, s10 free
     const steps = [
-      'a', 'b', 'c', 'd',
+      'a',
+      'b',
+      'c',
+      'd',
       { content: 'e', blockedBy: ['s1', 's2'] },
       { content: 'f', blockedBy: ['s3'] },
       { content: 'g', blockedBy: ['s5', 's6'] },
       { content: 'h', blockedBy: ['s7'] },
-      'i', 'j',
+      'i',
+      'j',
     ];
     const { planId } = await planner.ok('plan_create', { title: 'shared', steps, scope: 'global' });
     const { plan } = await planner.ok('plan_get', { planId, detail: 'full' });
@@ -60,7 +64,8 @@ describe('plans across processes', () => {
     for (const [index, entry] of log.entries()) {
       if (!entry.startsWith('claim:')) continue;
       const step = entry.split(':')[1];
-      for (const blocker of blockers[step]) expect(log.indexOf(`done:${blocker}`), `${blocker} done before ${step} claimed`).toBeLessThan(index);
+      for (const blocker of blockers[step])
+        expect(log.indexOf(`done:${blocker}`), `${blocker} done before ${step} claimed`).toBeLessThan(index);
     }
     const final = (await planner.ok('plan_get', { planId })).plan;
     expect(final.steps.every((s: { status: string }) => s.status === 'completed')).toBe(true);

@@ -85,13 +85,26 @@ describe('2026-07-28: identity per request, never per transport session', () => 
       _meta: { 'blackboard/thread': 'child-1', 'blackboard/parentThread': 'from-header', 'blackboard/agentType': 'reviewer' },
     });
     expect(viaMeta.structuredContent).toMatchObject({ thread: 'child-1', agentType: 'reviewer', parentThread: 'from-header' });
-    await a.client.callTool({ name: 'state_set', arguments: { key: 'mine', value: 1, scope: 'thread' }, _meta: { 'blackboard/thread': 'child-1' } });
-    const read = await a.client.callTool({ name: 'state_get', arguments: { key: 'mine', scope: 'thread' }, _meta: { 'blackboard/thread': 'child-1' } });
+    await a.client.callTool({
+      name: 'state_set',
+      arguments: { key: 'mine', value: 1, scope: 'thread' },
+      _meta: { 'blackboard/thread': 'child-1' },
+    });
+    const read = await a.client.callTool({
+      name: 'state_get',
+      arguments: { key: 'mine', scope: 'thread' },
+      _meta: { 'blackboard/thread': 'child-1' },
+    });
     expect(read.structuredContent).toMatchObject({ found: true, value: 1 });
     expect((await a.ok('state_get', { key: 'mine', scope: 'thread' })).found).toBe(false); // from-header's thread scope
     const bad = await raw(s.port, {
       headers: { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-protocol-version': '2025-11-25' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': 'no spaces' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': 'no spaces' } },
+      }),
     });
     expect(bad.status).toBe(400);
   });

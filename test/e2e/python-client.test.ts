@@ -17,7 +17,10 @@ function prepare(): string | undefined {
   if (spawnSync(PYTHON, ['-c', 'import mcp'], { stdio: 'ignore' }).status === 0) return undefined;
   if (spawnSync('python3', ['--version'], { stdio: 'ignore' }).status !== 0) return 'python3 is not installed';
   if (!existsSync(PYTHON) && spawnSync('python3', ['-m', 'venv', VENV], { stdio: 'ignore' }).status !== 0) return 'python3 -m venv failed';
-  const pip = spawnSync(PYTHON, ['-m', 'pip', 'install', '--retries', '0', '--timeout', '5', '-q', 'mcp'], { encoding: 'utf8', timeout: 300_000 });
+  const pip = spawnSync(PYTHON, ['-m', 'pip', 'install', '--retries', '0', '--timeout', '5', '-q', 'mcp'], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return pip.status === 0 ? undefined : `pip could not install the mcp package: ${(pip.stderr ?? '').trim().split('\n').pop()}`;
 }
 const why = prepare();

@@ -59,9 +59,7 @@ describe('8 server processes on one Redis', () => {
     const delays: number[] = [];
     const fromSend: number[] = [];
     for (let round = 0; round < 12; round++) {
-      const waiting = watcher
-        .ok('watch', { key: 'tick', afterVersion: round, waitMs: 10_000 })
-        .then((r) => ({ r, at: performance.now() }));
+      const waiting = watcher.ok('watch', { key: 'tick', afterVersion: round, waitMs: 10_000 }).then((r) => ({ r, at: performance.now() }));
       await sleep(30 + Math.random() * 30);
       const sent = performance.now();
       await writer.ok('state_set', { key: 'tick', value: round });

@@ -30,7 +30,9 @@ const freePort = (): Promise<number> =>
   });
 
 async function startServer(store: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [CLI, '--http', '0', '--store', store, '--token', TOKEN, '--max-sessions', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, '--http', '0', '--store', store, '--token', TOKEN, '--max-sessions', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   running.push(child);
   const port = await new Promise<number>((resolve, reject) => {
     let err = '';
@@ -77,7 +79,10 @@ http {
   const child = spawn(NGINX!, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   running.push(child);
   for (let i = 0; i < 100; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/mcp`).then(() => true, () => false);
+    const up = await fetch(`http://127.0.0.1:${port}/mcp`).then(
+      () => true,
+      () => false,
+    );
     if (up) return port;
     await sleep(50);
   }
@@ -113,7 +118,9 @@ describe.skipIf(!NGINX)('scale-out behind nginx round-robin (nginx is not instal
       for (let i = 0; i < CLIENTS; i++) {
         if (i % 2 === 0) {
           const client = newClient('modern', `m${i}`);
-          await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { ...headers, 'x-blackboard-agent': `m${i}` } } }));
+          await client.connect(
+            new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { ...headers, 'x-blackboard-agent': `m${i}` } } }),
+          );
           clients.push(new Agent(client));
         } else {
           const client = new V1Client({ name: `l${i}`, version: '1' });
@@ -122,7 +129,11 @@ describe.skipIf(!NGINX)('scale-out behind nginx round-robin (nginx is not instal
         }
       }
       const [first] = clients;
-      const { planId } = await until<{ planId: string }>(first, 'plan_create', { title: 'scale', steps: Array.from({ length: CLIENTS }, (_, i) => `s${i}`), idempotencyKey: 'plan' });
+      const { planId } = await until<{ planId: string }>(first, 'plan_create', {
+        title: 'scale',
+        steps: Array.from({ length: CLIENTS }, (_, i) => `s${i}`),
+        idempotencyKey: 'plan',
+      });
       const { revision: start } = await until<{ revision: number }>(first, 'state_changes', {});
 
       // a follower of the change log and a watcher, each served by whichever process nginx picks
@@ -131,7 +142,11 @@ describe.skipIf(!NGINX)('scale-out behind nginx round-robin (nginx is not instal
       const follower = (async () => {
         let after = start;
         while (following) {
-          const page = await until<{ changes: { key: string; version: number }[]; revision: number }>(clients[2], 'state_changes', { afterRevision: after, waitMs: 500, limit: 500 });
+          const page = await until<{ changes: { key: string; version: number }[]; revision: number }>(clients[2], 'state_changes', {
+            afterRevision: after,
+            waitMs: 500,
+            limit: 500,
+          });
           for (const c of page.changes) if (c.key === 'hits') seen.set(c.version, (seen.get(c.version) ?? 0) + 1);
           after = page.revision;
         }
@@ -142,7 +157,10 @@ describe.skipIf(!NGINX)('scale-out behind nginx round-robin (nginx is not instal
       let done = 0;
       const claimed: string[] = [];
       const work = clients.map(async (agent, i) => {
-        const { step } = await until<{ claimed: boolean; step?: { id?: string; stepId?: string } }>(agent, 'plan_claim', { planId, idempotencyKey: `claim-${i}` });
+        const { step } = await until<{ claimed: boolean; step?: { id?: string; stepId?: string } }>(agent, 'plan_claim', {
+          planId,
+          idempotencyKey: `claim-${i}`,
+        });
         claimed.push(String(step?.stepId ?? step?.id));
         for (let n = 0; n < OPS; n++) {
           await until(agent, 'state_update', { key: 'hits', op: 'increment', value: 1, idempotencyKey: `hit-${i}-${n}` });

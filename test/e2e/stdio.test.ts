@@ -57,7 +57,28 @@ describe('the built bin over stdio', () => {
   it('--help lists every flag, --version prints the version, bad flags fail with a reason', async () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--http', '--token', '--store', '--namespace', '--agent', '--agent-type', '--thread', '--parent-thread', '--tools', '--max-iterations', '--budget', '--allow-budget-admin', '--max-value-bytes', '--plan-ttl', '--keep-checkpoints', '--sync', '--progress-interval-ms', '--host', '--http-session-idle', '--version']) {
+    for (const flag of [
+      '--http',
+      '--token',
+      '--store',
+      '--namespace',
+      '--agent',
+      '--agent-type',
+      '--thread',
+      '--parent-thread',
+      '--tools',
+      '--max-iterations',
+      '--budget',
+      '--allow-budget-admin',
+      '--max-value-bytes',
+      '--plan-ttl',
+      '--keep-checkpoints',
+      '--sync',
+      '--progress-interval-ms',
+      '--host',
+      '--http-session-idle',
+      '--version',
+    ]) {
       expect(help.stdout).toContain(flag);
     }
     const version = await runCli(['--version']);
@@ -87,14 +108,21 @@ describe('a message over the stdio size limit', () => {
     );
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(ErrorCode.InvalidRequest);
-    expect((error as McpError).message).toMatch(/Message too large: \d+ bytes is over this server's limit of 10485760 bytes .*nothing was done/);
+    expect((error as McpError).message).toMatch(
+      /Message too large: \d+ bytes is over this server's limit of 10485760 bytes .*nothing was done/,
+    );
     // nothing was written, and the same connection still serves
     expect(await a.ok('state_get', { key: 'big' })).toMatchObject({ found: false });
     await a.ok('state_set', { key: 'small', value: 'fits' });
     expect((await a.ok('state_get', { key: 'small' })).value).toBe('fits');
-    const skipped = a.stderr().split('\n').filter((line) => line.includes('skipped'));
+    const skipped = a
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('skipped'));
     expect(skipped).toHaveLength(1);
-    expect(skipped[0]).toMatch(/^mcp-blackboard: skipped a message of \d+ bytes on stdin: over the 10485760-byte limit \(answered request \d+ with an error\)$/);
+    expect(skipped[0]).toMatch(
+      /^mcp-blackboard: skipped a message of \d+ bytes on stdin: over the 10485760-byte limit \(answered request \d+ with an error\)$/,
+    );
     expect(a.stderr()).not.toContain('Ctrl+C'); // no first-run hint for a client on a pipe
   });
 
@@ -121,9 +149,15 @@ describe('a message over the stdio size limit', () => {
     while (!out.includes('"id":3') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     child.stdin.end();
     expect(await exited).toBe(0);
-    const replies = out.trim().split('\n').map((line) => JSON.parse(line) as { id?: unknown; error?: { code: number; message: string }; result?: unknown });
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id?: unknown; error?: { code: number; message: string }; result?: unknown });
     expect(replies).toHaveLength(5);
-    expect(replies[0]).toMatchObject({ id: 'head-1', error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/^Message too large/) } });
+    expect(replies[0]).toMatchObject({
+      id: 'head-1',
+      error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/^Message too large/) },
+    });
     expect(replies[1]).toMatchObject({ id: 42, error: { code: ErrorCode.InvalidRequest } });
     expect(replies[2]).toMatchObject({ error: { code: ErrorCode.InvalidRequest } });
     expect(replies[2]).not.toHaveProperty('id');

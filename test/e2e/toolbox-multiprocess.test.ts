@@ -39,7 +39,7 @@ describe.each(sharedStores())('toolbox across processes on one store ($name)', (
     }
   });
 
-  it('a parent process waits on a child process\'s final answer', async () => {
+  it("a parent process waits on a child process's final answer", async () => {
     const db = store.fresh();
     const parent = await start(db, '--thread', 'parent');
     const child = await start(db, '--thread', 'child', '--parent-thread', 'parent');
@@ -64,7 +64,7 @@ describe.each(sharedStores())('toolbox across processes on one store ($name)', (
     expect((await agents[0].ok('budget_status')).budgets[0]).toMatchObject({ current: MAX, reached: true });
   });
 
-  it('a child process\'s steps show in the parent\'s budget_status', async () => {
+  it("a child process's steps show in the parent's budget_status", async () => {
     const db = store.fresh();
     const parent = await start(db, '--thread', 'boss', '--max-iterations', '10');
     const child = await start(db, '--thread', 'worker', '--parent-thread', 'boss', '--max-iterations', '10');

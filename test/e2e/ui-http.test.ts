@@ -37,7 +37,10 @@ async function startUi(args: string[]): Promise<string> {
 }
 
 /** A raw GET with exactly the headers given (fetch would not let a test set Host). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {
       let body = '';
@@ -59,7 +62,7 @@ describe('ui subcommand flags', () => {
     for (const [args, message] of [
       [['ui', '--port', 'x'], '--port must be a whole number'],
       [['ui', '--namespace', 'Bad'], '--namespace "Bad" must match'],
-      [['ui', '--bogus'], "unknown flag --bogus. Run mcp-blackboard ui --help for the flags."],
+      [['ui', '--bogus'], 'unknown flag --bogus. Run mcp-blackboard ui --help for the flags.'],
       [['ui', '--token', 'a', '--auth', 'f.json'], 'not both'],
       [['ui', '--host', '0.0.0.0'], '--host 0.0.0.0 reaches beyond this machine: give --token or --auth'],
     ] as const) {
@@ -187,7 +190,9 @@ describe('createBoardHandler mounted in another server', () => {
       plans: Array<{ title: string }>;
       threads?: unknown;
     };
-    expect(view.scopes).toEqual([{ scope: 'global', keys: [expect.objectContaining({ key: 'k', value: '1', version: 1, updatedBy: 'planner' })] }]);
+    expect(view.scopes).toEqual([
+      { scope: 'global', keys: [expect.objectContaining({ key: 'k', value: '1', version: 1, updatedBy: 'planner' })] },
+    ]);
     expect(view.plans.map((p) => p.title)).toEqual(['p']);
     expect(view.threads).toBeUndefined();
   });

@@ -28,7 +28,16 @@ describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () 
     });
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage();
@@ -40,7 +49,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () 
       await page.locator('#conn[data-state="live"]').waitFor();
       const loadsBefore = navigations;
 
-      const example = spawn(process.execPath, [EXAMPLE], { env: { ...process.env, BLACKBOARD_STORE: store, WORK_MS: '700' }, stdio: 'pipe' });
+      const example = spawn(process.execPath, [EXAMPLE], {
+        env: { ...process.env, BLACKBOARD_STORE: store, WORK_MS: '700' },
+        stdio: 'pipe',
+      });
       let output = '';
       example.stdout!.on('data', (c: Buffer) => (output += c.toString()));
       const exited = new Promise<number | null>((resolve) => example.on('exit', resolve));
@@ -52,7 +64,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () 
       let sawInProgress = false;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
-        const text = await plan.textContent() ?? '';
+        const text = (await plan.textContent()) ?? '';
         for (const owner of await plan.locator('.chip.owner').allInnerTexts()) owners.add(owner);
         if (text.includes('◐')) sawInProgress = true;
         if (/5\/5/.test(text)) break;

@@ -71,14 +71,24 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await planner.ok('state_set', { key: 'task', value: 'Compare three vector databases and recommend one.' });
     await planner.ok('state_set', {
       key: 'config',
-      value: { model: 'sonnet', temperature: 0.2, languages: ['en', 'de'], notes: 'Keep the answer under 300 words and cite every benchmark with its source.' },
+      value: {
+        model: 'sonnet',
+        temperature: 0.2,
+        languages: ['en', 'de'],
+        notes: 'Keep the answer under 300 words and cite every benchmark with its source.',
+      },
     });
     await planner.ok('state_set', { key: 'lock:writer', value: 'worker-1', ttlSeconds: 600 });
     await planner.ok('state_set', { key: 'draft', value: 'Working notes', scope: 'thread' });
     ({ planId } = await planner.ok('plan_create', {
       title: 'Vector database comparison',
       scope: 'global',
-      steps: ['Collect candidates', 'Benchmark latency', { content: 'Compare hosting costs', blockedBy: ['s1'] }, { content: 'Write the recommendation', blockedBy: ['s2', 's3'] }],
+      steps: [
+        'Collect candidates',
+        'Benchmark latency',
+        { content: 'Compare hosting costs', blockedBy: ['s1'] },
+        { content: 'Write the recommendation', blockedBy: ['s2', 's3'] },
+      ],
     }));
     await planner.ok('plan_update', {
       planId,
@@ -172,8 +182,17 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
       expect(Date.now() - started).toBeLessThan(1000);
     }
     // Plan steps claimed and finished by agents appear live too.
-    await planner.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'completed' }, { id: 's3', status: 'in_progress', owner: 'worker-1' }] });
-    await page.locator(`.plan[data-plan="${planId}"] .step.st-in_progress .owner`).filter({ hasText: 'worker-1' }).waitFor({ timeout: 1000 });
+    await planner.ok('plan_update', {
+      planId,
+      stepUpdates: [
+        { id: 's2', status: 'completed' },
+        { id: 's3', status: 'in_progress', owner: 'worker-1' },
+      ],
+    });
+    await page
+      .locator(`.plan[data-plan="${planId}"] .step.st-in_progress .owner`)
+      .filter({ hasText: 'worker-1' })
+      .waitFor({ timeout: 1000 });
     await expect(page.locator(`.plan[data-plan="${planId}"] .progress`).textContent()).resolves.toBe('2/4');
     await planner.ok('agent_state_set', { state: 'paused', reason: 'waiting for pricing data' });
     await page.locator('.thread[data-thread="research-root"] .badge.s-paused').waitFor({ timeout: 1000 });
@@ -199,7 +218,10 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
 
   it('refuses every method but GET and HEAD, and changes nothing', async () => {
     const read = async (): Promise<{ revision: number; keys: string[] }> => {
-      const body = (await (await fetch(`${ui.url}board/api/board?ns=-`)).json()) as { revision: number; scopes: Array<{ keys: Array<{ key: string; version: number }> }> };
+      const body = (await (await fetch(`${ui.url}board/api/board?ns=-`)).json()) as {
+        revision: number;
+        scopes: Array<{ keys: Array<{ key: string; version: number }> }>;
+      };
       return { revision: body.revision, keys: body.scopes.flatMap((s) => s.keys.map((k) => `${k.key}@${k.version}`)) };
     };
     const before = await read();

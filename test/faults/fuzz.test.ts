@@ -9,8 +9,17 @@ import { connect, type Connected } from '../helpers.js';
 // Property: a malformed or adversarial tool call never crashes the server, always fails with one of the documented error codes
 // (a value of the wrong JSON type too: INVALID_ARGUMENT naming the argument), and never changes the store.
 const ERROR_CODES = new Set([
-  'INVALID_ARGUMENT', 'NOT_FOUND', 'VERSION_CONFLICT', 'MULTIPLE_FINAL_ANSWERS', 'LIMIT_REACHED', 'INVALID_TRANSITION',
-  'RUN_FINISHED', 'VALUE_TOO_LARGE', 'FORBIDDEN', 'CHECKPOINT_CORRUPT', 'STORE_UNAVAILABLE',
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'VERSION_CONFLICT',
+  'MULTIPLE_FINAL_ANSWERS',
+  'LIMIT_REACHED',
+  'INVALID_TRANSITION',
+  'RUN_FINISHED',
+  'VALUE_TOO_LARGE',
+  'FORBIDDEN',
+  'CHECKPOINT_CORRUPT',
+  'STORE_UNAVAILABLE',
 ]);
 const MAX_VALUE = 2048;
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
@@ -41,17 +50,40 @@ const badKey = fc.oneof(
 const nameChar = fc.constantFrom(...'abcXYZ019_.@-'.split(''));
 const badName = fc.oneof(
   fc.constant(''),
-  fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(' ', '%', '/', ':', '*', '\u00e9', '\u{1F600}', '\n')).map(([x, c]) => `a${x}${c}`),
+  fc
+    .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(' ', '%', '/', ':', '*', '\u00e9', '\u{1F600}', '\n'))
+    .map(([x, c]) => `a${x}${c}`),
   fc.constantFrom('-lead', '.dot', '_under'),
   fc.stringMatching(/^[a-z]{129,140}$/),
 );
 const badScope = fc.oneof(
-  fc.constantFrom('Global', 'GLOBAL', 'globals', 'threads', 'run:', 'parent:x', 'user:1', 'group', 'agent_type', 'plan:x', '*', '%', 'group_x', 'Group:x'),
+  fc.constantFrom(
+    'Global',
+    'GLOBAL',
+    'globals',
+    'threads',
+    'run:',
+    'parent:x',
+    'user:1',
+    'group',
+    'agent_type',
+    'plan:x',
+    '*',
+    '%',
+    'group_x',
+    'Group:x',
+  ),
   badName.map((n) => `group:${n}`),
   badName.map((n) => `thread:${n}`),
   fc.array(nameChar, { minLength: 1, maxLength: 6 }).map((cs) => `${cs.join('')}:${cs.join('')}`),
 );
-const wrongType = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }));
+const wrongType = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
+);
 const hugeValue = fc.integer({ min: MAX_VALUE + 1, max: MAX_VALUE * 4 }).map((n) => 'v'.repeat(n));
 const deepValue = fc.integer({ min: 65, max: 400 }).map((depth) => {
   let v: unknown = 'bottom';
@@ -72,23 +104,45 @@ const malformed: fc.Arbitrary<Call> = fc.oneof(
   fc.tuple(goodKey, badScope).map(([key, scope]) => call('state_set', { key, value: 1, scope })),
   fc.tuple(goodKey, badScope).map(([key, scope]) => call('state_get', { key, scope })),
   fc.tuple(badScope).map(([scope]) => call('state_list', { scope })),
-  fc.tuple(goodKey, fc.constantFrom('profile:someone_else', 'profile:system')).map(([key, scope]) => call('state_set', { key, value: 1, scope })),
+  fc
+    .tuple(goodKey, fc.constantFrom('profile:someone_else', 'profile:system'))
+    .map(([key, scope]) => call('state_set', { key, value: 1, scope })),
   fc.tuple(goodKey, hugeValue).map(([key, value]) => call('state_set', { key, value })),
   fc.tuple(goodKey, deepValue).map(([key, value]) => call('state_set', { key, value })),
   fc.tuple(wrongType, anyJson).map(([key, value]) => call('state_set', { key, value })),
-  fc.tuple(goodKey, fc.oneof(fc.string(), fc.double({ noInteger: true }), fc.integer({ max: -1 }))).map(([key, ifVersion]) => call('state_set', { key, value: 1, ifVersion })),
-  fc.tuple(goodKey, fc.integer({ min: 2, max: 1e6 })).map(([key, ifVersion]) => call('state_set', { key: `fresh/${key}`, value: 1, ifVersion })),
+  fc
+    .tuple(goodKey, fc.oneof(fc.string(), fc.double({ noInteger: true }), fc.integer({ max: -1 })))
+    .map(([key, ifVersion]) => call('state_set', { key, value: 1, ifVersion })),
+  fc
+    .tuple(goodKey, fc.integer({ min: 2, max: 1e6 }))
+    .map(([key, ifVersion]) => call('state_set', { key: `fresh/${key}`, value: 1, ifVersion })),
   fc.constant(call('state_set', { key: 'exists', value: 'x', ifVersion: 0 })),
-  fc.tuple(goodKey, fc.string({ minLength: 1 }).filter((s) => !['increment', 'append', 'merge', 'add_to_set'].includes(s))).map(([key, op]) => call('state_update', { key, op, value: 1 })),
-  fc.tuple(fc.oneof(fc.string(), fc.constant(null), fc.array(fc.integer()))).map(([value]) => call('state_update', { key: 'exists', op: 'increment', value })),
+  fc
+    .tuple(
+      goodKey,
+      fc.string({ minLength: 1 }).filter((s) => !['increment', 'append', 'merge', 'add_to_set'].includes(s)),
+    )
+    .map(([key, op]) => call('state_update', { key, op, value: 1 })),
+  fc
+    .tuple(fc.oneof(fc.string(), fc.constant(null), fc.array(fc.integer())))
+    .map(([value]) => call('state_update', { key: 'exists', op: 'increment', value })),
   fc.constant(call('state_update', { key: 'exists', op: 'merge', value: { a: 1 } })),
   fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: 1001 })).map((limit) => call('state_list', { limit })),
   fc.string({ minLength: 1, maxLength: 40 }).map((cursor) => call('state_list', { cursor: `${cursor}!` })),
   fc.oneof(fc.integer({ max: 1 }), fc.integer({ min: 4 * 1024 * 1024 + 1 })).map((maxBytes) => call('state_snapshot', { maxBytes })),
   fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 600_001 })).map((waitMs) => call('watch', { key: 'exists', waitMs })),
-  fc.array(fc.record({ op: fc.constant('set'), key: badKey, value: fc.constant(1) }), { minLength: 1, maxLength: 3 }).map((ops) => call('state_batch', { ops })),
+  fc
+    .array(fc.record({ op: fc.constant('set'), key: badKey, value: fc.constant(1) }), { minLength: 1, maxLength: 3 })
+    .map((ops) => call('state_batch', { ops })),
   fc.constant(call('state_batch', { ops: [] })),
-  fc.tuple(goodKey).map(([key]) => call('state_batch', { ops: [{ op: 'set', key: `b/${key}`, value: 1 }, { op: 'set', key: 'exists', value: 2, ifVersion: 99 }] })),
+  fc.tuple(goodKey).map(([key]) =>
+    call('state_batch', {
+      ops: [
+        { op: 'set', key: `b/${key}`, value: 1 },
+        { op: 'set', key: 'exists', value: 2, ifVersion: 99 },
+      ],
+    }),
+  ),
   // plans, scratchpad, finalizer, budget, lifecycle, history, signal, checkpoints
   fc.string({ maxLength: 30 }).map((planId) => call('plan_get', { planId: `x${planId}` })),
   fc.stringMatching(/^[0-9a-f]{12}$/).map((hex) => call('plan_update', { planId: `plan-${hex}`, title: 't' })),
@@ -105,13 +159,25 @@ const malformed: fc.Arbitrary<Call> = fc.oneof(
   fc.integer({ min: 1, max: 100 }).map((amount) => call('budget_step', { amount })),
   fc.oneof(fc.integer({ max: 0 })).map((amount) => call('budget_step', { amount })),
   fc.string({ minLength: 1, maxLength: 10 }).map((name) => call('budget_step', { name: `zz${name.replace(/[^a-z]/g, 'q')}` })),
-  fc.constantFrom('paused', 'finished', 'error', 'stopped', 'awaiting_user_input', 'loading').map((state) => call('agent_state_set', { state })),
-  fc.string({ maxLength: 12 }).filter((s) => !['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'].includes(s)).map((state) => call('agent_state_set', { state })),
-  fc.oneof(fc.constantFrom('', 'Tool Call', '1abc', 'a b'), fc.stringMatching(/^[a-z]{65,70}$/)).map((kind) => call('history_append', { kind, content: 'x' })),
+  fc
+    .constantFrom('paused', 'finished', 'error', 'stopped', 'awaiting_user_input', 'loading')
+    .map((state) => call('agent_state_set', { state })),
+  fc
+    .string({ maxLength: 12 })
+    .filter((s) => !['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'].includes(s))
+    .map((state) => call('agent_state_set', { state })),
+  fc
+    .oneof(fc.constantFrom('', 'Tool Call', '1abc', 'a b'), fc.stringMatching(/^[a-z]{65,70}$/))
+    .map((kind) => call('history_append', { kind, content: 'x' })),
   fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: 501 })).map((limit) => call('history_list', { limit })),
   fc.integer({ max: -1 }).map((keepLast) => call('history_prune', { keepLast })),
-  fc.oneof(fc.double({ min: 1.0001, max: 1e6, noNaN: true }), fc.double({ max: -0.0001, min: -1e6, noNaN: true })).map((confidence) => call('signal', { kind: 'commit', confidence })),
-  fc.string({ maxLength: 10 }).filter((k) => !['uncertain', 'explore', 'commit'].includes(k)).map((kind) => call('signal', { kind })),
+  fc
+    .oneof(fc.double({ min: 1.0001, max: 1e6, noNaN: true }), fc.double({ max: -0.0001, min: -1e6, noNaN: true }))
+    .map((confidence) => call('signal', { kind: 'commit', confidence })),
+  fc
+    .string({ maxLength: 10 })
+    .filter((k) => !['uncertain', 'explore', 'commit'].includes(k))
+    .map((kind) => call('signal', { kind })),
   fc.string({ maxLength: 30 }).map((checkpointId) => call('checkpoint_restore', { checkpointId })),
   fc.stringMatching(/^[0-9a-f]{8}$/).map((hex) => call('checkpoint_delete', { checkpointId: `cp-000000000-${hex}` })),
   badName.map((thread) => call('run_start', { thread })),
@@ -140,7 +206,17 @@ describe('fuzz: malformed and adversarial tool calls', () => {
       { numRuns: RUNS },
     );
     // it really exercised the codes it claims to, and the server still works
-    for (const code of ['INVALID_ARGUMENT', 'VALUE_TOO_LARGE', 'FORBIDDEN', 'NOT_FOUND', 'VERSION_CONFLICT', 'LIMIT_REACHED', 'MULTIPLE_FINAL_ANSWERS', 'INVALID_TRANSITION', 'SCHEMA']) {
+    for (const code of [
+      'INVALID_ARGUMENT',
+      'VALUE_TOO_LARGE',
+      'FORBIDDEN',
+      'NOT_FOUND',
+      'VERSION_CONFLICT',
+      'LIMIT_REACHED',
+      'MULTIPLE_FINAL_ANSWERS',
+      'INVALID_TRANSITION',
+      'SCHEMA',
+    ]) {
       expect(seen.get(code) ?? 0, code).toBeGreaterThan(0);
     }
     expect((await a.ok('state_get', { key: 'exists' })).value).toBe('keep me');
@@ -151,7 +227,10 @@ describe('fuzz: malformed and adversarial tool calls', () => {
     const team = await connect({ store: shared, config: { namespace: 'team' } });
     const teamX = await connect({ store: shared, config: { namespace: 'team_x' } });
     try {
-      const lookalike = fc.tuple(fc.array(fc.constantFrom('a', 'A', '_', '%', 'x', '/', '.', '\u00e9'), { minLength: 1, maxLength: 6 }), fc.constantFrom('global', 'group:a_b', 'group:aXb', 'group:A_B'));
+      const lookalike = fc.tuple(
+        fc.array(fc.constantFrom('a', 'A', '_', '%', 'x', '/', '.', '\u00e9'), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom('global', 'group:a_b', 'group:aXb', 'group:A_B'),
+      );
       await fc.assert(
         fc.asyncProperty(lookalike, lookalike, async ([k1, s1], [k2, s2]) => {
           const key1 = k1.join('');

@@ -7,43 +7,47 @@ import { sharedStores } from '../stores.js';
 const cases = sharedStores().flatMap((store) => (store.name === 'sqlite' ? ['full', 'normal'] : ['full']).map((sync) => ({ store, sync })));
 
 describe('kill -9', () => {
-  it.each(cases)('keeps every acknowledged write across repeated kill -9 during a write load ($store.name, --sync $sync)', async ({ store, sync }) => {
-    const url = store.fresh();
-    const acknowledged = new Map<string, number>();
-    let counter = 0;
-    for (let round = 0; round < 3; round++) {
-      const a = await spawnAgent(['--store', url, '--sync', sync]);
-      let stop = false;
-      const writers = Array.from({ length: 4 }, async (_, w) => {
-        while (!stop) {
-          const key = `r${round}-w${w}-${counter++}`;
-          try {
-            const r = await a.raw('state_set', { key, value: counter });
-            if (!r.isError) acknowledged.set(key, (r.structuredContent as { version: number }).version);
-            const u = await a.raw('state_update', { key: 'total', op: 'increment', value: 1 });
-            if (!u.isError) acknowledged.set('total', Math.max(acknowledged.get('total') ?? 0, (u.structuredContent as { value: number }).value));
-          } catch {
-            return; // the process is gone
+  it.each(cases)(
+    'keeps every acknowledged write across repeated kill -9 during a write load ($store.name, --sync $sync)',
+    async ({ store, sync }) => {
+      const url = store.fresh();
+      const acknowledged = new Map<string, number>();
+      let counter = 0;
+      for (let round = 0; round < 3; round++) {
+        const a = await spawnAgent(['--store', url, '--sync', sync]);
+        let stop = false;
+        const writers = Array.from({ length: 4 }, async (_, w) => {
+          while (!stop) {
+            const key = `r${round}-w${w}-${counter++}`;
+            try {
+              const r = await a.raw('state_set', { key, value: counter });
+              if (!r.isError) acknowledged.set(key, (r.structuredContent as { version: number }).version);
+              const u = await a.raw('state_update', { key: 'total', op: 'increment', value: 1 });
+              if (!u.isError)
+                acknowledged.set('total', Math.max(acknowledged.get('total') ?? 0, (u.structuredContent as { value: number }).value));
+            } catch {
+              return; // the process is gone
+            }
           }
-        }
-      });
-      await sleep(400 + round * 150);
-      a.kill();
-      stop = true;
-      await Promise.all(writers);
-      await a.close().catch(() => {});
-    }
-    expect(acknowledged.size).toBeGreaterThan(20);
-    const check = await spawnAgent(['--store', url]);
-    try {
-      for (const [key, version] of acknowledged) {
-        const got = await check.ok('state_get', { key });
-        expect(got.found, key).toBe(true);
-        if (key === 'total') expect(got.value).toBeGreaterThanOrEqual(version);
-        else expect(got.version).toBe(version);
+        });
+        await sleep(400 + round * 150);
+        a.kill();
+        stop = true;
+        await Promise.all(writers);
+        await a.close().catch(() => {});
       }
-    } finally {
-      await check.close();
-    }
-  });
+      expect(acknowledged.size).toBeGreaterThan(20);
+      const check = await spawnAgent(['--store', url]);
+      try {
+        for (const [key, version] of acknowledged) {
+          const got = await check.ok('state_get', { key });
+          expect(got.found, key).toBe(true);
+          if (key === 'total') expect(got.value).toBeGreaterThanOrEqual(version);
+          else expect(got.version).toBe(version);
+        }
+      } finally {
+        await check.close();
+      }
+    },
+  );
 });

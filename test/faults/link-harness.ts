@@ -57,7 +57,7 @@ export class Ledger {
 
   async call(agent: Spawned, tool: string, args: Record<string, unknown>): Promise<Reply> {
     const started = Date.now();
-    let result: Awaited<ReturnType<Spawned["raw"]>>;
+    let result: Awaited<ReturnType<Spawned['raw']>>;
     try {
       result = await agent.raw(tool, args, { timeout: 60_000 });
     } finally {
@@ -114,7 +114,10 @@ export async function checkFinal(reader: Spawned, ledger: Ledger): Promise<Map<s
   const lied = [...ledger.unchanged].filter((item) => found.has(item));
   for (const item of lied) console.error(`[link faults] lie about ${item}: ${ledger.why.get(item)}`);
   expect(lied, '"nothing was changed" said of appends that were applied').toEqual([]);
-  expect([...found.values()].filter((n) => n > 1), 'items applied twice').toEqual([]);
+  expect(
+    [...found.values()].filter((n) => n > 1),
+    'items applied twice',
+  ).toEqual([]);
   return versions;
 }
 
@@ -148,7 +151,10 @@ export function checkFeed(changes: Array<{ key: string; version: number }>, vers
   expect(new Set(seen).size, 'changes repeated').toBe(seen.length);
   const want: string[] = [];
   for (const [key, version] of versions) for (let v = 1; v <= version; v++) want.push(`${key}@${v}`);
-  expect(want.filter((w) => !seen.includes(w)), 'changes missed').toEqual([]);
+  expect(
+    want.filter((w) => !seen.includes(w)),
+    'changes missed',
+  ).toEqual([]);
 }
 
 /** Writers append unique items to the lists and read them, on every server, until `stop()`. */
@@ -171,4 +177,3 @@ export function load(agents: Spawned[], ledger: Ledger, perCallPauseMs = 5) {
     await Promise.all(loops);
   };
 }
-

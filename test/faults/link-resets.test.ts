@@ -36,6 +36,5 @@ for (const kind of ['postgres', 'redis'] as const) {
       },
       120_000,
     );
-
   });
 }

@@ -97,9 +97,9 @@ describe('postgres store going away', () => {
   });
 
   for (const how of ['stop', 'kill9'] as const) {
-  it(
-    `Postgres restarted (${how}) under load: acknowledged writes are all there; watchers and a state_changes follower miss nothing`,
-    async ({ skip }) => {
+    it(`Postgres restarted (${how}) under load: acknowledged writes are all there; watchers and a state_changes follower miss nothing`, async ({
+      skip,
+    }) => {
       if (skipped || !pg) return skip(skipped);
       const url = withFreshSchema(pg.url);
       const writers = [await server(url, 'w1'), await server(url, 'w2')];
@@ -203,8 +203,6 @@ describe('postgres store going away', () => {
         expect(got.version, key).toBe(version);
       }
       expect((await check.ok('state_get', { key: 'total' })).value).toBeGreaterThanOrEqual(total);
-    },
-    120_000,
-  );
+    }, 120_000);
   }
 });

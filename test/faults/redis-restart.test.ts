@@ -29,10 +29,13 @@ async function open(prefix: string, query = ''): Promise<RedisBackend> {
 }
 const rec = (v: RecordWrite['v'], ver = 1): RecordWrite => ({ v, ver, at: Date.now(), by: 'test' });
 const writeKey = (backend: RedisBackend, key: string, value: number) =>
-  backend.transaction(async (tx) => {
-    const current = await tx.get(key);
-    return { result: null, writes: new Map([[key, { record: rec(value, (current?.ver ?? 0) + 1), log: true }]]) };
-  }, [key]);
+  backend.transaction(
+    async (tx) => {
+      const current = await tx.get(key);
+      return { result: null, writes: new Map([[key, { record: rec(value, (current?.ver ?? 0) + 1), log: true }]]) };
+    },
+    [key],
+  );
 /** Retries `fn` until it succeeds (the store is coming back) and returns how long that took. */
 async function untilUp(fn: () => Promise<unknown>, limitMs = 10_000): Promise<number> {
   const started = Date.now();
@@ -199,7 +202,9 @@ describe('server processes while Redis restarts', () => {
     agents = [];
   });
   async function spawn(prefix: string, n: number): Promise<Spawned[]> {
-    const list = await Promise.all(Array.from({ length: n }, (_, i) => spawnAgent(['--store', `${server!.url}?prefix=${prefix}`, '--agent', `p${i}`])));
+    const list = await Promise.all(
+      Array.from({ length: n }, (_, i) => spawnAgent(['--store', `${server!.url}?prefix=${prefix}`, '--agent', `p${i}`])),
+    );
     agents.push(...list);
     return list;
   }
@@ -282,6 +287,10 @@ describe('server processes while Redis restarts', () => {
     expect(acked.size).toBe(60);
     const ids = seen.map((c) => `${c.revision}/${c.key}`);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const [key, version] of acked) expect(seen.some((c) => c.key === key && c.version === version), key).toBe(true);
+    for (const [key, version] of acked)
+      expect(
+        seen.some((c) => c.key === key && c.version === version),
+        key,
+      ).toBe(true);
   });
 });

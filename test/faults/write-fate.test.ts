@@ -43,7 +43,8 @@ class Faults {
 
 const reset = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
 /** Breaks a pg connection for real: its socket is gone, as after a reset. */
-const breakSocket = (client: pg.ClientBase): void => (Reflect.get(client, 'connection') as { stream: { destroy(): void } }).stream.destroy();
+const breakSocket = (client: pg.ClientBase): void =>
+  (Reflect.get(client, 'connection') as { stream: { destroy(): void } }).stream.destroy();
 
 interface Harness {
   store: VersionedStore;
@@ -67,7 +68,9 @@ async function postgres(): Promise<Harness> {
     // After the commit was answered, the reply is what gets lost: the call sees the reset.
     if (point === 'committed') throw reset();
   };
-  const store = new VersionedStore(await PostgresBackend.open(url, { failPoint, safetyPollMs: 200, callBudgetMs: BUDGET_MS }), { sweepIntervalMs: 0 });
+  const store = new VersionedStore(await PostgresBackend.open(url, { failPoint, safetyPollMs: 200, callBudgetMs: BUDGET_MS }), {
+    sweepIntervalMs: 0,
+  });
   const other = new VersionedStore(await PostgresBackend.open(url, { safetyPollMs: 200 }), { sweepIntervalMs: 0 });
   stores.push(store, other);
   return { store, faults, other };
@@ -126,19 +129,22 @@ for (const [name, available, open] of [
       expect(await other.get('n')).toMatchObject({ value: 1 });
     });
 
-    it.skipIf(!available)('a connection broken as the commit is sent (it never arrived): looked up, not applied, retried once', async () => {
-      const { store, faults, other } = await open();
-      faults.at('commit');
-      const { result, revision } = await increment(store);
-      expect(faults.hit).toEqual(['commit']);
-      expect(result).toMatchObject({ value: 1, version: 1 });
-      expect(await other.get('n')).toMatchObject({ value: 1, version: 1, revision });
-      // Both attempts cut there: the truth is that nothing changed.
-      faults.at('commit', 2);
-      const error = await failure(increment(store));
-      expect(error.message).toMatch(/Nothing was changed/);
-      expect(await other.get('n')).toMatchObject({ value: 1 });
-    });
+    it.skipIf(!available)(
+      'a connection broken as the commit is sent (it never arrived): looked up, not applied, retried once',
+      async () => {
+        const { store, faults, other } = await open();
+        faults.at('commit');
+        const { result, revision } = await increment(store);
+        expect(faults.hit).toEqual(['commit']);
+        expect(result).toMatchObject({ value: 1, version: 1 });
+        expect(await other.get('n')).toMatchObject({ value: 1, version: 1, revision });
+        // Both attempts cut there: the truth is that nothing changed.
+        faults.at('commit', 2);
+        const error = await failure(increment(store));
+        expect(error.message).toMatch(/Nothing was changed/);
+        expect(await other.get('n')).toMatchObject({ value: 1 });
+      },
+    );
 
     it.skipIf(!available)('the commit applied but its reply was lost: looked up and answered as a success with its revision', async () => {
       const { store, faults, other } = await open();
@@ -151,33 +157,37 @@ for (const [name, available, open] of [
       expect(await other.revision()).toBe(revision);
     });
 
-    it.skipIf(!available)('a fate that cannot be looked up in time is "unknown"; the same idempotencyKey then applies it exactly once', async () => {
-      const { store, faults, other } = await open();
-      // Applied, reply lost, the store unreachable for the lookup: unknown; the retry replays the first result.
-      faults.at('committed').at('resolve', 1000);
-      const started = Date.now();
-      const error = await failure(increment(store, 'idem:a'));
-      expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS);
-      expect(Date.now() - started).toBeLessThan(BUDGET_MS + 2500 + 1000);
-      expect(error.code).toBe('STORE_UNAVAILABLE');
-      expect(error.details?.outcome).toBe('unknown');
-      expect(error.message).toMatch(/may or may not have been applied; retry with the same idempotencyKey/);
-      expect(error.message).not.toMatch(/Nothing was changed/);
-      expect(await other.get('n')).toMatchObject({ value: 1 });
-      faults.clear();
-      const again = await increment(store, 'idem:a');
-      expect(again.result).toMatchObject({ value: 1, version: 1 });
-      expect(await other.get('n')).toMatchObject({ value: 1, version: 1 });
+    it.skipIf(!available)(
+      'a fate that cannot be looked up in time is "unknown"; the same idempotencyKey then applies it exactly once',
+      async () => {
+        const { store, faults, other } = await open();
+        // Applied, reply lost, the store unreachable for the lookup: unknown; the retry replays the first result.
+        faults.at('committed').at('resolve', 1000);
+        const started = Date.now();
+        const error = await failure(increment(store, 'idem:a'));
+        expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET_MS);
+        expect(Date.now() - started).toBeLessThan(BUDGET_MS + 2500 + 1000);
+        expect(error.code).toBe('STORE_UNAVAILABLE');
+        expect(error.details?.outcome).toBe('unknown');
+        expect(error.message).toMatch(/may or may not have been applied; retry with the same idempotencyKey/);
+        expect(error.message).not.toMatch(/Nothing was changed/);
+        expect(await other.get('n')).toMatchObject({ value: 1 });
+        faults.clear();
+        const again = await increment(store, 'idem:a');
+        expect(again.result).toMatchObject({ value: 1, version: 1 });
+        expect(await other.get('n')).toMatchObject({ value: 1, version: 1 });
 
-      // Cut as it was sent (never applied), lookup impossible: unknown too; the retry applies it, once.
-      faults.at('commit').at('resolve', 1000);
-      expect((await failure(increment(store, 'idem:b'))).details?.outcome).toBe('unknown');
-      expect(await other.get('n')).toMatchObject({ value: 1 });
-      faults.clear();
-      expect((await increment(store, 'idem:b')).result).toMatchObject({ value: 2, version: 2 });
-      expect((await increment(store, 'idem:b')).result).toMatchObject({ value: 2, version: 2 });
-      expect(await other.get('n')).toMatchObject({ value: 2, version: 2 });
-    }, 40_000);
+        // Cut as it was sent (never applied), lookup impossible: unknown too; the retry applies it, once.
+        faults.at('commit').at('resolve', 1000);
+        expect((await failure(increment(store, 'idem:b'))).details?.outcome).toBe('unknown');
+        expect(await other.get('n')).toMatchObject({ value: 1 });
+        faults.clear();
+        expect((await increment(store, 'idem:b')).result).toMatchObject({ value: 2, version: 2 });
+        expect((await increment(store, 'idem:b')).result).toMatchObject({ value: 2, version: 2 });
+        expect(await other.get('n')).toMatchObject({ value: 2, version: 2 });
+      },
+      40_000,
+    );
   });
 }
 
@@ -203,28 +213,41 @@ describe('postgres: the doorbell after a commit', () => {
 });
 
 describe('redis: the fence', () => {
-  it.skipIf(!REDIS)('a commit script that arrives after its lookup fenced it applies nothing; one that was not fenced leaves its marker', async () => {
-    const prefix = `fence${Date.now().toString(36)}`;
-    const keys = keysOf(prefix);
-    const client = createClient({ url: REDIS, RESP: 2 });
-    await client.connect();
-    try {
-      const write = (value: number) =>
-        new Map([['k', { record: { v: value, ver: value, at: Date.now(), by: 't' }, log: true }]]);
-      const run = (marker: string, value: number) =>
-        client.sendCommand(['EVAL', SCRIPTS.COMMIT, String(keys.length + 1), ...keys, marker, ...commitArgs(new Map(), [], Date.now(), 0, write(value), 60_000)]);
-      // Looked up first: the lookup fences the marker, the late script then applies nothing.
-      expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:a`, '60000'])).toBe('fenced');
-      expect(await run(`{${prefix}}:fate:a`, 1)).toEqual([2, 0]);
-      expect(await client.sendCommand(['HGET', keys[1], 'k'])).toBeNull();
-      // Applied first: its marker holds its revision, and the lookup finds it.
-      expect(await run(`{${prefix}}:fate:b`, 1)).toEqual([1, 1]);
-      expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:b`, '60000'])).toBe('1');
-      const ttl = Number(await client.sendCommand(['PTTL', `{${prefix}}:fate:b`]));
-      expect(ttl).toBeGreaterThan(0);
-      expect(ttl).toBeLessThanOrEqual(60_000);
-    } finally {
-      await client.close();
-    }
-  });
+  it.skipIf(!REDIS)(
+    'a commit script that arrives after its lookup fenced it applies nothing; one that was not fenced leaves its marker',
+    async () => {
+      const prefix = `fence${Date.now().toString(36)}`;
+      const keys = keysOf(prefix);
+      const client = createClient({ url: REDIS, RESP: 2 });
+      await client.connect();
+      try {
+        const write = (value: number) => new Map([['k', { record: { v: value, ver: value, at: Date.now(), by: 't' }, log: true }]]);
+        const run = (marker: string, value: number) =>
+          client.sendCommand([
+            'EVAL',
+            SCRIPTS.COMMIT,
+            String(keys.length + 1),
+            ...keys,
+            marker,
+            ...commitArgs(new Map(), [], Date.now(), 0, write(value), 60_000),
+          ]);
+        // Looked up first: the lookup fences the marker, the late script then applies nothing.
+        expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:a`, '60000'])).toBe(
+          'fenced',
+        );
+        expect(await run(`{${prefix}}:fate:a`, 1)).toEqual([2, 0]);
+        expect(await client.sendCommand(['HGET', keys[1], 'k'])).toBeNull();
+        // Applied first: its marker holds its revision, and the lookup finds it.
+        expect(await run(`{${prefix}}:fate:b`, 1)).toEqual([1, 1]);
+        expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:b`, '60000'])).toBe(
+          '1',
+        );
+        const ttl = Number(await client.sendCommand(['PTTL', `{${prefix}}:fate:b`]));
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });

@@ -41,7 +41,12 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
 
     const first = await a.kv.set({ key: 'goal', value: { text: 'ship' }, ifVersion: 0 });
     expect(first.version).toBeGreaterThan(0);
-    expect(await b.kv.get({ key: 'goal' })).toMatchObject({ found: true, value: { text: 'ship' }, version: first.version, updatedBy: 'alice' });
+    expect(await b.kv.get({ key: 'goal' })).toMatchObject({
+      found: true,
+      value: { text: 'ship' },
+      version: first.version,
+      updatedBy: 'alice',
+    });
     // CAS: a stale writer loses with the tool's code and details, and changes nothing.
     await b.kv.set({ key: 'goal', value: 'bob was here', ifVersion: first.version });
     const conflict = await failure(a.kv.set({ key: 'goal', value: 'alice again', ifVersion: first.version }));
@@ -58,13 +63,24 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     expect(typo.code).toBe('INVALID_ARGUMENT');
     expect(typo.details).toMatchObject({ path: 'ifversion', suggestion: 'ifVersion' });
     expect((await a.kv.get({ key: 'goal' })).value).toBe('bob was here');
-    const batch = await a.kv.batch({ ops: [{ op: 'set', key: 'x', value: 1 }, { op: 'set', key: 'goal', value: 2, ifVersion: 1 }], atomic: false });
+    const batch = await a.kv.batch({
+      ops: [
+        { op: 'set', key: 'x', value: 1 },
+        { op: 'set', key: 'goal', value: 2, ifVersion: 1 },
+      ],
+      atomic: false,
+    });
     expect(batch.results.map((r) => r.ok)).toEqual([true, false]);
     expect(batch.results[1].error?.code).toBe('VERSION_CONFLICT');
 
     // Claims: two claimers never get one step.
     const { planId } = await a.plans.create({ title: 'two steps', steps: ['one', 'two'], scope: 'global' });
-    const claims = await Promise.all([a.plans.claim({ planId }), b.plans.claim({ planId }), a.plans.claim({ planId }), b.plans.claim({ planId })]);
+    const claims = await Promise.all([
+      a.plans.claim({ planId }),
+      b.plans.claim({ planId }),
+      a.plans.claim({ planId }),
+      b.plans.claim({ planId }),
+    ]);
     const taken = claims.filter((c) => c.claimed).map((c) => c.step!.id);
     expect(taken.sort()).toEqual(['s1', 's2']);
     expect(claims.filter((c) => !c.claimed).every((c) => c.reason === 'all_taken')).toBe(true);
@@ -85,7 +101,10 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     await b.kv.set({ key: 'later/1', value: 1 });
     await b.kv.delete({ key: 'later/1' });
     const seen = await feed;
-    expect(seen.map((c) => [c.key, c.deleted])).toEqual([['later/1', false], ['later/1', true]]);
+    expect(seen.map((c) => [c.key, c.deleted])).toEqual([
+      ['later/1', false],
+      ['later/1', true],
+    ]);
     expect(seen[0].revision).toBeGreaterThan(revision);
     const stop = new AbortController();
     const following = take(a.changes({}, { signal: stop.signal }), 1);
@@ -93,12 +112,16 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     await expect(following).rejects.toMatchObject({ name: 'AbortError' });
   });
 
-  it('a library in this process and an MCP server process on one store see each other\'s writes', async () => {
+  it("a library in this process and an MCP server process on one store see each other's writes", async () => {
     const url = fresh();
     const store = await openStore(url);
     opened.push(store);
     const lib = await board({ store, agent: 'library' });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, '--store', url, '--agent', 'server'], stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, '--store', url, '--agent', 'server'],
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'library-test', version: '1.0.0' });
     await client.connect(transport);
     opened.push(client);
@@ -139,7 +162,9 @@ describe('openBlackboard options and errors', () => {
     expect((await failure(openBlackboard({ store: 'memory://', namespace: 'Bad-NS' }))).details).toMatchObject({ path: 'namespace' });
     const typo = await failure(openBlackboard({ store: 'memory://', nameSpace: 'x' } as never));
     expect(typo.details).toMatchObject({ path: 'nameSpace', suggestion: 'namespace' });
-    expect((await failure(parentless().then((bb) => bb.as({ agent: 'x', maxIterations: 3 } as never)))).details).toMatchObject({ path: 'maxIterations' });
+    expect((await failure(parentless().then((bb) => bb.as({ agent: 'x', maxIterations: 3 } as never)))).details).toMatchObject({
+      path: 'maxIterations',
+    });
     expect((await failure(openBlackboard({ store: 'memory://', agent: 'no spaces' }))).code).toBe('INVALID_ARGUMENT');
     const down = await failure(openBlackboard({ store: 'postgres://user:secret@127.0.0.1:1/db' }));
     expect(down.code).toBe('STORE_UNAVAILABLE');

@@ -29,7 +29,13 @@ describe('createBlackboardServer', () => {
     const mcp = await client(server);
     // The command with the same flags serves the same tools with the same instructions.
     const command = new Client({ name: 'reference', version: '1.0.0' });
-    await command.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, '--store', 'memory://', '--allow-budget-admin'], stderr: 'ignore' }));
+    await command.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, '--store', 'memory://', '--allow-budget-admin'],
+        stderr: 'ignore',
+      }),
+    );
     opened.push(command);
     const names = (await mcp.client.listTools()).tools.map((t) => t.name);
     expect((await command.listTools()).tools).toEqual((await mcp.client.listTools()).tools);

@@ -93,7 +93,10 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     if (!partitioned) return;
     partitioned = false;
     for (const pair of [...pairs]) {
-      for (const [to, queue] of [[pair.upstream, pair.toUpstream], [pair.client, pair.toClient]] as const) {
+      for (const [to, queue] of [
+        [pair.upstream, pair.toUpstream],
+        [pair.client, pair.toClient],
+      ] as const) {
         for (const item of queue.splice(0)) send(to, queue, item);
       }
       // A side that closed during the partition: its close gets through now.

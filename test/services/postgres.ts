@@ -79,11 +79,13 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
   const dir = mkdtempSync(join(tmpdir(), 'bb-pg-'));
   const data = join(dir, 'data');
   if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!);
-  const init = spawnSync(
-    join(bin, 'initdb'),
-    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
-    { encoding: 'utf8', uid: ids.uid, gid: ids.gid, cwd: dir, env: { ...process.env, LC_ALL: 'C' } },
-  );
+  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
+    encoding: 'utf8',
+    uid: ids.uid,
+    gid: ids.gid,
+    cwd: dir,
+    env: { ...process.env, LC_ALL: 'C' },
+  });
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed: ${init.stderr || init.stdout}`);

@@ -85,10 +85,40 @@ process.on('exit', () => {
 function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
   const file = (name: string): string => join(dir, name);
   const run = (...args: string[]): void => void execFileSync('openssl', args, { stdio: 'ignore' });
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=bb-test-ca');
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=bb-test-ca',
+  );
   run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=127.0.0.1');
   writeFileSync(file('ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-  run('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('server.crt'), '-days', '2', '-extfile', file('ext.cnf'));
+  run(
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    file('server.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    file('ext.cnf'),
+  );
   return { ca: file('ca.crt'), cert: file('server.crt'), key: file('server.key') };
 }
 
@@ -123,16 +153,25 @@ export async function startRedis(options: { tls?: boolean } = {}): Promise<Redis
     const proc = spawn(
       binary,
       [
-        '--port', String(port),
-        '--bind', '127.0.0.1',
-        '--dir', dir,
-        '--appendonly', 'yes',
-        '--appendfsync', 'always',
-        '--save', '',
-        '--daemonize', 'no',
-        '--logfile', join(dir, 'redis.log'),
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+        '--logfile',
+        join(dir, 'redis.log'),
         // for CI's exit trap, which stops by PID any server a test run left behind
-        '--pidfile', join(dir, 'redis.pid'),
+        '--pidfile',
+        join(dir, 'redis.pid'),
         ...tlsArgs,
       ],
       { stdio: 'ignore' },

@@ -7,7 +7,10 @@ import type { Json } from '../../src/store/types.js';
 function reference(value: Json): string {
   if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${reference(value[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${reference(value[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -19,7 +22,8 @@ function reorder(value: Json, seed: number): Json {
   const keys = Object.keys(value);
   const order = keys.map((k, i) => [k, (i * 7919 + seed) % (keys.length + 1)] as const).sort((a, b) => a[1] - b[1]);
   const out: Record<string, Json> = {};
-  for (const [k] of order) Object.defineProperty(out, k, { value: reorder(value[k], seed + 1), enumerable: true, writable: true, configurable: true });
+  for (const [k] of order)
+    Object.defineProperty(out, k, { value: reorder(value[k], seed + 1), enumerable: true, writable: true, configurable: true });
   return out;
 }
 

@@ -169,7 +169,13 @@ describe('postgres backend', () => {
     await client.end();
     const seen = await b.transaction(
       async (tx, ctx) => ({
-        result: { ctx, p: await tx.get('p'), q: await tx.get('q'), none: await tx.get('none'), list: await tx.list({ lo: '', hi: 'z', limit: 9, now: 0 }) },
+        result: {
+          ctx,
+          p: await tx.get('p'),
+          q: await tx.get('q'),
+          none: await tx.get('none'),
+          list: await tx.list({ lo: '', hi: 'z', limit: 9, now: 0 }),
+        },
         writes: new Map(),
       }),
       ['p', 'none', 'p'],
@@ -186,7 +192,13 @@ describe('postgres backend', () => {
   it('finds records due for sweeping and prunes the change log, raising compacted', async ({ skip }) => {
     if (skipped) skip(skipped);
     const b = await open();
-    await write(b, { e1: rec(1, 1, { exp: 100 }), e2: rec(1, 1, { exp: 300 }), t1: rec(null, 1, { del: 1, at: 50 }), t2: rec(null, 1, { del: 1, at: 400 }), live: rec(1, 1) });
+    await write(b, {
+      e1: rec(1, 1, { exp: 100 }),
+      e2: rec(1, 1, { exp: 300 }),
+      t1: rec(null, 1, { del: 1, at: 50 }),
+      t2: rec(null, 1, { del: 1, at: 400 }),
+      live: rec(1, 1),
+    });
     expect((await b.due({ now: 200, tombstonesBefore: 60, limit: 10 })).sort()).toEqual(['e1', 't1']);
     expect(await b.due({ now: 1000, tombstonesBefore: 1000, limit: 2 })).toHaveLength(2);
     await write(b, { live: rec(2, 2) });
@@ -291,10 +303,9 @@ describe('postgres backend', () => {
       let estimate = 0;
       for (let i = 0; i < 50 && estimate < 2000; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        const { rows } = await client.query<{ n: number }>(
-          `SELECT reltuples::int AS n FROM pg_class WHERE oid = to_regclass($1)`,
-          [`"${schema}".records`],
-        );
+        const { rows } = await client.query<{ n: number }>(`SELECT reltuples::int AS n FROM pg_class WHERE oid = to_regclass($1)`, [
+          `"${schema}".records`,
+        ]);
         estimate = rows[0]?.n ?? 0;
       }
       expect(estimate).toBeGreaterThanOrEqual(2000);

@@ -31,7 +31,13 @@ async function open(prefix = `t${randomUUID().slice(0, 8)}`): Promise<RedisBacke
   opened.push(backend);
   return backend;
 }
-const rec = (v: RecordWrite['v'], ver = 1, extra: Partial<RecordWrite> = {}): RecordWrite => ({ v, ver, at: Date.now(), by: 'test', ...extra });
+const rec = (v: RecordWrite['v'], ver = 1, extra: Partial<RecordWrite> = {}): RecordWrite => ({
+  v,
+  ver,
+  at: Date.now(),
+  by: 'test',
+  ...extra,
+});
 const put = (entries: Array<[string, RecordWrite | null, boolean?]>): Writes =>
   new Map(entries.map(([key, record, log]) => [key, { record, log: log ?? true }]));
 async function write(backend: RedisBackend, entries: Array<[string, RecordWrite | null, boolean?]>): Promise<number> {
@@ -116,7 +122,10 @@ describe('RedisBackend', () => {
       ['t2', rec(null, 3, { del: 1, at: now })],
     ]);
     expect((await backend.due({ now, tombstonesBefore: now - 500, limit: 10 })).sort()).toEqual(['e1', 't1']);
-    await write(backend, [['e1', null], ['t1', null]]);
+    await write(backend, [
+      ['e1', null],
+      ['t1', null],
+    ]);
     expect(await backend.due({ now, tombstonesBefore: now - 500, limit: 10 })).toEqual([]);
     expect(await backend.get('t1')).toBeUndefined();
   });
@@ -124,8 +133,16 @@ describe('RedisBackend', () => {
   it('keeps a change log by revision then key, filtered by range, and prunes it', async ({ skip }) => {
     if (skipped) skip(skipped);
     const backend = await open();
-    const r1 = await write(backend, [['c\x1fb', rec(1)], ['c\x1fa', rec(1)], ['d\x1fx', rec(1)], ['c\x1fquiet', rec(1), false]]);
-    const r2 = await write(backend, [['c\x1fa', rec(null, 2, { del: 1 })], ['c\x1fgone', null, true]]);
+    const r1 = await write(backend, [
+      ['c\x1fb', rec(1)],
+      ['c\x1fa', rec(1)],
+      ['d\x1fx', rec(1)],
+      ['c\x1fquiet', rec(1), false],
+    ]);
+    const r2 = await write(backend, [
+      ['c\x1fa', rec(null, 2, { del: 1 })],
+      ['c\x1fgone', null, true],
+    ]);
     const all = await backend.changes({ after: 0, lo: 'c\x1f', hi: 'c\x20', limit: 100 });
     expect(all.changes).toEqual([
       { revision: r1, key: 'c\x1fa', version: 1, deleted: false },
@@ -175,13 +192,16 @@ describe('RedisBackend', () => {
     const b = await open(prefix);
     await write(a, [['n', rec(0)]]);
     let runs = 0;
-    const { result } = await a.transaction(async (tx) => {
-      runs++;
-      const current = await tx.get('n');
-      if (runs === 1) await write(b, [['n', rec(100, current!.ver + 1)]]);
-      const next = (current!.v as number) + 1;
-      return { result: next, writes: put([['n', rec(next, current!.ver + 1)]]) };
-    }, ['n']);
+    const { result } = await a.transaction(
+      async (tx) => {
+        runs++;
+        const current = await tx.get('n');
+        if (runs === 1) await write(b, [['n', rec(100, current!.ver + 1)]]);
+        const next = (current!.v as number) + 1;
+        return { result: next, writes: put([['n', rec(next, current!.ver + 1)]]) };
+      },
+      ['n'],
+    );
     expect(runs).toBe(2);
     expect(result).toBe(101);
     expect((await b.get('n'))?.v).toBe(101);
@@ -192,7 +212,10 @@ describe('RedisBackend', () => {
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
-    await write(b, [['r\x1fold', rec(1)], ['r\x1fttl', rec(1, 1, { exp: Date.now() + 60_000 })]]);
+    await write(b, [
+      ['r\x1fold', rec(1)],
+      ['r\x1fttl', rec(1, 1, { exp: Date.now() + 60_000 })],
+    ]);
     const countRange = async (meanwhile: Array<[string, RecordWrite | null]>): Promise<{ runs: number; result: number }> => {
       let runs = 0;
       const { result } = await a.transaction(async (tx) => {
@@ -204,7 +227,13 @@ describe('RedisBackend', () => {
       return { runs, result };
     };
     // writes elsewhere, even next to the range's ends, do not disturb it
-    expect(await countRange([['q\x1fz', rec(1)], ['r\x20', rec(1)], ['r', rec(1)]])).toEqual({ runs: 1, result: 2 });
+    expect(
+      await countRange([
+        ['q\x1fz', rec(1)],
+        ['r\x20', rec(1)],
+        ['r', rec(1)],
+      ]),
+    ).toEqual({ runs: 1, result: 2 });
     // a key added, a record rewritten, a record removed: each makes it run again
     expect(await countRange([['r\x1fnew', rec(1)]])).toEqual({ runs: 2, result: 3 });
     expect(await countRange([['r\x1fold', rec(2, 2)]])).toEqual({ runs: 2, result: 3 });
@@ -217,16 +246,26 @@ describe('RedisBackend', () => {
     const a = await open(prefix);
     const b = await open(prefix);
     // b keeps x and y equal, changing both in one commit
-    await write(b, [['x', rec(1)], ['y', rec(1)]]);
+    await write(b, [
+      ['x', rec(1)],
+      ['y', rec(1)],
+    ]);
     let runs = 0;
-    const { result } = await a.transaction(async (tx) => {
-      runs++;
-      const x = await tx.get('x');
-      if (runs === 1) await write(b, [['x', rec(2, 2)], ['y', rec(2, 2)]]);
-      const y = await tx.get('y');
-      if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
-      return { result: x!.v, writes: new Map() };
-    }, ['x']);
+    const { result } = await a.transaction(
+      async (tx) => {
+        runs++;
+        const x = await tx.get('x');
+        if (runs === 1)
+          await write(b, [
+            ['x', rec(2, 2)],
+            ['y', rec(2, 2)],
+          ]);
+        const y = await tx.get('y');
+        if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
+        return { result: x!.v, writes: new Map() };
+      },
+      ['x'],
+    );
     expect(runs).toBe(2);
     expect(result).toBe(2);
     // an error from reads that agree stands, at once
@@ -247,17 +286,20 @@ describe('RedisBackend', () => {
     const prefix = `inc${randomUUID().slice(0, 8)}`;
     const stores = [await open(prefix), await open(prefix)];
     const increment = (backend: RedisBackend) =>
-      backend.transaction(async (tx) => {
-        const current = await tx.get('counter');
-        const next = ((current?.v as number | undefined) ?? 0) + 1;
-        return { result: next, writes: put([['counter', rec(next, (current?.ver ?? 0) + 1)]]) };
-      }, ['counter']);
+      backend.transaction(
+        async (tx) => {
+          const current = await tx.get('counter');
+          const next = ((current?.v as number | undefined) ?? 0) + 1;
+          return { result: next, writes: put([['counter', rec(next, (current?.ver ?? 0) + 1)]]) };
+        },
+        ['counter'],
+      );
     await Promise.all(Array.from({ length: 60 }, (_, i) => increment(stores[i % 2])));
     expect((await stores[0].get('counter'))?.v).toBe(60);
     expect((await stores[0].changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 1000 })).changes).toHaveLength(60);
   });
 
-  it('tells a listener about another store\'s commits, with their keys, soon', async ({ skip }) => {
+  it("tells a listener about another store's commits, with their keys, soon", async ({ skip }) => {
     if (skipped) skip(skipped);
     const prefix = `watch${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
@@ -328,5 +370,4 @@ describe('RedisBackend', () => {
     expect((await one.get('k'))?.v).toBe('in db 1');
     expect(await zero.get('k')).toBeUndefined();
   });
-
 });

@@ -78,7 +78,9 @@ describe('group commit', () => {
     for (const [i, outcome] of settled.entries()) {
       if (i === 7) continue;
       expect(outcome.status).toBe('fulfilled');
-      const { result, revision } = (outcome as PromiseFulfilledResult<{ result: { sawPrevious: unknown; revision: number }; revision: number }>).value;
+      const { result, revision } = (
+        outcome as PromiseFulfilledResult<{ result: { sawPrevious: unknown; revision: number }; revision: number }>
+      ).value;
       expect(result.sawPrevious).toBe(i === 0 || i === 8 ? null : i - 1);
       expect(revision).toBe(result.revision + 1);
       revisions.push(revision);
@@ -109,7 +111,7 @@ describe('group commit', () => {
     expect(await backend.get('c')).toBeDefined();
   });
 
-  it('waits for another process\'s write lock without blocking the event loop, and gives up after the busy timeout', async () => {
+  it("waits for another process's write lock without blocking the event loop, and gives up after the busy timeout", async () => {
     const path = join(tempDir(), 'locked.db');
     const backend = await open(path, { busyTimeoutMs: 300 });
     const other = new Database(path);
@@ -137,21 +139,24 @@ describe('group commit', () => {
 });
 
 describe('the file identity check', () => {
-  it.each(['removed', 'replaced'])('a -wal file %s under a running backend fails writes and then reads with STORE_UNAVAILABLE', async (how) => {
-    const dir = tempDir();
-    const path = join(dir, 'store.db');
-    const store = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
-    await store.transact((tx) => tx.set('k', 1, { by: 'a' }));
-    if (how === 'removed') rmSync(`${path}-wal`);
-    else {
-      copyFileSync(`${path}-wal`, join(dir, 'other-wal'));
-      renameSync(join(dir, 'other-wal'), `${path}-wal`);
-    }
-    const gone = { code: 'STORE_UNAVAILABLE', details: { cause: 'STORE_FILE_GONE' } };
-    await expect(store.transact((tx) => tx.set('k', 2, { by: 'a' }))).rejects.toMatchObject(gone);
-    await expect(store.get('k')).rejects.toMatchObject(gone);
-    await expect(store.list({ lo: '', hi: '\u{10ffff}', limit: 10 })).rejects.toMatchObject(gone);
-  });
+  it.each(['removed', 'replaced'])(
+    'a -wal file %s under a running backend fails writes and then reads with STORE_UNAVAILABLE',
+    async (how) => {
+      const dir = tempDir();
+      const path = join(dir, 'store.db');
+      const store = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
+      await store.transact((tx) => tx.set('k', 1, { by: 'a' }));
+      if (how === 'removed') rmSync(`${path}-wal`);
+      else {
+        copyFileSync(`${path}-wal`, join(dir, 'other-wal'));
+        renameSync(join(dir, 'other-wal'), `${path}-wal`);
+      }
+      const gone = { code: 'STORE_UNAVAILABLE', details: { cause: 'STORE_FILE_GONE' } };
+      await expect(store.transact((tx) => tx.set('k', 2, { by: 'a' }))).rejects.toMatchObject(gone);
+      await expect(store.get('k')).rejects.toMatchObject(gone);
+      await expect(store.list({ lo: '', hi: '\u{10ffff}', limit: 10 })).rejects.toMatchObject(gone);
+    },
+  );
 
   it('reads alone notice a removed database within about a second, without a stat on every read', async () => {
     const path = join(tempDir(), 'store.db');
@@ -245,7 +250,8 @@ describe('commits of other processes', () => {
     const gone = new Set<number>();
     const hook = createHook({
       init(id, type) {
-        if ((type === 'Timeout' || type === 'FSEVENTWRAP') && /src[\\/]store[\\/]sqlite[\\/]/.test(new Error().stack ?? '')) made.set(id, type);
+        if ((type === 'Timeout' || type === 'FSEVENTWRAP') && /src[\\/]store[\\/]sqlite[\\/]/.test(new Error().stack ?? ''))
+          made.set(id, type);
       },
       destroy(id) {
         gone.add(id);

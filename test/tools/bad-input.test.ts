@@ -28,7 +28,7 @@ describe('bad input', () => {
     ['empty idempotency key', 'state_set', { key: 'k', value: 1, idempotencyKey: '' }, 'INVALID_ARGUMENT'],
     ['huge ttl', 'state_set', { key: 'k', value: 1, ttlSeconds: 1e12 }, 'INVALID_ARGUMENT'],
     ['bad prefix', 'state_list', { prefix: 'a\tb' }, 'INVALID_ARGUMENT'],
-    ['another agent\'s profile', 'state_delete', { key: 'k', scope: 'profile:mallory' }, 'FORBIDDEN'],
+    ["another agent's profile", 'state_delete', { key: 'k', scope: 'profile:mallory' }, 'FORBIDDEN'],
   ];
   it.each(semantic)('%s → %s', async (_name, tool, args, code) => {
     const before = await revision();
@@ -49,29 +49,55 @@ describe('bad input', () => {
   const wrongTypes: Array<[string, string, Record<string, unknown>, string, RegExp]> = [
     ['key as number', 'state_set', { key: 123, value: 1 }, 'key', /key must be a string, not a number \(123\)/],
     ['missing value', 'state_set', { key: 'k' }, 'value', /value is required/],
-    ['ifVersion as a word', 'state_set', { key: 'k', value: 1, ifVersion: 'one' }, 'ifVersion', /ifVersion must be a number, not the string "one"/],
-    ['fractional ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: 1.5 }, 'ifVersion', /ifVersion must be a whole number, not 1\.5\./],
+    [
+      'ifVersion as a word',
+      'state_set',
+      { key: 'k', value: 1, ifVersion: 'one' },
+      'ifVersion',
+      /ifVersion must be a number, not the string "one"/,
+    ],
+    [
+      'fractional ifVersion',
+      'state_set',
+      { key: 'k', value: 1, ifVersion: 1.5 },
+      'ifVersion',
+      /ifVersion must be a whole number, not 1\.5\./,
+    ],
     ['negative ifVersion', 'state_set', { key: 'k', value: 1, ifVersion: -1 }, 'ifVersion', /out of range/],
     ['unknown op', 'state_update', { key: 'k', op: 'multiply', value: 2 }, 'op', /one of: increment, append, merge, add_to_set/],
     ['ops not an array', 'state_batch', { ops: 'set a' }, 'ops', /ops must be an array, not the string "set a"/],
-    ['misspelled op field', 'state_batch', { ops: [{ op: 'set', key: 'a', value: 1, if_version: 0 }] }, 'ops[0].if_version', /did you mean ifVersion\?/],
+    [
+      'misspelled op field',
+      'state_batch',
+      { ops: [{ op: 'set', key: 'a', value: 1, if_version: 0 }] },
+      'ops[0].if_version',
+      /did you mean ifVersion\?/,
+    ],
     ['scope as object', 'state_get', { key: 'k', scope: { name: 'global' } }, 'scope', /not an object/],
     ['limit above its maximum', 'state_list', { limit: 5000 }, 'limit', /out of range/],
   ];
-  it.each(wrongTypes)('%s is INVALID_ARGUMENT naming the argument in details.path, and changes nothing', async (_name, tool, args, path, message) => {
-    const before = await revision();
-    const error = await a.err(tool, args);
-    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path } });
-    expect(error.message).toMatch(message);
-    expect(await revision()).toBe(before);
-  });
+  it.each(wrongTypes)(
+    '%s is INVALID_ARGUMENT naming the argument in details.path, and changes nothing',
+    async (_name, tool, args, path, message) => {
+      const before = await revision();
+      const error = await a.err(tool, args);
+      expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path } });
+      expect(error.message).toMatch(message);
+      expect(await revision()).toBe(before);
+    },
+  );
 
   it('every problem of a call is reported at once (up to 5), each with its path', async () => {
     const before = await revision();
     const error = await a.err('state_set', { key: 7, ifVersion: -2, ttlSecond: 5 });
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(error.message).toMatch(/^4 problems: /);
-    expect((error.details!.issues as Array<{ path: string }>).map((i) => i.path).sort()).toEqual(['ifVersion', 'key', 'ttlSecond', 'value']);
+    expect((error.details!.issues as Array<{ path: string }>).map((i) => i.path).sort()).toEqual([
+      'ifVersion',
+      'key',
+      'ttlSecond',
+      'value',
+    ]);
     expect(error.message).toMatch(/key must be a string/);
     expect(error.message).toMatch(/value is required/);
     expect(error.message).toMatch(/did you mean ttlSeconds\?/);
@@ -84,7 +110,9 @@ describe('bad input', () => {
     await a.ok('state_set', { key: 'n1', value: 1 });
     await a.ok('state_set', { key: 'n2', value: 2 });
     expect((await a.ok('state_list', { limit: '1', prefix: 'n' })).keys).toHaveLength(1);
-    expect(await a.ok('state_set', { key: 'n1', value: 3, ifVersion: '1', scope: null, ttlSeconds: null, idempotencyKey: null })).toMatchObject({ version: 2 });
+    expect(
+      await a.ok('state_set', { key: 'n1', value: 3, ifVersion: '1', scope: null, ttlSeconds: null, idempotencyKey: null }),
+    ).toMatchObject({ version: 2 });
     expect(await a.ok('state_get', { key: 'n1', scope: null, maxBytes: null })).toMatchObject({ value: 3 });
     // a value that is any JSON keeps its null
     await a.ok('state_set', { key: 'nul', value: null });
@@ -121,7 +149,9 @@ describe('bad input', () => {
     const error = await a.err('state_set', { key: 'k', value: 1, if_version: 0 });
     expect(error).toEqual({
       code: 'INVALID_ARGUMENT',
-      message: expect.stringMatching(/^Unknown argument "if_version": did you mean ifVersion\? Arguments here: key, value, scope, ifVersion, ttlSeconds, idempotencyKey\.$/),
+      message: expect.stringMatching(
+        /^Unknown argument "if_version": did you mean ifVersion\? Arguments here: key, value, scope, ifVersion, ttlSeconds, idempotencyKey\.$/,
+      ),
       details: {
         path: 'if_version',
         suggestion: 'ifVersion',
@@ -137,7 +167,10 @@ describe('bad input', () => {
   it('a schema error under a namespace names the argument the same way', async () => {
     const ns = await connect({ config: { namespace: 'team' } });
     try {
-      expect(await ns.err('state_set', { key: 'k', value: 1, ifversion: 1 })).toMatchObject({ code: 'INVALID_ARGUMENT', details: { suggestion: 'ifVersion' } });
+      expect(await ns.err('state_set', { key: 'k', value: 1, ifversion: 1 })).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { suggestion: 'ifVersion' },
+      });
     } finally {
       await ns.close();
     }

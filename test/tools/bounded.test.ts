@@ -40,7 +40,7 @@ describe('bounded replies', () => {
     expect((await a.err('state_get', { key: 'big', maxBytes: 2 * 1024 * 1024 })).details).toMatchObject({ path: 'maxBytes' });
   });
 
-  it('state_list gives each key\'s size; state_snapshot pages with nextCursor and lists values bigger than a page', async () => {
+  it("state_list gives each key's size; state_snapshot pages with nextCursor and lists values bigger than a page", async () => {
     const a = await agent();
     for (let i = 0; i < 30; i++) await a.ok('state_set', { key: `doc/${String(i).padStart(2, '0')}`, value: 'x'.repeat(1000) });
     await a.ok('state_set', { key: 'doc/15b', value: 'y'.repeat(20_000) });

@@ -23,7 +23,7 @@ describe('budget tools', () => {
     expect((await a.err('budget_step', { amount: 0 })).code).toBe('INVALID_ARGUMENT');
   });
 
-  it('a child\'s steps count against its parent and grandparent; a refused ancestor refuses the step', async () => {
+  it("a child's steps count against its parent and grandparent; a refused ancestor refuses the step", async () => {
     const store = memoryStore();
     const config = { maxIterations: 5 };
     const root = await agent({ store, config: { ...config, thread: 'root' } });
@@ -64,7 +64,17 @@ describe('budget tools', () => {
   it('--tools enables only the named families', async () => {
     const a = await agent({ config: { tools: ['plan', 'budget'], maxIterations: 1 } });
     const names = (await a.client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['budget_status', 'budget_step', 'plan_claim', 'plan_create', 'plan_delete', 'plan_get', 'plan_list', 'plan_step', 'plan_update']);
+    expect(names).toEqual([
+      'budget_status',
+      'budget_step',
+      'plan_claim',
+      'plan_create',
+      'plan_delete',
+      'plan_get',
+      'plan_list',
+      'plan_step',
+      'plan_update',
+    ]);
   });
 
   it('a thread keeps the maxes of the first server that served it; other servers judge it by them', async () => {
@@ -81,7 +91,7 @@ describe('budget tools', () => {
     expect((await first.ok('budget_status')).budgets[1]).toMatchObject({ current: 3, max: 3 });
   });
 
-  it('a child started with larger maxes cannot spend past its parent\'s stored max', async () => {
+  it("a child started with larger maxes cannot spend past its parent's stored max", async () => {
     const store = memoryStore();
     await agent({ store, config: { thread: 'P', budgets: { cost: 10 } } });
     const child = await agent({ store, config: { thread: 'C', parentThread: 'P', budgets: { cost: 100 } } });

@@ -14,7 +14,12 @@ describe('state_changes', () => {
     const s1 = await a.ok('state_set', { key: 'x', value: 1 });
     const u = await a.ok('state_update', { key: 'n', op: 'increment', value: 2 });
     const d = await a.ok('state_delete', { key: 'x' });
-    const b = await a.ok('state_batch', { ops: [{ op: 'set', key: 'y', value: 1, scope: 'thread' }, { op: 'set', key: 'z', value: 2 }] });
+    const b = await a.ok('state_batch', {
+      ops: [
+        { op: 'set', key: 'y', value: 1, scope: 'thread' },
+        { op: 'set', key: 'z', value: 2 },
+      ],
+    });
     const first = await a.ok('state_changes', { afterRevision: start.revision });
     const thread = (await a.ok('whoami')).thread;
     expect(first.changes).toEqual([
@@ -124,9 +129,17 @@ describe('versions never repeat (watch and ifVersion across delete and re-create
     const recreated = await b.ok('state_set', { key: 'k', value: 'again' });
     expect(recreated.version).toBe(6);
     const started = Date.now();
-    expect(await a.ok('watch', { key: 'k', afterVersion: 5, waitMs: 10_000 })).toMatchObject({ found: true, value: 'again', version: 6, timedOut: false });
+    expect(await a.ok('watch', { key: 'k', afterVersion: 5, waitMs: 10_000 })).toMatchObject({
+      found: true,
+      value: 'again',
+      version: 6,
+      timedOut: false,
+    });
     // also when the version given is above the current one (a revision passed by mistake)
-    expect(await a.ok('watch', { key: 'k', afterVersion: recreated.revision + 100, waitMs: 10_000 })).toMatchObject({ version: 6, timedOut: false });
+    expect(await a.ok('watch', { key: 'k', afterVersion: recreated.revision + 100, waitMs: 10_000 })).toMatchObject({
+      version: 6,
+      timedOut: false,
+    });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 

@@ -13,7 +13,10 @@ async function blobs(a: Connected) {
     .map(([key, e]) => ({ key, by: e.updatedBy, bytes: JSON.stringify(e.value).length }));
 }
 
-const message = (i: number) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}: ${'some words of a conversation '.repeat(9)}` });
+const message = (i: number) => ({
+  role: i % 2 ? 'assistant' : 'user',
+  content: `message ${i}: ${'some words of a conversation '.repeat(9)}`,
+});
 
 describe('checkpoint storage', () => {
   it('a value that grew by an append stores only the appended part; every checkpoint restores exactly', async () => {
@@ -34,7 +37,9 @@ describe('checkpoint storage', () => {
       await a.ok('checkpoint_restore', { checkpointId: ids[at] });
       const value = (await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value;
       expect(value).toEqual(Array.from({ length: at + 1 }, (_, i) => message(i)));
-      expect((await a.ok('state_get', { key: 'log', scope: 'thread', maxBytes: 1048576 })).value).toBe(Array.from({ length: at + 1 }, (_, i) => `line ${i}\n`).join(''));
+      expect((await a.ok('state_get', { key: 'log', scope: 'thread', maxBytes: 1048576 })).value).toBe(
+        Array.from({ length: at + 1 }, (_, i) => `line ${i}\n`).join(''),
+      );
     }
   });
 
@@ -60,7 +65,9 @@ describe('checkpoint storage', () => {
       await a.ok('state_update', { key: 'messages', op: 'append', value: message(i), scope: 'thread' });
       ids.push((await a.ok('checkpoint_save', {})).checkpointId);
     }
-    expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual(ids.slice(5).reverse());
+    expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual(
+      ids.slice(5).reverse(),
+    );
     await a.ok('checkpoint_restore', { checkpointId: ids[5] });
     expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value).toHaveLength(6);
   });
@@ -86,7 +93,9 @@ describe('checkpoint storage', () => {
       await a.ok('state_update', { key: 'messages', op: 'append', value: message(i), scope: 'thread' });
       ids.push((await a.ok('checkpoint_save', {})).checkpointId);
     }
-    const parts = (await a.store.list({ lo: '', hi: prefixEnd(''), limit: 10_000 })).entries.filter(([key, e]) => key.includes('~cp-blob:') && e.updatedBy === 'checkpoint-pack');
+    const parts = (await a.store.list({ lo: '', hi: prefixEnd(''), limit: 10_000 })).entries.filter(
+      ([key, e]) => key.includes('~cp-blob:') && e.updatedBy === 'checkpoint-pack',
+    );
     const [key, entry] = parts[0];
     await a.store.transact(async (tx) => {
       await tx.putEntry(key, { ...entry, value: { ...(entry.value as object), tail: [{ role: 'user', content: 'forged' }] } });
@@ -145,8 +154,17 @@ describe('checkpoint listing and reading', () => {
     const id = 'cp-000000001-0000abcd';
     // the layout of the previous version: a manifest without lengths, index entries of 1, blobs holding the value
     await a.store.transact(async (tx) => {
-      const put = (key: string, value: unknown, by = 'old') => tx.putEntry(key, { value: value as never, version: 1, updatedAt: 1, updatedBy: by });
-      await put(keys.checkpoint(id), { format: 2, thread, run: '', createdAt: 1, revision: entry[1].revision, bytes: 10, records: { [rel]: { h, ver: entry[1].version, at: entry[1].updatedAt, by: entry[1].updatedBy } } });
+      const put = (key: string, value: unknown, by = 'old') =>
+        tx.putEntry(key, { value: value as never, version: 1, updatedAt: 1, updatedBy: by });
+      await put(keys.checkpoint(id), {
+        format: 2,
+        thread,
+        run: '',
+        createdAt: 1,
+        revision: entry[1].revision,
+        bytes: 10,
+        records: { [rel]: { h, ver: entry[1].version, at: entry[1].updatedAt, by: entry[1].updatedBy } },
+      });
       await put(keys.checkpointIndex(thread, id), 1);
       await put(keys.blob(h), entry[1].value, 'checkpoint');
       await put(keys.blobRefs(h), 1, 'checkpoint');
@@ -155,7 +173,10 @@ describe('checkpoint listing and reading', () => {
     expect((await a.ok('checkpoint_list', {})).checkpoints).toEqual([expect.objectContaining({ checkpointId: id, records: 1, bytes: 10 })]);
     await a.ok('state_update', { key: 'messages', op: 'append', value: message(1), scope: 'thread' });
     const next = await a.ok('checkpoint_save', {});
-    expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([next.checkpointId, id]);
+    expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([
+      next.checkpointId,
+      id,
+    ]);
     await a.ok('checkpoint_restore', { checkpointId: id });
     expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 })).value).toEqual([message(0)]);
     await a.ok('checkpoint_restore', { checkpointId: next.checkpointId });

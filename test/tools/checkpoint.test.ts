@@ -42,7 +42,12 @@ describe('checkpoint tools', () => {
     await fillEveryFamily(a, 'before');
     const saved = await threadState(a);
     const cp = await a.ok('checkpoint_save', { label: 'good point' });
-    expect(cp).toMatchObject({ checkpointId: expect.stringMatching(/^cp-/), thread: 'T', label: 'good point', records: expect.any(Number) });
+    expect(cp).toMatchObject({
+      checkpointId: expect.stringMatching(/^cp-/),
+      thread: 'T',
+      label: 'good point',
+      records: expect.any(Number),
+    });
 
     await fillEveryFamily(a, 'after');
     await a.ok('state_delete', { key: 'only-before', scope: 'thread' });
@@ -225,7 +230,14 @@ describe('checkpoint documents', () => {
 
   it('refuses corrupt and truncated documents with CHECKPOINT_CORRUPT', () => {
     const good = readFileSync(join(FIXTURES, 'checkpoint-format1.json'), 'utf8');
-    for (const bad of [good.slice(0, good.length / 2), '', '[]', '{"format": 9}', '{"format": 2, "kind": "thread", "thread": "t", "run": "r", "records": {"x": {"v": 1}}}', '{"format": 2, "kind": "thread", "thread": "bad id", "run": "r", "records": {}}']) {
+    for (const bad of [
+      good.slice(0, good.length / 2),
+      '',
+      '[]',
+      '{"format": 9}',
+      '{"format": 2, "kind": "thread", "thread": "t", "run": "r", "records": {"x": {"v": 1}}}',
+      '{"format": 2, "kind": "thread", "thread": "bad id", "run": "r", "records": {}}',
+    ]) {
       expect(() => loadDocument(bad), bad.slice(0, 40)).toThrow(expect.objectContaining({ code: 'CHECKPOINT_CORRUPT' }));
     }
   });

@@ -24,7 +24,7 @@ describe('finalizer tools', () => {
     expect((await a.ok('final_answer_get')).answer.content).toBe(winner);
   });
 
-  it('a parent waits for a child thread\'s answer with waitMs', async () => {
+  it("a parent waits for a child thread's answer with waitMs", async () => {
     const store = memoryStore();
     const parent = await agent({ store, config: { thread: 'parent' } });
     const child = await agent({ store, config: { thread: 'child', parentThread: 'parent' } });

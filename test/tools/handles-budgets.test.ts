@@ -41,7 +41,7 @@ describe('budgets that cannot be undone', () => {
     expect((await child.err('plan_claim', { planId })).details).toMatchObject({ thread: 'W' });
   });
 
-  it('run_start into a parentless thread makes it this thread\'s child: its steps charge our budget', async () => {
+  it("run_start into a parentless thread makes it this thread's child: its steps charge our budget", async () => {
     const w = await agent({ config: { agent: 'w', thread: 'W', maxIterations: 2 } });
     await w.ok('budget_step', {});
     await w.ok('run_start', { thread: 'T-fresh' });

@@ -8,7 +8,13 @@ describe('history tools', () => {
   it('appends with increasing seq, lists with afterSeq/limit/kind, prunes keeping the last N', async () => {
     const a = await agent({ config: { agent: 'h' } });
     for (let i = 1; i <= 12; i++) {
-      expect(await a.ok('history_append', { kind: i % 3 === 0 ? 'decision' : 'tool_call', content: `e${i}`, ...(i === 1 ? { data: { x: 1 } } : {}) })).toEqual({ seq: i });
+      expect(
+        await a.ok('history_append', {
+          kind: i % 3 === 0 ? 'decision' : 'tool_call',
+          content: `e${i}`,
+          ...(i === 1 ? { data: { x: 1 } } : {}),
+        }),
+      ).toEqual({ seq: i });
     }
     const seqs = (page: { entries: Array<{ seq: number }> }): number[] => page.entries.map((e) => e.seq);
     // newest first by default, paged with cursor
@@ -31,7 +37,9 @@ describe('history tools', () => {
     expect(seqs(await a.ok('history_list', { afterSeq: 9 }))).toEqual([12, 11, 10]);
     const decisions = await a.ok('history_list', { kind: 'decision', limit: 3 });
     expect(decisions.entries.map((e: { content: string }) => e.content)).toEqual(['e12', 'e9', 'e6']);
-    expect((await a.ok('history_list', { kind: 'decision', cursor: decisions.nextCursor })).entries.map((e: { content: string }) => e.content)).toEqual(['e3']);
+    expect(
+      (await a.ok('history_list', { kind: 'decision', cursor: decisions.nextCursor })).entries.map((e: { content: string }) => e.content),
+    ).toEqual(['e3']);
     expect((await a.err('history_list', { kind: 'tool_call', cursor: decisions.nextCursor })).message).toMatch(/different listing/);
     expect(await a.ok('history_prune', { keepLast: 4 })).toEqual({ removed: 8 });
     expect(seqs(await a.ok('history_list', {}))).toEqual([12, 11, 10, 9]);
@@ -39,7 +47,7 @@ describe('history tools', () => {
     expect(await a.ok('history_prune', { keepLast: 100 })).toEqual({ removed: 0 });
   });
 
-  it('is per thread, a parent reads a child\'s with thread, and it checks its arguments', async () => {
+  it("is per thread, a parent reads a child's with thread, and it checks its arguments", async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'A' } });
     const b = await agent({ store, config: { thread: 'B', parentThread: 'A' } });

@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { dataKey, resolveScope } from '../../src/context.js';
 import { agentsClosedAfterEach, memoryStore, sleep, type Connected } from '../helpers.js';
 
-const KV_TOOLS = ['state_get', 'state_set', 'state_delete', 'state_list', 'state_snapshot', 'state_update', 'state_batch', 'watch', 'state_changes'];
+const KV_TOOLS = [
+  'state_get',
+  'state_set',
+  'state_delete',
+  'state_list',
+  'state_snapshot',
+  'state_update',
+  'state_batch',
+  'watch',
+  'state_changes',
+];
 
 const agent = agentsClosedAfterEach();
 
@@ -17,7 +27,8 @@ describe('kv tools: listing', () => {
       expect(tool.annotations?.openWorldHint).toBe(false);
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
-    for (const name of ['state_get', 'state_list', 'state_snapshot', 'watch', 'state_changes']) expect(byName[name]?.readOnlyHint, name).toBe(true);
+    for (const name of ['state_get', 'state_list', 'state_snapshot', 'watch', 'state_changes'])
+      expect(byName[name]?.readOnlyHint, name).toBe(true);
     // listed as what differs from MCP's defaults: not read-only, destructive and not idempotent go unsaid
     for (const name of ['state_set', 'state_delete', 'state_update', 'state_batch']) {
       expect(byName[name]?.readOnlyHint ?? false, name).toBe(false);
@@ -56,7 +67,10 @@ describe('kv tools: get, set, delete', () => {
   it('round-trips a value with version, time and author', async () => {
     const a = await agent({ config: { agent: 'planner' } });
     expect(await a.ok('state_get', { key: 'goal' })).toEqual({ found: false });
-    expect(await a.ok('state_set', { key: 'goal', value: { text: 'ship it' } })).toMatchObject({ version: 1, revision: expect.any(Number) });
+    expect(await a.ok('state_set', { key: 'goal', value: { text: 'ship it' } })).toMatchObject({
+      version: 1,
+      revision: expect.any(Number),
+    });
     const got = await a.ok('state_get', { key: 'goal' });
     expect(got).toMatchObject({ found: true, value: { text: 'ship it' }, version: 1, updatedBy: 'planner' });
     expect(new Date(got.updatedAt).getTime()).toBeGreaterThan(Date.now() - 10_000);
@@ -145,7 +159,7 @@ describe('kv tools: scopes', () => {
     expect((await parent.ok('state_get', { key: 'result', scope: 'thread:T2' })).value).toBe(42);
   });
 
-  it('another agent\'s profile is read-only (FORBIDDEN), and scope names are checked', async () => {
+  it("another agent's profile is read-only (FORBIDDEN), and scope names are checked", async () => {
     const a = await agent({ config: { agent: 'alice' } });
     await a.ok('state_set', { key: 'pref', value: 'tea', scope: 'profile' });
     expect((await a.ok('state_get', { key: 'pref', scope: 'profile:alice' })).value).toBe('tea');
@@ -223,8 +237,12 @@ describe('kv tools: update and batch', () => {
     const a = await agent();
     expect(await a.ok('state_update', { key: 'n', op: 'increment', value: 2 })).toMatchObject({ value: 2, version: 1 });
     expect(await a.ok('state_update', { key: 'log', op: 'append', value: 'a' })).toMatchObject({ value: ['a'] });
-    expect(await a.ok('state_update', { key: 'cfg', op: 'merge', value: { a: 1, b: { c: 1 } } })).toMatchObject({ value: { a: 1, b: { c: 1 } } });
-    expect(await a.ok('state_update', { key: 'cfg', op: 'merge', value: { b: { d: 2 }, a: null } })).toMatchObject({ value: { b: { c: 1, d: 2 } } });
+    expect(await a.ok('state_update', { key: 'cfg', op: 'merge', value: { a: 1, b: { c: 1 } } })).toMatchObject({
+      value: { a: 1, b: { c: 1 } },
+    });
+    expect(await a.ok('state_update', { key: 'cfg', op: 'merge', value: { b: { d: 2 }, a: null } })).toMatchObject({
+      value: { b: { c: 1, d: 2 } },
+    });
     expect(await a.ok('state_update', { key: 'tags', op: 'add_to_set', value: 'x' })).toMatchObject({ value: ['x'] });
     expect(await a.ok('state_update', { key: 'tags', op: 'add_to_set', value: 'x' })).toMatchObject({ value: ['x'], version: 2 });
     const bad = await a.err('state_update', { key: 'tags', op: 'increment', value: 1 });
@@ -235,7 +253,9 @@ describe('kv tools: update and batch', () => {
   it('concurrent increments from many agents on one store all land', async () => {
     const store = memoryStore();
     const agents = await Promise.all(Array.from({ length: 4 }, () => agent({ store })));
-    await Promise.all(agents.flatMap((a) => Array.from({ length: 25 }, () => a.ok('state_update', { key: 'hits', op: 'increment', value: 1 }))));
+    await Promise.all(
+      agents.flatMap((a) => Array.from({ length: 25 }, () => a.ok('state_update', { key: 'hits', op: 'increment', value: 1 }))),
+    );
     expect((await agents[0].ok('state_get', { key: 'hits' })).value).toBe(100);
   });
 
@@ -290,7 +310,12 @@ describe('kv tools: update and batch', () => {
     expect((await a.err('state_batch', { ops: [] })).code).toBe('INVALID_ARGUMENT');
     const many = Array.from({ length: 101 }, (_, i) => ({ op: 'set', key: `k${i}`, value: i }));
     expect((await a.err('state_batch', { ops: many })).code).toBe('INVALID_ARGUMENT');
-    const noValue = await a.err('state_batch', { ops: [{ op: 'set', key: 'a', value: 1 }, { op: 'set', key: 'b' }] });
+    const noValue = await a.err('state_batch', {
+      ops: [
+        { op: 'set', key: 'a', value: 1 },
+        { op: 'set', key: 'b' },
+      ],
+    });
     expect(noValue).toMatchObject({ code: 'INVALID_ARGUMENT', details: { index: 1 } });
     expect((await a.ok('state_get', { key: 'a' })).found).toBe(false);
   });
@@ -371,7 +396,8 @@ describe('kv tools: bounded reads', () => {
     const a = await agent();
     await a.store.transact(async (tx) => {
       const who = a.bb.session.identity;
-      for (let i = 0; i < 400; i++) await tx.set(dataKey(who, resolveScope('global', who), `doc/${String(i).padStart(3, '0')}`), 'x'.repeat(1000), { by: 'x' });
+      for (let i = 0; i < 400; i++)
+        await tx.set(dataKey(who, resolveScope('global', who), `doc/${String(i).padStart(3, '0')}`), 'x'.repeat(1000), { by: 'x' });
       return {};
     });
     const result = await a.raw('state_snapshot', {});
@@ -406,7 +432,12 @@ describe('kv tools: non-atomic batches report every failure in its slot', () => 
       { key: 'n', ok: true, value: 1 },
     ]);
     expect(await a.ok('state_get', { key: 'theirs', scope: 'profile:bob' })).toEqual({ found: false });
-    const atomic = await a.err('state_batch', { ops: [{ op: 'set', key: 'x', value: 1 }, { op: 'set', key: 'y', value: 2, scope: 'profile:bob' }] });
+    const atomic = await a.err('state_batch', {
+      ops: [
+        { op: 'set', key: 'x', value: 1 },
+        { op: 'set', key: 'y', value: 2, scope: 'profile:bob' },
+      ],
+    });
     expect(atomic).toMatchObject({ code: 'FORBIDDEN', details: { index: 1 } });
     expect(await a.ok('state_get', { key: 'x' })).toEqual({ found: false });
   });

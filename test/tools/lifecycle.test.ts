@@ -52,7 +52,7 @@ describe('lifecycle tools', () => {
     });
   });
 
-  it('after finished the run\'s mutating tools fail with RUN_FINISHED until run_start', async () => {
+  it("after finished the run's mutating tools fail with RUN_FINISHED until run_start", async () => {
     const a = await agent({ config: { maxIterations: 10 } });
     await a.ok('state_set', { key: 'k', value: 1, scope: 'run' });
     await reach(a, 'finished');
@@ -81,7 +81,7 @@ describe('lifecycle tools', () => {
     await a.ok('final_answer_set', { content: 'new run' });
   });
 
-  it('another thread\'s state is readable by id', async () => {
+  it("another thread's state is readable by id", async () => {
     const store = memoryStore();
     const child = await agent({ store, config: { thread: 'child-1' } });
     const parent = await agent({ store, config: { thread: 'parent-1' } });

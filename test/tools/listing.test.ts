@@ -4,14 +4,45 @@ import { agentsClosedAfterEach } from '../helpers.js';
 const agent = agentsClosedAfterEach();
 
 const READ_ONLY = [
-  'state_get', 'state_list', 'state_snapshot', 'watch', 'state_changes', 'plan_get', 'plan_list', 'scratchpad_read', 'final_answer_get',
-  'budget_status', 'agent_state_get', 'whoami', 'history_list', 'checkpoint_list',
+  'state_get',
+  'state_list',
+  'state_snapshot',
+  'watch',
+  'state_changes',
+  'plan_get',
+  'plan_list',
+  'scratchpad_read',
+  'final_answer_get',
+  'budget_status',
+  'agent_state_get',
+  'whoami',
+  'history_list',
+  'checkpoint_list',
 ];
 const MUTATING = [
-  'state_set', 'state_delete', 'state_update', 'state_batch', 'plan_create', 'plan_update', 'plan_claim', 'plan_step', 'plan_delete',
-  'scratchpad_write', 'final_answer_set', 'budget_step',
-  'budget_configure', 'budget_increase', 'agent_state_set', 'run_start', 'run_end', 'history_append', 'history_prune',
-  'signal', 'checkpoint_save', 'checkpoint_restore', 'checkpoint_delete',
+  'state_set',
+  'state_delete',
+  'state_update',
+  'state_batch',
+  'plan_create',
+  'plan_update',
+  'plan_claim',
+  'plan_step',
+  'plan_delete',
+  'scratchpad_write',
+  'final_answer_set',
+  'budget_step',
+  'budget_configure',
+  'budget_increase',
+  'agent_state_set',
+  'run_start',
+  'run_end',
+  'history_append',
+  'history_prune',
+  'signal',
+  'checkpoint_save',
+  'checkpoint_restore',
+  'checkpoint_delete',
 ];
 
 describe('the whole tool list', () => {
@@ -38,7 +69,8 @@ describe('the whole tool list', () => {
     const a = await agent({ config: { allowBudgetAdmin: true } });
     const byName = Object.fromEntries((await a.client.listTools()).tools.map((t) => [t.name, t.inputSchema.properties ?? {}]));
     for (const name of MUTATING) expect(byName[name], name).toHaveProperty('idempotencyKey');
-    for (const name of ['state_set', 'state_delete', 'state_update', 'plan_update', 'plan_delete']) expect(byName[name], name).toHaveProperty('ifVersion');
+    for (const name of ['state_set', 'state_delete', 'state_update', 'plan_update', 'plan_delete'])
+      expect(byName[name], name).toHaveProperty('ifVersion');
   });
 
   it('with --namespace every name is prefixed', async () => {

@@ -29,7 +29,11 @@ describe('claims: leases, lapses and fences', () => {
     const lost = await a.err('plan_step', { planId, stepId: 's1', status: 'completed' });
     expect(lost).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: { agent: 'b', thread: 'tb' }, fence: 2 } });
     expect(await version(planner, planId)).toBe(before);
-    expect(await b.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ step: { status: 'completed', owner: 'b' }, done: 1, total: 2 });
+    expect(await b.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({
+      step: { status: 'completed', owner: 'b' },
+      done: 1,
+      total: 2,
+    });
     // the late holder still cannot move it, and its next claim is a fresh one
     expect((await a.err('plan_step', { planId, stepId: 's1', status: 'completed' })).code).toBe('CLAIM_LOST');
     expect(await a.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2' }, claim: { fence: 3 } });
@@ -47,7 +51,10 @@ describe('claims: leases, lapses and fences', () => {
     expect(held).toMatchObject({ status: 'in_progress', owner: 'a', claim: { thread: 'ta', fence: 1 } });
     await sleep(1300);
     expect((await planner.ok('plan_get', { planId })).plan.steps[0]).toMatchObject({ status: 'pending', attempts: 1 });
-    expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ step: { status: 'completed', owner: 'a' }, done: 1 });
+    expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({
+      step: { status: 'completed', owner: 'a' },
+      done: 1,
+    });
   });
 
   it('fence makes a call strict; clones of one agent in other threads are other holders', async () => {
@@ -59,7 +66,9 @@ describe('claims: leases, lapses and fences', () => {
     expect(await clone.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: false, reason: 'taken' });
     expect((await clone.err('plan_step', { planId, stepId: 's1', status: 'completed' })).code).toBe('FORBIDDEN');
     expect((await a.err('plan_step', { planId, stepId: 's1', status: 'completed', fence: claim.fence + 1 })).code).toBe('CLAIM_LOST');
-    expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'in_progress', fence: claim.fence })).toMatchObject({ step: { claim: { fence: 1 } } });
+    expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'in_progress', fence: claim.fence })).toMatchObject({
+      step: { claim: { fence: 1 } },
+    });
     expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'pending' })).toMatchObject({ step: { status: 'pending' }, done: 0 });
     expect((await planner.ok('plan_get', { planId })).plan.steps[0].owner).toBeUndefined();
   });
@@ -68,7 +77,8 @@ describe('claims: leases, lapses and fences', () => {
     const a = await agent({ config: { agent: 'w' } });
     const steps = Array.from({ length: 200 }, (_, i) => `step ${i} `.padEnd(300, 'x'));
     const { planId } = await a.ok('plan_create', { title: 'big', steps });
-    const size = async (name: string, args: object): Promise<number> => ((await a.raw(name, args as never)).content[0] as { text: string }).text.length;
+    const size = async (name: string, args: object): Promise<number> =>
+      ((await a.raw(name, args as never)).content[0] as { text: string }).text.length;
     expect(await size('plan_claim', { planId })).toBeLessThan(1024);
     expect(await size('plan_step', { planId, stepId: 's1', status: 'completed' })).toBeLessThan(1024);
     expect(await size('plan_update', { planId, stepUpdates: [{ id: 's2', note: 'n' }] })).toBeLessThan(1024);
@@ -92,7 +102,11 @@ describe('the holder decides; plans cannot be wiped', () => {
     expect((await a.err('plan_step', { planId, stepId: 's1', status: 'completed' })).code).toBe('CLAIM_LOST');
     expect(await b.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's1', owner: 'b' } });
     const history = (await planner.ok('history_list', { kind: 'plan_reassign' })).entries;
-    expect(history[0]).toMatchObject({ kind: 'plan_reassign', content: expect.stringContaining('s1'), data: { planId, stepId: 's1', to: 'b' } });
+    expect(history[0]).toMatchObject({
+      kind: 'plan_reassign',
+      content: expect.stringContaining('s1'),
+      data: { planId, stepId: 's1', to: 'b' },
+    });
   });
 
   it('wipe: a replace needs ifVersion, keeps matched steps, and never drops work in progress or done', async () => {
@@ -111,11 +125,16 @@ describe('the holder decides; plans cannot be wiped', () => {
     const kept = await planner.ok('plan_update', { planId, ifVersion: v, steps: todo });
     expect(kept).toMatchObject({ changed: [{ id: 's4', content: 'review', status: 'pending' }], done: 1, total: 4 });
     const steps = (await planner.ok('plan_get', { planId })).plan.steps;
-    expect(steps.map((s: { id: string; status: string; owner?: string }) => `${s.id}:${s.status}:${s.owner ?? ''}`)).toEqual(['s1:completed:a', 's2:in_progress:a', 's3:pending:', 's4:pending:']);
+    expect(steps.map((s: { id: string; status: string; owner?: string }) => `${s.id}:${s.status}:${s.owner ?? ''}`)).toEqual([
+      's1:completed:a',
+      's2:in_progress:a',
+      's3:pending:',
+      's4:pending:',
+    ]);
     expect(await a.ok('plan_step', { planId, stepId: 's2', status: 'completed' })).toMatchObject({ done: 2, total: 4 });
   });
 
-  it('TodoWrite-shaped steps are accepted: status at creation, in_progress ones are the creator\'s claims', async () => {
+  it("TodoWrite-shaped steps are accepted: status at creation, in_progress ones are the creator's claims", async () => {
     const { planner, a } = await team();
     const created = await planner.ok('plan_create', {
       title: 'todo',
@@ -132,7 +151,7 @@ describe('the holder decides; plans cannot be wiped', () => {
     expect(await a.ok('plan_claim', { planId: created.planId })).toMatchObject({ step: { id: 's3' }, claim: { fence: 2 } });
   });
 
-  it('a child finds its parent\'s plans with plan_list {}; an empty list says where plans live', async () => {
+  it("a child finds its parent's plans with plan_list {}; an empty list says where plans live", async () => {
     const store = memoryStore();
     const parent = await agent({ store, config: { agent: 'lead', thread: 'P' } });
     const child = await agent({ store, config: { agent: 'kid', thread: 'C', parentThread: 'P' } });

@@ -42,7 +42,15 @@ describe('plan tools', () => {
     const a = await agent();
     const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', 'b'] });
     const v2 = await a.ok('plan_update', { planId, ifVersion: 1, stepUpdates: [{ id: 's1', status: 'completed', note: 'done fast' }] });
-    expect(v2).toEqual({ planId, version: 2, status: 'active', changed: [{ id: 's1', content: 'a', status: 'completed' }], done: 1, total: 2, unblocked: [] });
+    expect(v2).toEqual({
+      planId,
+      version: 2,
+      status: 'active',
+      changed: [{ id: 's1', content: 'a', status: 'completed' }],
+      done: 1,
+      total: 2,
+      unblocked: [],
+    });
     expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0]).toMatchObject({ note: 'done fast' });
     const stale = await a.err('plan_update', { planId, ifVersion: 1, title: 'lost edit' });
     expect(stale).toMatchObject({ code: 'VERSION_CONFLICT', details: { currentVersion: 2 } });
@@ -65,7 +73,9 @@ describe('plan tools', () => {
     const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a'] });
     expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's9', status: 'completed' }] })).code).toBe('NOT_FOUND');
     expect((await a.err('plan_update', { planId, steps: [{ id: 's1', content: 'x', blockedBy: ['s1'] }] })).code).toBe('INVALID_ARGUMENT');
-    expect((await a.err('plan_update', { planId, steps: [{ id: 's1', content: 'x', blockedBy: ['nope'] }] })).code).toBe('INVALID_ARGUMENT');
+    expect((await a.err('plan_update', { planId, steps: [{ id: 's1', content: 'x', blockedBy: ['nope'] }] })).code).toBe(
+      'INVALID_ARGUMENT',
+    );
     expect((await a.err('plan_update', { planId, steps: [{ id: 's7', content: 'x' }] })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('plan_create', { title: '', steps: [] })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('plan_get', { planId: 'not-a-plan' })).code).toBe('INVALID_ARGUMENT');
@@ -73,7 +83,7 @@ describe('plan tools', () => {
     expect((await a.ok('plan_get', { planId })).plan.version).toBe(1);
   });
 
-  it('a plan in another agent\'s profile is FORBIDDEN to create or change; a stale ifVersion on delete conflicts', async () => {
+  it("a plan in another agent's profile is FORBIDDEN to create or change; a stale ifVersion on delete conflicts", async () => {
     const a = await agent({ config: { agent: 'alice' } });
     expect((await a.err('plan_create', { title: 't', steps: [], scope: 'profile:bob' })).code).toBe('FORBIDDEN');
     const { planId } = await a.ok('plan_create', { title: 'mine', steps: [], scope: 'profile' });
@@ -124,9 +134,18 @@ describe('plan tools', () => {
 
   it('blockedBy must name steps of the same plan and never form a cycle', async () => {
     const a = await agent();
-    const cycle = await a.err('plan_create', { title: 'T', steps: [{ content: 'a', blockedBy: ['s2'] }, { content: 'b', blockedBy: ['s1'] }] });
+    const cycle = await a.err('plan_create', {
+      title: 'T',
+      steps: [
+        { content: 'a', blockedBy: ['s2'] },
+        { content: 'b', blockedBy: ['s1'] },
+      ],
+    });
     expect(cycle).toMatchObject({ code: 'INVALID_ARGUMENT', details: { cycle: ['s1', 's2', 's1'] } });
-    const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', { content: 'b', blockedBy: ['s1'] }, { content: 'c', blockedBy: ['s2'] }] });
+    const { planId } = await a.ok('plan_create', {
+      title: 'T',
+      steps: ['a', { content: 'b', blockedBy: ['s1'] }, { content: 'c', blockedBy: ['s2'] }],
+    });
     const longer = await a.err('plan_update', { planId, stepUpdates: [{ id: 's1', blockedBy: ['s3'] }] });
     expect(longer).toMatchObject({ code: 'INVALID_ARGUMENT', details: { cycle: ['s1', 's3', 's2', 's1'] } });
     expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's1', blockedBy: ['s9'] }] })).code).toBe('INVALID_ARGUMENT');
@@ -142,11 +161,26 @@ describe('plan tools', () => {
       expect(refused.message).toMatch(/plan_claim/);
     }
     await a.ok('plan_update', { planId, stepUpdates: [{ id: 's1', status: 'completed' }] });
-    expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's3', status: 'completed' }] })).details).toMatchObject({ blockedBy: ['s2'] });
+    expect((await a.err('plan_update', { planId, stepUpdates: [{ id: 's3', status: 'completed' }] })).details).toMatchObject({
+      blockedBy: ['s2'],
+    });
     // finishing the blocker and the blocked step in one update is fine; so is a skipped blocker
-    await a.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'skipped' }, { id: 's3', status: 'completed' }] });
+    await a.ok('plan_update', {
+      planId,
+      stepUpdates: [
+        { id: 's2', status: 'skipped' },
+        { id: 's3', status: 'completed' },
+      ],
+    });
     const other = await a.ok('plan_create', { title: 'T', steps: ['a'] });
-    const replaced = await a.err('plan_update', { planId: other.planId, ifVersion: 1, steps: [{ id: 's1', content: 'a' }, { content: 'y', status: 'in_progress', blockedBy: ['s1'] }] });
+    const replaced = await a.err('plan_update', {
+      planId: other.planId,
+      ifVersion: 1,
+      steps: [
+        { id: 's1', content: 'a' },
+        { content: 'y', status: 'in_progress', blockedBy: ['s1'] },
+      ],
+    });
     expect(replaced).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's2', blockedBy: ['s1'] } });
   });
 
@@ -160,20 +194,45 @@ describe('plan tools', () => {
       steps: ['a', { content: 'b', blockedBy: ['s1'] }, { content: 'c', owner: 'carol' }],
     });
     const first = await alice.ok('plan_claim', { planId });
-    expect(first).toMatchObject({ claimed: true, step: { id: 's1', content: 'a', status: 'in_progress', owner: 'alice', claim: { thread: 'ta', fence: 1 } }, claim: { fence: 1 } });
+    expect(first).toMatchObject({
+      claimed: true,
+      step: { id: 's1', content: 'a', status: 'in_progress', owner: 'alice', claim: { thread: 'ta', fence: 1 } },
+      claim: { fence: 1 },
+    });
     const lease = Date.parse(first.claim.leaseUntil) - Date.now();
     expect(lease).toBeGreaterThan(590_000);
     expect(lease).toBeLessThanOrEqual(600_000);
     // s2 waits on s1, s3 belongs to carol
     expect(await bob.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_blocked' });
-    expect(await bob.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: false, reason: 'taken', step: { owner: 'alice' } });
-    expect(await alice.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: true, step: { id: 's1' }, claim: { fence: 1 } });
+    expect(await bob.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({
+      claimed: false,
+      reason: 'taken',
+      step: { owner: 'alice' },
+    });
+    expect(await alice.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({
+      claimed: true,
+      step: { id: 's1' },
+      claim: { fence: 1 },
+    });
     const blocked = await bob.err('plan_claim', { planId, stepId: 's2' });
     expect(blocked).toMatchObject({ code: 'INVALID_TRANSITION', details: { stepId: 's2', blockedBy: ['s1'] } });
-    expect(await alice.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ step: { id: 's1', status: 'completed' }, done: 1, total: 3, unblocked: ['s2'] });
-    expect(await bob.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2', owner: 'bob', status: 'in_progress' }, claim: { fence: 2 } });
+    expect(await alice.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({
+      step: { id: 's1', status: 'completed' },
+      done: 1,
+      total: 3,
+      unblocked: ['s2'],
+    });
+    expect(await bob.ok('plan_claim', { planId })).toMatchObject({
+      claimed: true,
+      step: { id: 's2', owner: 'bob', status: 'in_progress' },
+      claim: { fence: 2 },
+    });
     expect(await alice.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_taken' });
-    expect(await carol.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's3', owner: 'carol' }, claim: { fence: 3 } });
+    expect(await carol.ok('plan_claim', { planId })).toMatchObject({
+      claimed: true,
+      step: { id: 's3', owner: 'carol' },
+      claim: { fence: 3 },
+    });
     await bob.ok('plan_step', { planId, stepId: 's2', status: 'completed' });
     await carol.ok('plan_step', { planId, stepId: 's3', status: 'completed', note: 'fine' });
     expect(await bob.ok('plan_claim', { planId })).toEqual({ claimed: false, reason: 'all_done' });

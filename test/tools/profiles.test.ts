@@ -10,8 +10,23 @@ import { agentsClosedAfterEach, type Connected } from '../helpers.js';
 const BUDGET = { agent: { visible: 8_000, full: 16_000 }, all: { visible: 16_000, full: 32_000 } };
 
 const AGENT_PROFILE = [
-  'state_get', 'state_set', 'state_update', 'state_delete', 'state_list', 'watch', 'plan_create', 'plan_get', 'plan_list',
-  'plan_claim', 'plan_step', 'scratchpad_write', 'scratchpad_read', 'final_answer_set', 'final_answer_get', 'budget_step', 'whoami',
+  'state_get',
+  'state_set',
+  'state_update',
+  'state_delete',
+  'state_list',
+  'watch',
+  'plan_create',
+  'plan_get',
+  'plan_list',
+  'plan_claim',
+  'plan_step',
+  'scratchpad_write',
+  'scratchpad_read',
+  'final_answer_set',
+  'final_answer_get',
+  'budget_step',
+  'whoami',
 ];
 
 const agent = agentsClosedAfterEach();
@@ -31,11 +46,17 @@ describe('profiles', () => {
     const { tools } = await listed();
     const declared = (await listed({ tools: ['all'] })).tools.map((t) => t.name);
     expect(tools.map((t) => t.name).sort()).toEqual(AGENT_PROFILE.filter((n) => declared.includes(n)).sort());
-    expect(Object.entries(TOOL_TABLE).filter(([, t]) => t.profile === 'agent').map(([n]) => n).sort()).toEqual([...AGENT_PROFILE].sort());
+    expect(
+      Object.entries(TOOL_TABLE)
+        .filter(([, t]) => t.profile === 'agent')
+        .map(([n]) => n)
+        .sort(),
+    ).toEqual([...AGENT_PROFILE].sort());
   });
 
   it('profiles add to agent and combine; families and single names select exactly; all is everything', async () => {
-    const names = async (tools: string[], extra: Record<string, unknown> = {}) => (await listed({ tools, ...extra })).tools.map((t) => t.name);
+    const names = async (tools: string[], extra: Record<string, unknown> = {}) =>
+      (await listed({ tools, ...extra })).tools.map((t) => t.name);
     const planner = await names(['planner']);
     expect(planner).toEqual(expect.arrayContaining(['plan_update', 'plan_delete', 'watch', 'whoami']));
     expect(await names(['follow'])).toEqual(expect.arrayContaining(['state_changes', 'state_snapshot', 'state_batch', 'state_get']));
@@ -46,7 +67,17 @@ describe('profiles', () => {
     expect(await names(['operator'], { allowBudgetAdmin: true })).toEqual(expect.arrayContaining(['budget_configure', 'budget_increase']));
     const both = await names(['planner', 'follow']);
     expect(both).toEqual(expect.arrayContaining(['plan_update', 'state_changes']));
-    expect((await names(['kv'])).sort()).toEqual(['state_batch', 'state_changes', 'state_delete', 'state_get', 'state_list', 'state_set', 'state_snapshot', 'state_update', 'watch']);
+    expect((await names(['kv'])).sort()).toEqual([
+      'state_batch',
+      'state_changes',
+      'state_delete',
+      'state_get',
+      'state_list',
+      'state_set',
+      'state_snapshot',
+      'state_update',
+      'watch',
+    ]);
     expect(await names(['whoami', 'history_list'])).toEqual(['whoami', 'history_list']);
     const all = await names(['all']);
     expect(all).toHaveLength(34 + (all.includes('plan_step') ? 1 : 0));
@@ -57,8 +88,12 @@ describe('profiles', () => {
     const { tools } = await listed({ tools: ['all'], readOnly: true });
     expect(tools.length).toBeGreaterThan(10);
     expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
-    expect(parseConfig(['--read-only', '--tools', 'agent,team'], {})).toMatchObject({ config: { tools: ['agent', 'team'], readOnly: true } });
-    expect(() => parseConfig(['--tools', 'agent,planer'], {})).toThrow(/--tools: unknown tool, family or profile "planer" \(did you mean planner\?\)/);
+    expect(parseConfig(['--read-only', '--tools', 'agent,team'], {})).toMatchObject({
+      config: { tools: ['agent', 'team'], readOnly: true },
+    });
+    expect(() => parseConfig(['--tools', 'agent,planer'], {})).toThrow(
+      /--tools: unknown tool, family or profile "planer" \(did you mean planner\?\)/,
+    );
     expect(() => parseConfig([], { BLACKBOARD_TOOLS: 'nope' })).toThrow(/^BLACKBOARD_TOOLS: unknown/);
   });
 });
@@ -91,9 +126,11 @@ function nodes(schema: unknown, path = ''): Array<[string, Record<string, unknow
   if (schema === null || typeof schema !== 'object') return [];
   const node = schema as Record<string, unknown>;
   const out: Array<[string, Record<string, unknown>]> = [[path, node]];
-  for (const [name, child] of Object.entries((node.properties as Record<string, unknown>) ?? {})) out.push(...nodes(child, `${path}.${name}`));
+  for (const [name, child] of Object.entries((node.properties as Record<string, unknown>) ?? {}))
+    out.push(...nodes(child, `${path}.${name}`));
   if (node.items) out.push(...nodes(node.items, `${path}[]`));
-  for (const key of ['anyOf', 'oneOf', 'allOf']) for (const [i, child] of ((node[key] as unknown[]) ?? []).entries()) out.push(...nodes(child, `${path}|${i}`));
+  for (const key of ['anyOf', 'oneOf', 'allOf'])
+    for (const [i, child] of ((node[key] as unknown[]) ?? []).entries()) out.push(...nodes(child, `${path}|${i}`));
   return out;
 }
 
@@ -121,7 +158,8 @@ describe('schemas every model API accepts', () => {
     const server = {
       name: 'blackboard',
       cacheToolsList: false,
-      callTool: async (name: string, args: Record<string, unknown> | null) => (await a.client.callTool({ name, arguments: args ?? {} })).content,
+      callTool: async (name: string, args: Record<string, unknown> | null) =>
+        (await a.client.callTool({ name, arguments: args ?? {} })).content,
     } as unknown as MCPServer;
     const fallbacks: string[] = [];
     for (const tool of tools) {
@@ -132,7 +170,10 @@ describe('schemas every model API accepts', () => {
     if (fallbacks.length > 0) console.log(`non-strict after conversion (plan tools, fixed at merge): ${fallbacks.join(', ')}`);
     // a strict bridge sends every property, null for the ones not given
     const set = mcpToFunctionTool(tools.find((t) => t.name === 'state_set') as never, server, true);
-    const reply = await set.invoke({} as never, JSON.stringify({ key: 'k', value: { a: 1 }, scope: null, ifVersion: null, ttlSeconds: null, idempotencyKey: null }));
+    const reply = await set.invoke(
+      {} as never,
+      JSON.stringify({ key: 'k', value: { a: 1 }, scope: null, ifVersion: null, ttlSeconds: null, idempotencyKey: null }),
+    );
     expect(JSON.stringify(reply)).toMatch(/\\"version\\":1/);
     expect(await a.ok('state_get', { key: 'k', scope: null, maxBytes: null })).toMatchObject({ value: { a: 1 } });
   });

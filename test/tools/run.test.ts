@@ -76,7 +76,7 @@ describe('run tools', () => {
     expect(await a.ok('run_end', { status: 'stopped', reason: 'user left' })).toMatchObject({ state: 'stopped' });
   });
 
-  it('switching thread with run_start leaves the old thread\'s run alone (other connections may still serve it)', async () => {
+  it("switching thread with run_start leaves the old thread's run alone (other connections may still serve it)", async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T1' } });
     const b = await agent({ store, config: { thread: 'T1' } });

@@ -6,7 +6,12 @@ const agent = agentsClosedAfterEach();
 describe('scratchpad tools', () => {
   it('scratchpad_write keeps variables, observations and failed approaches; scratchpad_read renders a compact context', async () => {
     const a = await agent();
-    expect(await a.ok('scratchpad_read')).toEqual({ variables: {}, observations: [], failedApproaches: [], context: '(scratchpad is empty)' });
+    expect(await a.ok('scratchpad_read')).toEqual({
+      variables: {},
+      observations: [],
+      failedApproaches: [],
+      context: '(scratchpad is empty)',
+    });
     expect(await a.ok('scratchpad_write', { kind: 'variable', name: 'city', value: 'Paris' })).toEqual({
       kind: 'variable',
       name: 'city',
@@ -15,8 +20,13 @@ describe('scratchpad tools', () => {
       failedApproaches: 0,
     });
     await a.ok('scratchpad_write', { kind: 'variable', name: 'big', value: { text: 'x'.repeat(500) } });
-    expect(await a.ok('scratchpad_write', { kind: 'observation', value: 'the API returns 404 for old ids' })).toMatchObject({ observations: 1 });
-    expect(await a.ok('scratchpad_write', { kind: 'failed_approach', value: 'grep the logs: logs rotated' })).toMatchObject({ failedApproaches: 1, variables: 2 });
+    expect(await a.ok('scratchpad_write', { kind: 'observation', value: 'the API returns 404 for old ids' })).toMatchObject({
+      observations: 1,
+    });
+    expect(await a.ok('scratchpad_write', { kind: 'failed_approach', value: 'grep the logs: logs rotated' })).toMatchObject({
+      failedApproaches: 1,
+      variables: 2,
+    });
     const pad = await a.ok('scratchpad_read');
     expect(pad.variables).toEqual({ city: 'Paris', big: { text: 'x'.repeat(500) } });
     expect(pad.observations).toEqual(['the API returns 404 for old ids']);
@@ -29,7 +39,7 @@ describe('scratchpad tools', () => {
     expect((await a.ok('scratchpad_read')).variables).toEqual({});
   });
 
-  it('belongs to the thread\'s current run: shared by its connections, fresh after run_start, not seen by other threads', async () => {
+  it("belongs to the thread's current run: shared by its connections, fresh after run_start, not seen by other threads", async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T' } });
     const b = await agent({ store, config: { thread: 'T' } });
@@ -51,7 +61,9 @@ describe('scratchpad tools', () => {
     expect((await a.err('scratchpad_write', { kind: 'variable', name: '', value: 1 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('scratchpad_write', { kind: 'failed_approach', value: '' })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('scratchpad_write', { kind: 'variable', value: 1 })).message).toMatch(/needs a name/);
-    expect((await a.err('scratchpad_write', { kind: 'observation', name: 'n', value: 'x' })).message).toMatch(/name is only for kind "variable"/);
+    expect((await a.err('scratchpad_write', { kind: 'observation', name: 'n', value: 'x' })).message).toMatch(
+      /name is only for kind "variable"/,
+    );
     expect((await a.err('scratchpad_write', { kind: 'note', value: 'x' })).details).toMatchObject({ path: 'kind' });
     expect((await a.ok('scratchpad_read')).variables).toEqual({});
   });

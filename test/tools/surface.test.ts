@@ -116,6 +116,8 @@ describe('texts name tools exactly as registered', () => {
     expect(error.message).toBe('This run already has a final answer; it cannot be replaced. Use the answer in details.answer.');
     const full = await agent({ config: { namespace: 'team' } });
     await full.ok('final_answer_set', { content: 'one' });
-    expect((await full.err('final_answer_set', { content: 'two' })).message).toMatch(/details.answer. Add anything further with team_history_append\.$/);
+    expect((await full.err('final_answer_set', { content: 'two' })).message).toMatch(
+      /details.answer. Add anything further with team_history_append\.$/,
+    );
   });
 });

@@ -122,9 +122,7 @@ export class MemoryBackend implements Backend {
     const keys = [...this.map.keys()]
       .filter(
         (k) =>
-          compareKeys(k, query.lo) >= 0 &&
-          compareKeys(k, query.hi) < 0 &&
-          (query.after === undefined || compareKeys(k, query.after) > 0),
+          compareKeys(k, query.lo) >= 0 && compareKeys(k, query.hi) < 0 && (query.after === undefined || compareKeys(k, query.after) > 0),
       )
       .sort(compareKeys);
     const rows: Array<[string, StoredRecord]> = [];

@@ -10,17 +10,7 @@ export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { ensureSchema, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
-import type {
-  Backend,
-  BackendTx,
-  ChangeQuery,
-  ChangeRow,
-  CommitEvent,
-  RangeQuery,
-  StoredRecord,
-  TxContext,
-  Writes,
-} from '../types.js';
+import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
 /** Tuning for tests; users set connection options in the URL. */
 export interface PostgresOptions {
@@ -229,7 +219,9 @@ export class PostgresBackend implements Backend {
       }
       done(error as Error);
       const pid = Number(Reflect.get(client, 'processID')) || null;
-      const fate = await resolveFate(this.db.config, sent.xid, pid, deadline + RESOLVE_GRACE_MS, (point) => this.failPoint?.(point, client));
+      const fate = await resolveFate(this.db.config, sent.xid, pid, deadline + RESOLVE_GRACE_MS, (point) =>
+        this.failPoint?.(point, client),
+      );
       if (fate === 'committed') {
         this.ring(sent.next, sent.keys);
         return { value: { result: sent.result, revision: sent.next } };
@@ -251,7 +243,10 @@ export class PostgresBackend implements Backend {
     if (this.closed || now - this.lastAnalyze < 60_000) return;
     this.lastAnalyze = now;
     const ignore = (): void => {};
-    const done = this.db.pool.query(`ANALYZE ${this.t.records}`).then(ignore, ignore).finally(() => this.bells.delete(done));
+    const done = this.db.pool
+      .query(`ANALYZE ${this.t.records}`)
+      .then(ignore, ignore)
+      .finally(() => this.bells.delete(done));
     this.bells.add(done);
   }
 
@@ -264,9 +259,7 @@ export class PostgresBackend implements Backend {
     const text = doorbellStatement(this.t.channel, { r: revision, k: keys, i: this.instance });
     // A doorbell that fails (the connection broke after the commit) changes nothing about the write, which stands:
     // the listeners' safety poll finds the commit instead.
-    const rung = client
-      ? Promise.resolve(this.failPoint?.('doorbell', client)).then(() => client.query(text))
-      : this.db.pool.query(text);
+    const rung = client ? Promise.resolve(this.failPoint?.('doorbell', client)).then(() => client.query(text)) : this.db.pool.query(text);
     const done_ = rung
       .then(
         () => done?.(),

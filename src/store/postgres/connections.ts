@@ -73,7 +73,12 @@ export class Connections {
   }
 
   /** A statement on `client` bounded by the call's deadline as well as the connection's own timeout. */
-  query<R extends pg.QueryResultRow>(client: pg.ClientBase, deadline: number, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  query<R extends pg.QueryResultRow>(
+    client: pg.ClientBase,
+    deadline: number,
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     return boundedQuery<R>(client, text, values, this.queryTimeoutMs, deadline);
   }
 

@@ -72,10 +72,10 @@ export async function resolveFate(
         if (status === 'committed') return 'committed';
         if (status === 'aborted') return 'aborted';
         if (status !== 'in progress' || pid === null) break;
-        await client.query(
-          `SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity WHERE pid = $1 AND backend_xid = $2::xid8::xid`,
-          [pid, xid],
-        );
+        await client.query(`SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity WHERE pid = $1 AND backend_xid = $2::xid8::xid`, [
+          pid,
+          xid,
+        ]);
         await sleep(20);
       }
     } catch {

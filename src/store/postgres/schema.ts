@@ -39,7 +39,9 @@ export function parsePostgresUrl(url: string): PostgresUrl {
   };
   const schema = take('schema') ?? 'blackboard';
   if (!SCHEMA_NAME.test(schema)) {
-    throw new Error(`schema=${schema} in ${masked} is not a valid schema name (letters, digits and _, at most 60, not starting with a digit)`);
+    throw new Error(
+      `schema=${schema} in ${masked} is not a valid schema name (letters, digits and _, at most 60, not starting with a digit)`,
+    );
   }
   const number = (name: string, fallback: number, min: number): number => {
     const raw = take(name);

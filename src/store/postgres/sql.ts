@@ -53,7 +53,6 @@ export function writeStatement(t: Tables, writes: Writes, next: number, now: num
   return `WITH ${parts.join(',\n')} SELECT 1`;
 }
 
-
 /** `key` conditions of a range read; parameters are numbered from `first`. */
 export function rangeWhere(query: RangeQuery, first: number): [string, unknown[]] {
   const useAfter = query.after !== undefined && compareKeys(query.after, query.lo) >= 0;

@@ -12,22 +12,22 @@ import {
 import { KeyLocks } from './key-locks.js';
 import { ErrorReply } from '@redis/client';
 import { WriteFateUnknown } from '../../errors.js';
-import { CALL_BUDGET_MS, lookUp, MARKER_TTL_MS, newMarker, notRun, RESOLVE_GRACE_MS, Unapplied, unapplied, type FailPoint } from './fate.js';
+import {
+  CALL_BUDGET_MS,
+  lookUp,
+  MARKER_TTL_MS,
+  newMarker,
+  notRun,
+  RESOLVE_GRACE_MS,
+  Unapplied,
+  unapplied,
+  type FailPoint,
+} from './fate.js';
 import { RedisFollower } from './follower.js';
 import { commitArgs, decode, listArgs, readChanges, readListing, revOf, type Listed } from './records.js';
 import { LAYOUT, keysOf, layoutKeyOf } from './scripts.js';
 import { newerLayout } from '../layout.js';
-import type {
-  Backend,
-  BackendTx,
-  ChangeQuery,
-  ChangeRow,
-  CommitEvent,
-  RangeQuery,
-  StoredRecord,
-  TxContext,
-  Writes,
-} from '../types.js';
+import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
 export { parseRedisUrl, type RedisOptions } from './client.js';
 
@@ -146,7 +146,9 @@ export class RedisBackend implements Backend {
         }
         if (outcome.done) return { result: outcome.result, revision: outcome.revision };
         if (Date.now() > deadline) {
-          throw new Error(`a transaction met conflicting writes ${attempt + 1} times in a row for ${this.options.conflictTimeoutMs} ms and gave up`);
+          throw new Error(
+            `a transaction met conflicting writes ${attempt + 1} times in a row for ${this.options.conflictTimeoutMs} ms and gave up`,
+          );
         }
         await sleep(Math.random() * Math.min(100, 2 ** attempt));
         const grown = outcome.read.filter((key) => !lockKeys.has(key));
@@ -168,7 +170,11 @@ export class RedisBackend implements Backend {
     mayRetry: boolean,
     callDeadline: number,
   ): Promise<Attempt<T>> {
-    const begun = await unapplied(Promise.resolve().then(() => this.failPoint?.('begin')).then(() => this.begin(prefetch)));
+    const begun = await unapplied(
+      Promise.resolve()
+        .then(() => this.failPoint?.('begin'))
+        .then(() => this.begin(prefetch)),
+    );
     const cache = new Map<string, string | null>(begun.fetched);
     const reads = new Map<string, number>();
     const lists: Listed[] = [];
@@ -205,7 +211,10 @@ export class RedisBackend implements Backend {
     } catch (error) {
       // An error decided from reads that no longer agree with each other is decided again; otherwise it stands.
       if (mayRetry && needsCheck()) {
-        const agree = await this.commit(reads, lists, begun.now, new Map()).then((r) => r.ok, () => true);
+        const agree = await this.commit(reads, lists, begun.now, new Map()).then(
+          (r) => r.ok,
+          () => true,
+        );
         if (!agree) return conflict();
       }
       throw error;
@@ -233,11 +242,7 @@ export class RedisBackend implements Backend {
     return Number(await this.redis.script('PRUNE', [String(before), String(limit)]));
   }
 
-  /**
-   * Follows the change log while anybody listens, from the highest revision this process had seen when the first
-   * listener came: every commit after that is delivered (a listener's own reads came later), across reconnects.
-   * With no listener there is no follower connection and no timer.
-   */
+  /** Follows the change log while anybody listens (from the highest revision seen), across reconnects; idle: nothing. */
   onForeignCommit(listener: (event: CommitEvent) => void): () => void {
     this.listeners.add(listener);
     if (this.listeners.size === 1 && !this.closed) {
@@ -312,11 +317,7 @@ export class RedisBackend implements Backend {
     return listed;
   }
 
-  /**
-   * Runs the commit script: checks the read set, then applies `writes` (none: only checks). A commit that writes
-   * carries a marker; when its reply is lost, the marker is looked up (see {@link lookUp}) until the call's deadline:
-   * applied, the commit stands; fenced, nothing changed (`Unapplied`); otherwise its fate is unknown.
-   */
+  /** The commit script; a write's marker is looked up ({@link lookUp}) when its reply is lost (see fate.ts). */
   private async commit(
     reads: Map<string, number>,
     lists: Listed[],

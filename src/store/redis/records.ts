@@ -113,7 +113,11 @@ export async function readChanges(
   for (;;) {
     // Each call reads the revision and the entries together: once the end of the log is reached, every logged
     // write at or below that revision has been read.
-    const [rev, compacted, entries] = (await redis.script('CHANGES', [start, String(batch)])) as [string, string, Array<[string, string[]]>];
+    const [rev, compacted, entries] = (await redis.script('CHANGES', [start, String(batch)])) as [
+      string,
+      string,
+      Array<[string, string[]]>,
+    ];
     const revision = Number(rev);
     see(revision);
     for (const [id, fields] of entries) {

@@ -15,17 +15,7 @@ import {
   type ReaderStatements,
   type WriterStatements,
 } from './schema.js';
-import type {
-  Backend,
-  BackendTx,
-  ChangeQuery,
-  ChangeRow,
-  CommitEvent,
-  RangeQuery,
-  StoredRecord,
-  TxContext,
-  Writes,
-} from '../types.js';
+import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
 /** How the SQLite backend waits, syncs and listens. */
 export interface SqliteOptions {
@@ -92,7 +82,18 @@ export class SqliteBackend implements Backend {
   static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
     const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
     const db = await openDatabase(path, options.synchronous ?? 'FULL', busyTimeoutMs);
-    return new SqliteBackend(path, db.writer, db.reader, db.w, db.r, db.keyv, db.files, `${path}-notify`, busyTimeoutMs, options.pollMs ?? 1000);
+    return new SqliteBackend(
+      path,
+      db.writer,
+      db.reader,
+      db.w,
+      db.r,
+      db.keyv,
+      db.files,
+      `${path}-notify`,
+      busyTimeoutMs,
+      options.pollMs ?? 1000,
+    );
   }
 
   now(): number {
@@ -115,7 +116,9 @@ export class SqliteBackend implements Backend {
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
     this.files.checkForRead();
-    return this.retryBusy(() => this.r.snapshot(() => ({ rows: decodeRows(range(this.r, query)), revision: this.r.revision.get()!.value })));
+    return this.retryBusy(() =>
+      this.r.snapshot(() => ({ rows: decodeRows(range(this.r, query)), revision: this.r.revision.get()!.value })),
+    );
   }
 
   async revision(): Promise<number> {

@@ -84,9 +84,15 @@ export function inspectFile(path: string): { kind: 'blackboard' | 'empty' | 'unr
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 0 });
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map(
+      (t) => t.name,
+    );
     if (tables.length === 0) return { kind: 'empty' };
-    return tables.includes(TABLE) && tables.includes(META) ? { kind: 'blackboard' } : tables.length === 1 && tables[0] === TABLE ? { kind: 'blackboard' } : { kind: 'foreign', tables };
+    return tables.includes(TABLE) && tables.includes(META)
+      ? { kind: 'blackboard' }
+      : tables.length === 1 && tables[0] === TABLE
+        ? { kind: 'blackboard' }
+        : { kind: 'foreign', tables };
   } catch {
     return { kind: 'unreadable' };
   } finally {
@@ -147,7 +153,9 @@ function migrate(db: Database.Database): void {
       db.exec(`UPDATE ${META} SET value = max(value,
           (SELECT coalesce(max(json_extract(value, '$.value.rev')), 0) FROM ${TABLE} WHERE json_valid(value)),
           (SELECT coalesce(max(rev), 0) FROM ${CHANGES})) WHERE name = 'revision'`);
-      db.prepare(`INSERT INTO ${META}(name, value) VALUES ('schema', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`).run(SCHEMA);
+      db.prepare(`INSERT INTO ${META}(name, value) VALUES ('schema', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`).run(
+        SCHEMA,
+      );
     }
     db.exec('COMMIT');
   } catch (error) {
@@ -174,14 +182,16 @@ export function writerStatements(db: Database.Database) {
     setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
     get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
     /** upserts of 1 to {@link ROWS_PER_STATEMENT} records in one statement, by count */
-    putRows: rowStatements(
-      (n) => db.prepare(
+    putRows: rowStatements((n) =>
+      db.prepare(
         `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES ${Array(n).fill('(?, ?, ?, ?)').join(', ')}
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
       ),
     ),
     /** change log rows, 1 to {@link ROWS_PER_STATEMENT} in one statement, by count */
-    logRows: rowStatements((n) => db.prepare(`INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES ${Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`)),
+    logRows: rowStatements((n) =>
+      db.prepare(`INSERT INTO ${CHANGES}(rev, key, ver, del, at) VALUES ${Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`),
+    ),
     remove: db.prepare<[string]>(`DELETE FROM ${TABLE} WHERE key = ?`),
     prune: db.prepare<[number, number], { revision: number }>(
       `DELETE FROM ${CHANGES} WHERE (rev, key) IN

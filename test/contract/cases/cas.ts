@@ -48,7 +48,9 @@ export function casCases(backend: BackendCase): void {
         Array.from({ length: 20 }, (_, i) => store.transact((tx) => tx.set('lock', `owner-${i}`, { by: `a${i}`, ifVersion: 0 }))),
       );
       expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
-      expect(attempts.filter((a) => a.status === 'rejected').every((a) => (a as PromiseRejectedResult).reason.code === 'VERSION_CONFLICT')).toBe(true);
+      expect(
+        attempts.filter((a) => a.status === 'rejected').every((a) => (a as PromiseRejectedResult).reason.code === 'VERSION_CONFLICT'),
+      ).toBe(true);
     });
   });
 
@@ -62,9 +64,7 @@ export function casCases(backend: BackendCase): void {
       const other = await backend.openShared!(store);
       try {
         const attempts = await Promise.allSettled(
-          Array.from({ length: 20 }, (_, i) =>
-            (i % 2 ? other : store).transact((tx) => tx.set('lock', i, { by: 'a', ifVersion: 0 })),
-          ),
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).transact((tx) => tx.set('lock', i, { by: 'a', ifVersion: 0 }))),
         );
         expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
       } finally {

@@ -66,7 +66,7 @@ export function changesCases(backend: BackendCase): void {
       await store.transact((tx) => tx.delete('k'));
       expect(await store.get('k')).toBeUndefined();
       expect((await store.list({ ...ALL, limit: 10 })).entries).toEqual([]);
-      expect((await store.backend.get('k'))).toMatchObject({ ver: 3, del: 1 });
+      expect(await store.backend.get('k')).toMatchObject({ ver: 3, del: 1 });
       expect((await store.transact((tx) => tx.set('k', 'again', { by: 'x' }))).result.version).toBe(4);
       await store.transact((tx) => tx.delete('k'));
       await sleep(400);
@@ -95,7 +95,9 @@ export function changesCases(backend: BackendCase): void {
       const { revision } = await store.changes({ after: 0, ...ALL, limit: 100 });
       await sleep(100);
       expect(await store.sweep()).toBe(1);
-      expect((await store.changes({ after: revision, ...ALL, limit: 100 })).changes).toMatchObject([{ key: 't', version: 1, deleted: true }]);
+      expect((await store.changes({ after: revision, ...ALL, limit: 100 })).changes).toMatchObject([
+        { key: 't', version: 1, deleted: true },
+      ]);
     });
 
     it('transactions re-run by an optimistic backend apply once: versions, updates, batches, idempotency', async () => {
@@ -128,10 +130,14 @@ export function changesCases(backend: BackendCase): void {
       const other = await backend.openShared!(store);
       try {
         let checksOfQuiet = 0;
-        const quiet = store.waitUntil('quiet', () => {
-          checksOfQuiet++;
-          return false;
-        }, { timeoutMs: 3_000 });
+        const quiet = store.waitUntil(
+          'quiet',
+          () => {
+            checksOfQuiet++;
+            return false;
+          },
+          { timeoutMs: 3_000 },
+        );
         const busy = store.waitUntil('busy', (e) => e?.value === 5, { timeoutMs: 10_000 });
         await sleep(200);
         const before = checksOfQuiet;

@@ -14,12 +14,23 @@ type Op =
   | { kind: 'list'; prefix: string };
 
 const key = fc.constantFrom('a', 'a/1', 'a/2', 'a_b', 'aXb', 'A', 'b', '%', 'é');
-const value = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('x', 'y'), fc.constant([1]), fc.constant({ k: 1 }), fc.constant(null));
+const value = fc.oneof(
+  fc.integer({ min: -5, max: 5 }),
+  fc.constantFrom('x', 'y'),
+  fc.constant([1]),
+  fc.constant({ k: 1 }),
+  fc.constant(null),
+);
 const ifVersion = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined });
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('set' as const), key, value, ifVersion }),
   fc.record({ kind: fc.constant('delete' as const), key, ifVersion }),
-  fc.record({ kind: fc.constant('update' as const), key, op: fc.constantFrom<UpdateOp>('increment', 'append', 'merge', 'add_to_set'), value }),
+  fc.record({
+    kind: fc.constant('update' as const),
+    key,
+    op: fc.constantFrom<UpdateOp>('increment', 'append', 'merge', 'add_to_set'),
+    value,
+  }),
   fc.record({ kind: fc.constant('batch' as const), ops: fc.array(fc.record({ key, value, ifVersion }), { minLength: 1, maxLength: 3 }) }),
   fc.record({ kind: fc.constant('list' as const), prefix: fc.constantFrom('', 'a', 'a/', 'a_', '%', 'A') }),
 );
@@ -97,7 +108,9 @@ export function modelCases(backend: BackendCase): void {
               try {
                 switch (o.kind) {
                   case 'set':
-                    actual = { version: (await store.transact((tx) => tx.set(o.key, o.value, { by: 'm', ifVersion: o.ifVersion }))).result.version };
+                    actual = {
+                      version: (await store.transact((tx) => tx.set(o.key, o.value, { by: 'm', ifVersion: o.ifVersion }))).result.version,
+                    };
                     break;
                   case 'delete':
                     actual = { deleted: (await store.transact((tx) => tx.delete(o.key, { ifVersion: o.ifVersion }))).result };
@@ -128,7 +141,9 @@ export function modelCases(backend: BackendCase): void {
               expect(actual, JSON.stringify(o)).toEqual(expected);
             }
             const { entries } = await store.list({ lo: '', hi: prefixEnd(''), limit: 100 });
-            expect(Object.fromEntries(entries.map(([k, e]) => [k, { value: e.value, version: e.version }]))).toEqual(Object.fromEntries([...model].filter(([, e]) => !e.deleted)));
+            expect(Object.fromEntries(entries.map(([k, e]) => [k, { value: e.value, version: e.version }]))).toEqual(
+              Object.fromEntries([...model].filter(([, e]) => !e.deleted)),
+            );
           } finally {
             await store.close();
           }

@@ -53,9 +53,9 @@ export function transactionCases(backend: BackendCase): void {
 
     it('a failed call does not consume its idempotency key', async () => {
       store = await backend.open();
-      await expect(
-        store.transact((tx) => tx.set('k', 1, { by: 'a', ifVersion: 9 }), { idempotencyKey: 'retry' }),
-      ).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+      await expect(store.transact((tx) => tx.set('k', 1, { by: 'a', ifVersion: 9 }), { idempotencyKey: 'retry' })).rejects.toMatchObject({
+        code: 'VERSION_CONFLICT',
+      });
       const ok = await store.transact((tx) => tx.set('k', 1, { by: 'a' }), { idempotencyKey: 'retry' });
       expect(ok.result.version).toBe(1);
     });

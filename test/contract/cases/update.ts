@@ -80,9 +80,7 @@ export function updateCases(backend: BackendCase): void {
       const other = await backend.openShared!(store);
       try {
         await Promise.all(
-          Array.from({ length: 100 }, (_, i) =>
-            (i % 2 ? other : store).transact((tx) => tx.update('k', 'increment', 1, { by: 'a' })),
-          ),
+          Array.from({ length: 100 }, (_, i) => (i % 2 ? other : store).transact((tx) => tx.update('k', 'increment', 1, { by: 'a' }))),
         );
         expect((await other.get('k'))!.value).toBe(100);
       } finally {
