@@ -72,7 +72,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const controller = new AbortController();
   const pending = Array.from({ length: WATCHES }, (_, i) =>
     server.client
-      .callTool({ name: 'watch', arguments: { key: `never-${i}`, timeoutMs: 600_000 } }, { signal: controller.signal, timeout: 700_000 })
+      .callTool({ name: 'watch', arguments: { key: `never-${i}`, waitMs: 600_000 } }, { signal: controller.signal, timeout: 700_000 })
       .catch(() => {}),
   );
   await new Promise((r) => setTimeout(r, 1500)); // let them all reach the server and park

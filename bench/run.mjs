@@ -268,7 +268,7 @@ for (const store of stores) {
     for (let i = 0; i < trials + 5; i++) {
       const key = `w${i}`;
       let woke = 0;
-      const waiting = call(a.client, 'watch', { key, timeoutMs: 10_000 }).then(() => (woke = performance.now()));
+      const waiting = call(a.client, 'watch', { key, waitMs: 10_000 }).then(() => (woke = performance.now()));
       await sleep(5 + Math.random() * 40);
       const sent = performance.now();
       await call(b.client, 'state_set', { key, value: i });

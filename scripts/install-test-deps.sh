@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the whole test suite drives, from Debian/Ubuntu packages, where it is missing: a PostgreSQL server,
-# Redis and Chromium. Their system services are kept from starting: the tests start throwaway servers of their own.
+# Redis, Chromium and nginx (the scale-out test's load balancer). Their system services are kept from starting: the tests start throwaway servers of their own.
 # Without apt-get or root (or sudo) it says what is missing and leaves it: the tests then skip those backends.
 set -euo pipefail
 
@@ -8,6 +8,7 @@ need=()
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need+=(nginx)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 say() { echo "install-test-deps: $*" >&2; }

@@ -5,6 +5,8 @@ import type { CallOptions, Json } from './options.js';
 export interface GetArgs {
   key: string;
   scope?: string;
+  /** the most value bytes returned (default 16 KiB, at most 1 MiB): a larger value comes back as a preview */
+  maxBytes?: number;
 }
 /** A key as read; `found: false` when absent. */
 export interface GetResult {
@@ -13,6 +15,10 @@ export interface GetResult {
   version?: number;
   updatedAt?: string;
   updatedBy?: string;
+  /** the value's size as JSON */
+  bytes?: number;
+  /** the value was larger than `maxBytes`: `value` is a preview */
+  truncated?: boolean;
 }
 /** `state_set`; `ifVersion` makes it conditional (0: the key must not exist). */
 export interface SetArgs {
@@ -116,13 +122,17 @@ export interface WatchArgs {
   key: string;
   scope?: string;
   afterVersion?: number;
-  timeoutMs?: number;
+  /** how long to wait (default 25 s, at most 10 min) */
+  waitMs?: number;
+  maxBytes?: number;
 }
 /** The key when it changed, or `timedOut: true`. */
 export interface WatchResult {
   found: boolean;
   value?: Json;
   version?: number;
+  bytes?: number;
+  truncated?: boolean;
   timedOut: boolean;
 }
 /** `state_changes`: the changes after a revision (scope `plan`: plans). */
@@ -169,7 +179,7 @@ export interface KvApi {
   update: (args: UpdateArgs) => Promise<UpdateResult>;
   /** `state_batch` */
   batch: (args: BatchArgs) => Promise<BatchResult>;
-  /** `watch`: blocks up to `timeoutMs` (default 30 s) */
+  /** `watch`: blocks up to `waitMs` (default 25 s) */
   watch: (args: WatchArgs, options?: CallOptions) => Promise<WatchResult>;
   /** `state_changes`: one page (see {@link Blackboard.changes} to follow the feed) */
   changes: (args?: ChangesArgs, options?: CallOptions) => Promise<ChangesResult>;

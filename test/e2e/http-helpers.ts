@@ -38,6 +38,8 @@ export async function startHttp(
   const { authFile, ...rest } = http;
   const cfg = defaultConfig({
     progressIntervalMs: 100,
+    // every tool, unless the test chooses: most tests exercise more than the default profile
+    tools: ['all'],
     ...config,
     http: {
       port: 0,

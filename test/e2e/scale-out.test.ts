@@ -151,7 +151,7 @@ describe.skipIf(!NGINX)('scale-out behind nginx round-robin (nginx is not instal
           after = page.revision;
         }
       })();
-      const watched = until<{ found: boolean; value: unknown; timedOut: boolean }>(clients[4], 'watch', { key: 'bell', timeoutMs: 60_000 });
+      const watched = until<{ found: boolean; value: unknown; timedOut: boolean }>(clients[4], 'watch', { key: 'bell', waitMs: 50_000 });
       await sleep(300);
 
       let done = 0;

@@ -86,12 +86,12 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     expect(claims.filter((c) => !c.claimed).every((c) => c.reason === 'all_taken')).toBe(true);
 
     // watch: woken by the other blackboard's write; an AbortSignal ends a wait.
-    const watching = a.kv.watch({ key: 'signal', timeoutMs: 30_000 });
+    const watching = a.kv.watch({ key: 'signal', waitMs: 30_000 });
     await new Promise((r) => setTimeout(r, 100));
     await b.kv.set({ key: 'signal', value: 'go' });
     expect(await watching).toMatchObject({ found: true, value: 'go', timedOut: false });
     const abort = new AbortController();
-    const aborted = a.kv.watch({ key: 'never', timeoutMs: 30_000 }, { signal: abort.signal });
+    const aborted = a.kv.watch({ key: 'never', waitMs: 30_000 }, { signal: abort.signal });
     setTimeout(() => abort.abort(), 100);
     await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
 
@@ -130,7 +130,7 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     // The server's write wakes the library's watch and shows in its change feed.
     const { revision } = await lib.kv.changes();
     const feed = take(lib.changes({ afterRevision: revision }), 1);
-    const watching = lib.kv.watch({ key: 'from-server', timeoutMs: 30_000 });
+    const watching = lib.kv.watch({ key: 'from-server', waitMs: 30_000 });
     await mcp.ok('state_set', { key: 'from-server', value: 41 });
     expect(await watching).toMatchObject({ found: true, value: 41 });
     expect((await feed)[0]).toMatchObject({ scope: 'global', key: 'from-server', deleted: false });
@@ -138,7 +138,7 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
 
     // The library's CAS write wakes the server's watch; the server's stale write then loses.
     const { version } = await mcp.ok<{ version: number }>('state_get', { key: 'from-server' });
-    const serverWatch = mcp.ok('watch', { key: 'from-server', afterVersion: version, timeoutMs: 30_000 });
+    const serverWatch = mcp.ok('watch', { key: 'from-server', afterVersion: version, waitMs: 30_000 });
     await new Promise((r) => setTimeout(r, 200));
     await lib.kv.set({ key: 'from-server', value: 42, ifVersion: version });
     expect(await serverWatch).toMatchObject({ found: true, value: 42 });

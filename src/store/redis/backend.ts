@@ -25,7 +25,7 @@ import {
 } from './fate.js';
 import { RedisFollower } from './follower.js';
 import { commitArgs, decode, listArgs, readChanges, readListing, revOf, type Listed } from './records.js';
-import { LAYOUT, keysOf, layoutKeyOf } from './scripts.js';
+import { LAYOUT, keysOf, layoutKeyOf, named } from './scripts.js';
 import { newerLayout } from '../layout.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
@@ -46,7 +46,7 @@ export class RedisBackend implements Backend {
   readonly shared = true;
   /** set at open when the server's persistence settings cannot give "acknowledged means durable" */
   warning: string | undefined;
-  private readonly keys: string[];
+  private readonly keys: ReturnType<typeof named>;
   private offset = 0;
   /** the highest revision this process has seen: where following other commits starts */
   private known = 0;
@@ -62,7 +62,7 @@ export class RedisBackend implements Backend {
     private readonly redis: RedisConnection,
     private readonly options: Required<RedisOptions>,
   ) {
-    this.keys = redis.keys;
+    this.keys = named(redis.keys);
   }
 
   /** Connects, checks the server (version, Lua, persistence) and loads the scripts; fails fast when unreachable. */
@@ -106,7 +106,7 @@ export class RedisBackend implements Backend {
   }
 
   async get(key: string): Promise<StoredRecord | undefined> {
-    const raw = (await this.read(() => this.redis.call(['HGET', this.keys[1], key]))) as string | null;
+    const raw = (await this.read(() => this.redis.call(['HGET', this.keys.rec, key]))) as string | null;
     return raw === null ? undefined : decode(key, raw);
   }
 
@@ -116,7 +116,7 @@ export class RedisBackend implements Backend {
   }
 
   async revision(): Promise<number> {
-    const revision = Number((await this.read(() => this.redis.call(['GET', this.keys[0]]))) ?? 0);
+    const revision = Number((await this.read(() => this.redis.call(['GET', this.keys.rev]))) ?? 0);
     this.see(revision);
     return revision;
   }
@@ -189,7 +189,7 @@ export class RedisBackend implements Backend {
         if (raw !== undefined && begun.fetched.has(key)) prefetchedReads++;
         if (raw === undefined) {
           laterReads++;
-          raw = (await unapplied(this.redis.call(['HGET', this.keys[1], key]))) as string | null;
+          raw = (await unapplied(this.redis.call(['HGET', this.keys.rec, key]))) as string | null;
           cache.set(key, raw);
         }
         if (!reads.has(key)) reads.set(key, revOf(raw));
@@ -228,8 +228,8 @@ export class RedisBackend implements Backend {
   async due(query: { now: number; tombstonesBefore: number; limit: number }): Promise<string[]> {
     const limit = String(query.limit);
     const [expired, tombstones] = (await Promise.all([
-      this.redis.call(['ZRANGEBYSCORE', this.keys[3], '-inf', String(query.now), 'LIMIT', '0', limit]),
-      this.redis.call(['ZRANGEBYSCORE', this.keys[4], '-inf', String(query.tombstonesBefore), 'LIMIT', '0', limit]),
+      this.redis.call(['ZRANGEBYSCORE', this.keys.exp, '-inf', String(query.now), 'LIMIT', '0', limit]),
+      this.redis.call(['ZRANGEBYSCORE', this.keys.tomb, '-inf', String(query.tombstonesBefore), 'LIMIT', '0', limit]),
     ])) as [string[], string[]];
     return [...new Set([...expired, ...tombstones])].slice(0, query.limit);
   }

@@ -1,6 +1,7 @@
 // Follows a Redis board's change log with XREAD BLOCK on a connection of its own, across reconnects.
 import type { RedisConnection } from './client.js';
 import type { CommitEvent } from '../types.js';
+import { named } from './scripts.js';
 
 /** a stream id after every entry of a revision */
 const afterRevision = (revision: number): string => `${revision}-18446744073709551615`;
@@ -56,7 +57,7 @@ export class RedisFollower {
           }
         }
         const reply = (await connection.call(
-          ['XREAD', 'COUNT', '1000', 'BLOCK', String(BLOCK_MS), 'STREAMS', this.main.keys[5], cursor],
+          ['XREAD', 'COUNT', '1000', 'BLOCK', String(BLOCK_MS), 'STREAMS', named(this.main.keys).log, cursor],
           BLOCK_MS + this.main.timeoutMs,
         )) as Array<[string, Array<[string, string[]]>]> | null;
         failures = 0;

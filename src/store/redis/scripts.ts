@@ -25,6 +25,10 @@ export const LAYOUT = 1;
 /** Redis keys of the board `prefix`, in the order every script receives them. */
 export const keysOf = (prefix: string): string[] => KEY_NAMES.map((name) => `{${prefix}}:${name}`);
 
+/** The same keys by name (`named(keys).rec`), for code outside the scripts. */
+export const named = (keys: readonly string[]): Record<(typeof KEY_NAMES)[number], string> =>
+  Object.fromEntries(KEY_NAMES.map((name, i) => [name, keys[i]])) as Record<(typeof KEY_NAMES)[number], string>;
+
 /** The key that holds the layout version of the board `prefix`. */
 export const layoutKeyOf = (prefix: string): string => `{${prefix}}:layout`;
 
