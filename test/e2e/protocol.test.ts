@@ -55,7 +55,11 @@ describe('2025-11-25 through the v1 SDK client', () => {
   });
 
   it('over stdio: the spawned server speaks 2025-11-25 to the v1 client', async () => {
-    const transport = new V1StdioTransport({ command: process.execPath, args: [CLI, '--store', 'memory://', '--tools', 'all'], stderr: 'pipe' });
+    const transport = new V1StdioTransport({
+      command: process.execPath,
+      args: [CLI, '--store', 'memory://', '--tools', 'all'],
+      stderr: 'pipe',
+    });
     const client = new V1Client({ name: 'v1', version: '1' });
     await client.connect(transport);
     open.push(client);
