@@ -161,8 +161,8 @@ export class ToolHost {
         {
           title: tool.spec.title,
           description: tool.spec.description,
+          // tools/list and tools/call are this host's own (below): the SDK needs no schema it would compile per server
           inputSchema: z.looseObject({}),
-          outputSchema: tool.spec.output,
           annotations: tool.spec.annotations,
         },
         ((args: unknown, ctx: ServerContext) => this.run(tool, args, extraOf(ctx))) as never,

@@ -95,6 +95,7 @@ describe('server processes on one Postgres, as separate hosts', () => {
     if (skipped) return skip(skipped);
     const url = withFreshSchema(baseUrl!);
     const victim = await host(url, 'victim');
+    await victim.ok('state_get', { key: 'warm-up' }); // the load window starts once the server answers
     const acknowledged = new Map<string, number>();
     let stop = false;
     const load = Array.from({ length: 4 }, async (_, w) => {

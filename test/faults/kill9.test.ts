@@ -15,6 +15,7 @@ describe('kill -9', () => {
       let counter = 0;
       for (let round = 0; round < 3; round++) {
         const a = await spawnAgent(['--store', url, '--sync', sync]);
+        await a.ok('state_get', { key: 'warm-up' }); // the load window starts once the server answers
         let stop = false;
         const writers = Array.from({ length: 4 }, async (_, w) => {
           while (!stop) {

@@ -8,7 +8,7 @@ import { describeError, isDriverError, RESOLVE_GRACE_MS, resolveFate, type FailP
 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
-import { ensureSchema, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
+import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
@@ -67,29 +67,36 @@ export class PostgresBackend implements Backend {
     });
   }
 
-  /** Connects, creates the schema if needed and measures the clock; an unreachable server fails with its cause. */
+  /** Connects, checks the schema and the clock (once more after a reset); an unreachable server fails with its cause. */
   static async open(url: string, options: PostgresOptions = {}): Promise<PostgresBackend> {
     const parsed = parsePostgresUrl(url);
     const db = new Connections(parsed, options.callBudgetMs);
     const backend = new PostgresBackend(db, tablesOf(parsed.schema), parsed.masked, options);
-    try {
-      const client = await db.pool.connect();
+    for (let attempt = 0; ; attempt++) {
       try {
-        const { rows } = await client.query<{ server_encoding: string }>('SHOW server_encoding');
-        const encoding = rows[0]?.server_encoding;
-        if (encoding !== 'UTF8' && encoding !== 'SQL_ASCII') {
-          throw new Error(`the database's encoding is ${encoding}; keys and values need UTF8 (CREATE DATABASE … ENCODING 'UTF8')`);
-        }
-        await ensureSchema(client, backend.t);
-        await backend.clock(client);
-      } finally {
-        client.release();
+        await backend.prepare();
+        return backend;
+      } catch (error) {
+        if (attempt === 0 && isReset(error)) continue;
+        await db.end();
+        throw new Error(describeError(error));
       }
-    } catch (error) {
-      await db.end();
-      throw new Error(describeError(error));
     }
-    return backend;
+  }
+
+  /** Checks the database (encoding, schema) and reads the clock, on one connection (destroyed when it broke). */
+  private async prepare(): Promise<void> {
+    const client = await this.db.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await checkDatabase(client, this.t);
+      await this.clock(client);
+    } catch (error) {
+      broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken !== undefined && isReset(broken) ? broken : undefined);
+    }
   }
 
   now(): number {

@@ -131,3 +131,19 @@ export async function ensureSchema(client: pg.ClientBase, t: Tables): Promise<vo
 export function tablesGone(t: Tables): Error {
   return new Error(`the store's tables in schema "${t.schema}" are missing or empty (dropped while the server was running?)`);
 }
+
+/** Checks that the database can hold a blackboard (UTF8) and creates or checks its schema. */
+export async function checkDatabase(client: pg.ClientBase, t: Tables): Promise<void> {
+  const { rows } = await client.query<{ server_encoding: string }>('SHOW server_encoding');
+  const encoding = rows[0]?.server_encoding;
+  if (encoding !== 'UTF8' && encoding !== 'SQL_ASCII') {
+    throw new Error(`the database's encoding is ${encoding}; keys and values need UTF8 (CREATE DATABASE … ENCODING 'UTF8')`);
+  }
+  await ensureSchema(client, t);
+}
+
+/** A connection that broke under a statement (reset, terminated), as opposed to a refusal or a bad setting. */
+export const isReset = (error: unknown): boolean =>
+  /ECONNRESET|EPIPE|Connection terminated unexpectedly/.test(
+    error instanceof Error ? `${(error as { code?: string }).code ?? ''} ${error.message}` : String(error),
+  );
