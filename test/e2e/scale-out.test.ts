@@ -30,7 +30,7 @@ const freePort = (): Promise<number> =>
   });
 
 async function startServer(store: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [CLI, '--http', '0', '--store', store, '--token', TOKEN, '--max-sessions', '0'], {
+  const child = spawn(process.execPath, [CLI, '--http', '0', '--store', store, '--token', TOKEN, '--max-sessions', '0', '--tools', 'all'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   running.push(child);
