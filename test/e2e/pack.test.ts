@@ -142,7 +142,9 @@ async function checkLibrary(fresh: string): Promise<void> {
     module: 'NodeNext',
     moduleResolution: 'NodeNext',
     lib: ['ES2022', 'DOM'],
-    types: [],
+    // a Node project has Node's types (the MCP SDK's declarations name Buffer); taken from this repository's install
+    typeRoots: [join(root, 'node_modules', '@types')],
+    types: ['node'],
     strict: true,
     noUnusedLocals: false,
     skipLibCheck: false,
