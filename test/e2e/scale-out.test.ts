@@ -17,8 +17,10 @@ const TOKEN = 'scale-out-token-0123456789';
 const CLIENTS = 32;
 const OPS = 8;
 const running: ChildProcess[] = [];
+/** nginx stops its workers itself on SIGTERM; after a SIGKILL of its master they would be left running */
+const graceful = new Set<ChildProcess>();
 afterAll(() => {
-  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const child of running) if (child.exitCode === null) child.kill(graceful.has(child) ? 'SIGTERM' : 'SIGKILL');
 });
 
 const freePort = (): Promise<number> =>
@@ -78,6 +80,7 @@ http {
   writeFileSync(join(dir, 'nginx.conf'), conf);
   const child = spawn(NGINX!, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   running.push(child);
+  graceful.add(child);
   for (let i = 0; i < 100; i++) {
     const up = await fetch(`http://127.0.0.1:${port}/mcp`).then(
       () => true,
