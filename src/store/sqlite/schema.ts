@@ -115,6 +115,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * log `blackboard_changes`.
  */
 function migrate(db: Database.Database): void {
+  // A store already at this layout needs no write lock: a process joining busy writers must not starve waiting for one.
+  if (currentLayout(db) === SCHEMA) return;
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(4096) PRIMARY KEY, value TEXT);
@@ -307,3 +309,10 @@ function decode(raw: string): StoredRecord | undefined {
  * overwrite or delete it instead of failing every write to that key.
  */
 export const decodeForWrite = decodeEnvelope;
+
+/** The layout recorded in an existing store, read without a lock (0 when there is none yet). */
+function currentLayout(db: Database.Database): number {
+  const meta = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`).get(META);
+  if (meta === undefined) return 0;
+  return (db.prepare(`SELECT value FROM ${META} WHERE name = 'schema'`).get() as { value: number } | undefined)?.value ?? 0;
+}
