@@ -12,7 +12,7 @@ const LEGACY_MAX_MB = 200;
 
 const child = spawn(
   process.execPath,
-  [join(here, '..', 'dist', 'cli.js'), '--http', '0', '--store', 'memory://', '--max-sessions', String(N + 10)],
+  [...(process.env.SERVER_NODE_ARGS ? process.env.SERVER_NODE_ARGS.split(' ') : []), join(here, '..', 'dist', 'cli.js'), '--http', '0', '--store', 'memory://', '--max-sessions', String(N + 10)],
   {
     stdio: ['ignore', 'ignore', 'pipe'],
   },

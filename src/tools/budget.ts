@@ -12,19 +12,19 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
   defineTool(
     host,
     'budget_status',
-    {
+    () => ({
       title: 'Budgets left',
       description: 'Read budgets without spending ({tool:whoami} too). Returns current, max, remaining, reached each.',
       input: z.object({}).strict(),
       output: z.object({ budgets: z.array(view) }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     () => budget.status(),
   );
   defineTool(
     host,
     'budget_step',
-    {
+    () => ({
       title: 'Spend budget',
       description:
         'Spend budget before a costly step. Returns current, max, remaining; LIMIT_REACHED: nothing spent, stop and {tool:final_answer_set}.',
@@ -37,32 +37,32 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
         .strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => budget.step(args, call),
   );
   if (!admin) return;
   defineTool(
     host,
     'budget_configure',
-    {
+    () => ({
       title: 'Set a budget (admin)',
       description: "Operator: set a budget's max for a thread. Returns current, max, remaining.",
       input: z.object({ name, max: z.number().int().min(0), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
-    },
+    }),
     (args, _extra, call) => budget.configure(args, call),
   );
   defineTool(
     host,
     'budget_increase',
-    {
+    () => ({
       title: 'Raise a budget (admin)',
       description: "Operator: raise a budget's max by amount. Returns current, max, remaining.",
       input: z.object({ name, amount: z.number().int().min(1), thread: threadArg, idempotencyKey }).strict(),
       output: view,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => budget.increase(args, call),
   );
 }

@@ -10,7 +10,7 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
   defineTool(
     host,
     'state_changes',
-    {
+    () => ({
       title: 'Follow changes',
       description:
         'Follow every change after afterRevision; one key: {tool:watch}. Waits waitMs (≤50 s without progress token). Returns changes, revision.',
@@ -31,7 +31,7 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
         timedOut: z.boolean().optional(),
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args, extra) =>
       withProgress(extra, host.progressIntervalMs, 'waiting for changes', () =>
         changes.changes({ ...args, waitMs: args.afterRevision === undefined ? 0 : waitOf(extra, args.waitMs) }, extra.signal),

@@ -30,20 +30,20 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
   defineTool(
     host,
     'checkpoint_save',
-    {
+    () => ({
       title: 'Save a checkpoint',
       description: "Save this thread's state for {tool:checkpoint_restore}. Returns its id, size.",
       input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => checkpoints.save(args, call),
   );
   defineTool(
     host,
     'checkpoint_list',
-    {
+    () => ({
       title: 'List checkpoints',
       description: "A thread's checkpoints, newest first; checkpointId: that one with its state. Returns them, nextCursor.",
       input: z
@@ -56,7 +56,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
         .strict(),
       output: z.object({ checkpoints: z.array(info), nextCursor: z.string().optional(), state: savedState.optional() }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     async ({ checkpointId: id, ...args }) => {
       if (id === undefined) return checkpoints.list(args);
       const { checkpoint, state } = await checkpoints.get({ checkpointId: id });
@@ -66,7 +66,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
   defineTool(
     host,
     'checkpoint_restore',
-    {
+    () => ({
       title: 'Restore a checkpoint',
       description: 'Put a thread back as a checkpoint saved it, atomically. Returns records restored.',
       input: z
@@ -74,19 +74,19 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
         .strict(),
       output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
-    },
+    }),
     (args, _extra, call) => checkpoints.restore(args, call),
   );
   defineTool(
     host,
     'checkpoint_delete',
-    {
+    () => ({
       title: 'Delete a checkpoint',
       description: 'Delete a checkpoint. Returns deleted.',
       input: z.object({ checkpointId, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => checkpoints.delete(args, call),
   );
 }

@@ -146,34 +146,29 @@ export class ToolHost {
   }
 
   /**
-   * Registers every declared tool on `server`. The SDK is given a permissive argument schema, so that arguments
-   * that break the strict one reach {@link run} and come back in the error envelope (`INVALID_ARGUMENT` with
-   * `details.path`) instead of as the SDK's plain validation text; tools/list still advertises the strict schemas.
+   * Serves the declared tools on `server` (`only`: the one a stateless request calls). Arguments are checked against
+   * each tool's strict schema by {@link run}, so arguments that break it come back in the error envelope
+   * (`INVALID_ARGUMENT` with `details.path`); tools/list advertises the strict schemas.
    */
   install(server: McpServer, only?: (name: string) => boolean): void {
     this.mcp = server;
-    // The list is fixed for the life of the server.
+    // tools/list and tools/call are this host's own: the SDK keeps no per-tool record (a server is made per stateless
+    // request, so what it would build per tool is paid on every call). The list is fixed for the life of the server.
     server.server.registerCapabilities({ tools: { listChanged: false } });
-    for (const tool of this.declared) {
-      if (only && !only(this.nameOf(tool.name))) continue; // a stateless request registers the one tool it calls
-      server.registerTool(
-        this.nameOf(tool.name),
-        {
-          title: tool.spec.title,
-          description: tool.spec.description,
-          // tools/list and tools/call are this host's own (below): the SDK needs no schema it would compile per server
-          inputSchema: z.looseObject({}),
-          annotations: tool.spec.annotations,
-        },
-        ((args: unknown, ctx: ServerContext) => this.run(tool, args, extraOf(ctx))) as never,
-      );
-    }
-    let tools: Tool[] | undefined;
-    server.server.setRequestHandler('tools/list', () => {
-      tools ??= this.listing();
-      return { tools };
-    });
+    server.server.setRequestHandler('tools/list', () => ({ tools: this.cachedListing() }));
     this.answerCalls(server, only);
+  }
+
+  /** {@link listing}, computed once per process for each namespace and tool set (it is the same for all of them). */
+  private cachedListing(): Tool[] {
+    const key = `${this.namespace ?? ''}|${this.names.join(',')}`;
+    let tools = LISTINGS.get(key);
+    if (!tools) {
+      if (LISTINGS.size >= 64) LISTINGS.delete(LISTINGS.keys().next().value!);
+      tools = this.listing();
+      LISTINGS.set(key, tools);
+    }
+    return tools;
   }
 
   /**
@@ -245,17 +240,31 @@ export class ToolHost {
 }
 
 /**
- * Declares one tool. The handler returns plain data or throws a {@link BlackboardError}; the host turns either into
- * the result shape every tool shares. Anything else thrown is reported as STORE_UNAVAILABLE, never as a success.
+ * Declares one tool. `spec` is a function of nothing but constants (it runs once per process, see {@link SPECS}).
+ * The handler returns plain data or throws a {@link BlackboardError}; the host turns either into the result shape
+ * every tool shares. Anything else thrown is reported as STORE_UNAVAILABLE, never as a success.
  */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   host: ToolHost,
   name: string,
-  spec: ToolSpec<I, O>,
+  spec: () => ToolSpec<I, O>,
   handler: (args: z.infer<I>, extra: Extra, call: CallOptions) => Promise<z.infer<O>>,
 ): void {
-  host.declare({ name, spec: spec as unknown as ToolSpec<z.ZodObject, z.ZodObject>, handler: handler as Declared['handler'] });
+  let built = SPECS.get(name);
+  if (!built) {
+    built = spec() as unknown as ToolSpec<z.ZodObject, z.ZodObject>;
+    SPECS.set(name, built);
+  }
+  host.declare({ name, spec: built, handler: handler as Declared['handler'] });
 }
+
+/**
+ * Each tool's spec, built once per process: a spec is the same for every server (its texts are rendered per server
+ * when listed), and schemas are costly to build, while a server is made for every stateless request.
+ */
+const SPECS = new Map<string, ToolSpec<z.ZodObject, z.ZodObject>>();
+/** tools/list as rendered, per namespace and tool set */
+const LISTINGS = new Map<string, Tool[]>();
 
 /**
  * Annotations as listed: only what differs from MCP's defaults (not read-only, destructive, not idempotent, open

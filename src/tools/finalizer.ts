@@ -23,27 +23,27 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
   defineTool(
     host,
     'final_answer_set',
-    {
+    () => ({
       title: 'Give the final answer',
       description:
         "Set this run's final answer, once; the delegator reads it with {tool:final_answer_get}. Returns it; MULTIPLE_FINAL_ANSWERS: do not retry.",
       input: z.object({ content: z.string(), metadata: json(jsonValue).optional(), idempotencyKey }).strict(),
       output: z.object({ answer }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => finalizer.set(args, call),
   );
   defineTool(
     host,
     'final_answer_get',
-    {
+    () => ({
       title: 'Read (or wait for) a final answer',
       description:
         "Read your or a child thread's final answer, waiting waitMs (≤50 s without progress token). Returns isSet, answer (preview over maxBytes) or timedOut.",
       input: z.object({ thread: threadArg, waitMs, maxBytes }).strict(),
       output: z.object({ isSet: z.boolean(), answer: answer.extend(bounded).optional(), timedOut: z.boolean().optional() }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     async (args, extra) => {
       const got = await withProgress(extra, host.progressIntervalMs, 'waiting for a final answer', () =>
         finalizer.get({ thread: args.thread, waitMs: waitOf(extra, args.waitMs) }, extra.signal),

@@ -12,7 +12,7 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
   defineTool(
     host,
     'history_append',
-    {
+    () => ({
       title: 'Record an event',
       description: "Record an event in this thread's history for others; private notes: {tool:scratchpad_write}. Returns seq.",
       input: z
@@ -25,13 +25,13 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
         .strict(),
       output: z.object({ seq: counter }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => history.append(args, call),
   );
   defineTool(
     host,
     'history_list',
-    {
+    () => ({
       title: 'Read the history',
       description: "A thread's history (yours or a child's), newest first. Returns entries, nextCursor (asc: nextAfterSeq).",
       input: z
@@ -52,19 +52,19 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
         nextAfterSeq: counter.optional(),
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args) => history.list({ ...args, limit: args.limit ?? LIST_DEFAULT }),
   );
   defineTool(
     host,
     'history_prune',
-    {
+    () => ({
       title: 'Prune the history',
       description: "Keep only the newest keepLast events of this thread's history. Returns removed.",
       input: z.object({ keepLast: z.number().int().min(0), idempotencyKey }).strict(),
       output: z.object({ removed: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
-    },
+    }),
     (args, _extra, call) => history.prune(args, call),
   );
 }

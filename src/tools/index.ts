@@ -5,7 +5,7 @@ import { registerBudgetTools } from './budget.js';
 import { registerChangesTools } from './changes.js';
 import { registerCheckpointTools } from './checkpoint.js';
 import type { ToolHost } from './define.js';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import { selectTools } from '../tool-profiles.js';
 import { registerFinalizerTools } from './finalizer.js';
 import { registerHistoryTools } from './history.js';

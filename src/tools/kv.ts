@@ -19,7 +19,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
   defineTool(
     host,
     'state_get',
-    {
+    () => ({
       title: 'Read a key',
       description:
         'Read a key; to wait for a change use {tool:watch}. Returns value, version (your ifVersion); over maxBytes a preview, truncated:true.',
@@ -33,7 +33,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
         ...bounded,
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     async (args) => {
       const got = await kv.get(args);
       return got.found ? { ...got, ...boundValue(got.value!, args.maxBytes) } : got;
@@ -43,34 +43,34 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
   defineTool(
     host,
     'state_set',
-    {
+    () => ({
       title: 'Write a key',
       description:
         'Write a key, with ifVersion only if unchanged. Counters, lists, merges: {tool:state_update}. Returns version, revision.',
       input: z.object({ key, value, scope, ifVersion, ttlSeconds, idempotencyKey }).strict(),
       output: z.object({ version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => kv.set(args, call),
   );
 
   defineTool(
     host,
     'state_delete',
-    {
+    () => ({
       title: 'Delete a key',
       description: 'Delete a key. Returns deleted (false: absent), revision.',
       input: z.object({ key, scope, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean(), revision: counter }),
       annotations: { ...write, idempotentHint: true },
-    },
+    }),
     (args, _extra, call) => kv.delete(args, call),
   );
 
   defineTool(
     host,
     'state_list',
-    {
+    () => ({
       title: 'List keys',
       description: 'List keys without values ({tool:state_snapshot} has values). Returns key, version, bytes each; nextCursor.',
       input: z
@@ -86,14 +86,14 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
         nextCursor: z.string().optional(),
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args) => kv.list(args),
   );
 
   defineTool(
     host,
     'state_snapshot',
-    {
+    () => ({
       title: 'Read many keys at once',
       description: 'Many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).',
       input: z
@@ -112,14 +112,14 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
         skipped: z.array(z.object({ key: z.string(), bytes: counter })).optional(),
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args) => kv.snapshot(args),
   );
 
   defineTool(
     host,
     'state_update',
-    {
+    () => ({
       title: 'Atomically update a key',
       description:
         'Atomic increment, append, merge (null drops a field) or add_to_set; a missing key starts empty. Returns value, version.',
@@ -136,14 +136,14 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
         .strict(),
       output: z.object({ value, version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => kv.update(args, call),
   );
 
   defineTool(
     host,
     'state_batch',
-    {
+    () => ({
       title: 'Apply several writes together',
       description: 'Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns results, revision.',
       input: z
@@ -179,7 +179,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
         revision: counter,
       }),
       annotations: { ...write, idempotentHint: false },
-    },
+    }),
     async (args, _extra, call) => {
       const result = await kv.batch(args, call);
       for (const slot of result.results) if (slot.error) slot.error.message = host.render(slot.error.message);
@@ -190,7 +190,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
   defineTool(
     host,
     'watch',
-    {
+    () => ({
       title: 'Wait for a key to change',
       description:
         'Wait for a key to exist or, after afterVersion, change (scope plan: a plan id). Waits waitMs, ≤50 s without progress token. Returns value, version or timedOut.',
@@ -205,7 +205,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
         .strict(),
       output: z.object({ found: z.boolean(), value: value.optional(), version: counter.optional(), ...bounded, timedOut: z.boolean() }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     async (args, extra) => {
       const seen = await withProgress(extra, host.progressIntervalMs, `waiting for "${args.key}"`, () =>
         kv.watch({ ...args, waitMs: waitOf(extra, args.waitMs) }, extra.signal),

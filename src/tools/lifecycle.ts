@@ -20,25 +20,25 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
   defineTool(
     host,
     'agent_state_get',
-    {
+    () => ({
       title: 'Read the lifecycle state',
       description: "Read a thread's lifecycle state ({tool:whoami} shows yours). Returns state, reason, allowed next.",
       input: z.object({ thread: threadArg }).strict(),
       output: view,
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args) => lifecycle.get(args),
   );
   defineTool(
     host,
     'agent_state_set',
-    {
+    () => ({
       title: 'Change the lifecycle state',
       description: "Move this run's lifecycle state. Returns state, previous; INVALID_TRANSITION lists the allowed ones.",
       input: z.object({ state, reason: z.string().optional(), idempotencyKey }).strict(),
       output: view.extend({ previous: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => lifecycle.set(args, call),
   );
 }

@@ -56,7 +56,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
   defineTool(
     host,
     'plan_create',
-    {
+    () => ({
       title: 'Create a plan',
       description:
         'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
@@ -73,27 +73,27 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
         .strict(),
       output: z.object({ planId: z.string(), version: counter, scope: z.string(), stepIds, ...counts }),
       annotations: { ...write, destructiveHint: false },
-    },
+    }),
     (args, _extra, call) => plans.create(stripActiveForm(args), call),
   );
 
   defineTool(
     host,
     'plan_get',
-    {
+    () => ({
       title: 'Read a plan',
       description: 'Read a plan (content cut short; detail "full": notes, claims). Wait for changes: {tool:watch} key planId, scope plan.',
       input: z.object({ planId, detail: z.enum(['summary', 'full']).optional().describe('Default summary') }).strict(),
       output: z.object({ plan }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args) => plans.get(args),
   );
 
   defineTool(
     host,
     'plan_list',
-    {
+    () => ({
       title: 'List plans',
       description: "List plans you can see (or a scope's), newest first, with step counts. More with nextCursor.",
       input: z
@@ -106,14 +106,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
         .strict(),
       output: z.object({ plans: z.array(summary), nextCursor: z.string().optional(), hint: z.string().optional() }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     (args) => plans.list(args),
   );
 
   defineTool(
     host,
     'plan_update',
-    {
+    () => ({
       title: 'Update a plan',
       description:
         'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or the list (steps, needs ifVersion). Returns changed steps, counts.',
@@ -156,14 +156,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
         unblocked: stepIds,
       }),
       annotations: write,
-    },
+    }),
     (args, _extra, call) => plans.update(stripActiveForm(args), call),
   );
 
   defineTool(
     host,
     'plan_claim',
-    {
+    () => ({
       title: 'Take a step of a plan',
       description:
         'Take the next free step (or stepId). Returns it and claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
@@ -175,14 +175,14 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
         reason: z.enum(CLAIM_REASONS).optional(),
       }),
       annotations: { ...write, destructiveHint: false },
-    },
+    }),
     (args, _extra, call) => work.claim(args, call),
   );
 
   defineTool(
     host,
     'plan_step',
-    {
+    () => ({
       title: 'Move your step',
       description:
         'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked. CLAIM_LOST: it lapsed to another.',
@@ -198,20 +198,20 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
         .strict(),
       output: z.object({ planId: z.string(), version: counter, step, ...counts, unblocked: stepIds }),
       annotations: { ...write, destructiveHint: false },
-    },
+    }),
     (args, _extra, call) => work.step(args, call),
   );
 
   defineTool(
     host,
     'plan_delete',
-    {
+    () => ({
       title: 'Delete a plan',
       description: 'Delete a plan (not an active one others hold steps of).',
       input: z.object({ planId, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: write,
-    },
+    }),
     (args, _extra, call) => plans.delete(args, call),
   );
 }

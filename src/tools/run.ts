@@ -11,7 +11,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
   defineTool(
     host,
     'whoami',
-    {
+    () => ({
       title: 'Who am I',
       description: 'Your identity (agent, thread, run, parent), lifecycle state and budgets left. Call it first. Returns them.',
       input: z.object({}).strict(),
@@ -27,7 +27,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
         budgets: z.array(z.object({ name: z.string(), current: counter, max: counter, remaining: counter, reached: z.boolean() })),
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     async () => {
       const [me, { state }, { budgets }] = await Promise.all([runs.whoami(), lifecycle.get(), budget.status()]);
       return { ...me, state, budgets };
@@ -36,7 +36,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
   defineTool(
     host,
     'run_start',
-    {
+    () => ({
       title: 'Start a new run',
       description: 'Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.',
       input: z
@@ -49,20 +49,20 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
         .strict(),
       output: z.object({ thread: z.string(), run: z.string(), resumed: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => runs.start(args, call),
   );
   defineTool(
     host,
     'run_end',
-    {
+    () => ({
       title: 'End the run',
       description: 'End this run (after {tool:final_answer_set}); saves a checkpoint. Returns state, checkpointId.',
       input: z.object({ status: z.enum(END_STATES), reason: z.string().optional(), idempotencyKey }).strict(),
       output: z.object({ thread: z.string(), run: z.string(), state: z.string(), checkpointId: z.string().optional() }),
       // destructive: its checkpoint may prune the oldest one
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => runs.end(args, call),
   );
 }

@@ -11,7 +11,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
   defineTool(
     host,
     'scratchpad_write',
-    {
+    () => ({
       title: 'Note something for this run',
       description:
         "Note a variable (named), observation or failed_approach in this run's private memory; shared: {tool:state_set}. Returns counts.",
@@ -25,13 +25,13 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
         .strict(),
       output: z.object({ kind: z.enum(SCRATCHPAD_KINDS), name: z.string().optional(), ...counts }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-    },
+    }),
     (args, _extra, call) => scratchpad.write(args, call),
   );
   defineTool(
     host,
     'scratchpad_read',
-    {
+    () => ({
       title: 'Read the scratchpad',
       description: "Read this run's notes (new run: empty). Returns variables, observations, failedApproaches, context (as prompt text).",
       input: z.object({}).strict(),
@@ -42,7 +42,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
         context: z.string(),
       }),
       annotations: { readOnlyHint: true },
-    },
+    }),
     () => scratchpad.read(),
   );
 }

@@ -9,7 +9,7 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
   defineTool(
     host,
     'signal',
-    {
+    () => ({
       title: 'Signal your confidence',
       description: 'Say how you are doing: uncertain (need help), explore, commit; logged to client and history. Returns it.',
       input: z
@@ -30,7 +30,7 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
         agent: z.string().nullable(),
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    },
+    }),
     async (args, extra, call) => {
       const event = await signals.signal(args, call);
       // on the request's own stream, at the level its session (2025) or its `_meta` (2026-07-28) asked for
