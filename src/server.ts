@@ -37,6 +37,22 @@ const INSTRUCTIONS: Array<[Family | 'all', string]> = [
   ],
 ];
 
+/** The instructions for a tool set, rendered once per namespace and tool set (a server is made per stateless request). */
+function instructionsFor(config: Config, host: ToolHost): string {
+  const key = `${config.namespace ?? ''}|${host.names.join(',')}`;
+  let text = RENDERED.get(key);
+  if (text === undefined) {
+    if (RENDERED.size >= 64) RENDERED.delete(RENDERED.keys().next().value!);
+    text = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
+      .map(([, paragraph]) => host.render(paragraph))
+      .filter(Boolean)
+      .join(' ');
+    RENDERED.set(key, text);
+  }
+  return text;
+}
+const RENDERED = new Map<string, string>();
+
 export interface BlackboardServer {
   server: McpServer;
   session: Session;
@@ -102,10 +118,7 @@ export async function createServer(
     toolSelection(config),
   );
   registerTools(host, config, services);
-  const instructions = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
-    .map(([, text]) => host.render(text))
-    .filter(Boolean)
-    .join(' ');
+  const instructions = instructionsFor(config, host);
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
   host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);
   services.presence.client = () => server.server.getClientVersion()?.name;

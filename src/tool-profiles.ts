@@ -106,7 +106,21 @@ export function parseToolList(raw: string | undefined): string[] {
  * name itself. A name that is both a profile and a family (`history`) is the profile. The budget admin tools come
  * only with `allowBudgetAdmin`.
  */
-export function selectTools(items: readonly string[], options: { allowBudgetAdmin?: boolean } = {}): Set<string> {
+export function selectTools(items: readonly string[], options: { allowBudgetAdmin?: boolean } = {}): ReadonlySet<string> {
+  const key = `${items.join(',')}|${options.allowBudgetAdmin === true}`;
+  let chosen = SELECTIONS.get(key);
+  if (!chosen) {
+    if (SELECTIONS.size >= 64) SELECTIONS.delete(SELECTIONS.keys().next().value!);
+    chosen = computeSelection(items, options.allowBudgetAdmin === true);
+    SELECTIONS.set(key, chosen);
+  }
+  return chosen;
+}
+
+/** Selections already worked out (a server is made per stateless request; its `--tools` never changes). */
+const SELECTIONS = new Map<string, ReadonlySet<string>>();
+
+function computeSelection(items: readonly string[], allowBudgetAdmin: boolean): ReadonlySet<string> {
   const chosen = new Set<string>();
   const tools = Object.entries(TOOL_TABLE);
   for (const item of items.length > 0 ? items : ['agent']) {
@@ -119,7 +133,7 @@ export function selectTools(items: readonly string[], options: { allowBudgetAdmi
       if (brings) chosen.add(name);
     }
   }
-  if (!options.allowBudgetAdmin) for (const name of BUDGET_ADMIN_TOOLS) chosen.delete(name);
+  if (!allowBudgetAdmin) for (const name of BUDGET_ADMIN_TOOLS) chosen.delete(name);
   return chosen;
 }
 
