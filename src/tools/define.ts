@@ -9,11 +9,12 @@ import type {
   Tool,
   ToolAnnotations,
 } from '@modelcontextprotocol/server';
-import * as z from 'zod';
+import type * as z from 'zod';
 import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
 import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
+import { compactAnnotations, jsonSchema } from './listing.js';
 
 /** What a tool handler gets besides its arguments: the request's abort signal, `_meta`, and a way to notify. */
 export interface Extra {
@@ -266,66 +267,9 @@ const SPECS = new Map<string, ToolSpec<z.ZodObject, z.ZodObject>>();
 /** tools/list as rendered, per namespace and tool set */
 const LISTINGS = new Map<string, Tool[]>();
 
-/**
- * Annotations as listed: only what differs from MCP's defaults (not read-only, destructive, not idempotent, open
- * world), so a hint shown is a hint meant; a read-only tool needs no destructive or idempotent hint.
- */
-function compactAnnotations(annotations: ToolAnnotations): ToolAnnotations {
-  const { readOnlyHint, destructiveHint, idempotentHint, ...rest } = annotations;
-  return {
-    ...rest,
-    ...(readOnlyHint ? { readOnlyHint } : {}),
-    ...(!readOnlyHint && destructiveHint === false ? { destructiveHint } : {}),
-    ...(!readOnlyHint && idempotentHint ? { idempotentHint } : {}),
-    openWorldHint: false,
-  };
-}
-
 /** A success: `structuredContent` plus the same JSON as text. */
 export function ok(data: object): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
-}
-
-/**
- * A zod schema as JSON Schema for tools/list: no `$schema` line, and no ±(2^53-1) bounds (what an unbounded integer
- * carries): a bound shown is a real one. Argument objects keep `additionalProperties: false` (unknown arguments are
- * refused); result objects leave it out.
- */
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, {
-    target: 'draft-7',
-    io,
-    override: ({ jsonSchema: node }) => {
-      if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
-      if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
-      // A result never has properties beyond its schema's; saying so in every object is noise. An argument object
-      // with declared properties refuses others all the same; strict converters add the flag themselves, and only
-      // an empty object needs it to convert (strict mode refuses an open object without properties).
-      const declared = node.properties !== undefined && Object.keys(node.properties).length > 0;
-      if ((io === 'output' || declared) && node.additionalProperties === false) delete node.additionalProperties;
-      // A result's word lists (statuses, kinds) are named in the descriptions; listing them in every result schema
-      // would cost each model turn tokens for what no client validates against.
-      if (io === 'output' && node.type === 'string' && Array.isArray(node.enum)) delete node.enum;
-    },
-  }) as Record<string, unknown>;
-  delete out.$schema;
-  if (io === 'output') dropNestedRequired(out.properties);
-  return out;
-}
-
-/**
- * Drops `required` below a result's top level: a result's own fields keep it, the objects inside them (steps,
- * entries, budgets) are described by their properties alone, which keeps every model turn's tool list small.
- */
-function dropNestedRequired(node: unknown): void {
-  if (Array.isArray(node)) {
-    for (const item of node) dropNestedRequired(item);
-    return;
-  }
-  if (node === null || typeof node !== 'object') return;
-  const record = node as Record<string, unknown>;
-  if (Array.isArray(record.required)) delete record.required;
-  for (const value of Object.values(record)) dropNestedRequired(value);
 }
 
 /**
