@@ -136,7 +136,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     },
     scratchpad: {
       write: op('scratchpad_write', (a, _, c) => s.scratchpad.write(a, c)),
-      read: op('scratchpad_read', () => s.scratchpad.read()),
+      read: op('scratchpad_read', () => s.scratchpad.read(Number.POSITIVE_INFINITY)),
     },
     finalAnswer: {
       set: op('final_answer_set', (a, _, c) => s.finalizer.set(a, c)),

@@ -97,10 +97,14 @@ export class ScratchpadService {
     });
   }
 
-  async read(): Promise<Scratchpad & { context: string }> {
+  /**
+   * This run's notes and their prompt text, in at most `maxBytes` of JSON: when they do not fit, the oldest
+   * observations go first, then the oldest variables, then the oldest failed approaches (the notes that keep a model
+   * from repeating a mistake), and `omitted` counts what was left out.
+   */
+  async read(maxBytes: number): Promise<ScratchpadRead> {
     await this.session.refresh();
-    const pad = padOf((await this.store.get(this.key()))?.value);
-    return { ...pad, context: render(pad) };
+    return fitPad(padOf((await this.store.get(this.key()))?.value), maxBytes);
   }
 
   async clear(args: { idempotencyKey?: string }, call: CallOptions): Promise<{ cleared: boolean }> {
@@ -114,6 +118,45 @@ export class ScratchpadService {
     );
     return result;
   }
+}
+
+export interface ScratchpadRead extends Scratchpad {
+  context: string;
+  truncated?: true;
+  omitted?: ScratchpadCounts;
+}
+
+const sizeOf = (read: unknown): number => Buffer.byteLength(JSON.stringify(read), 'utf8');
+
+/** The pad as read, cut to `maxBytes` (see {@link ScratchpadService.read}). */
+function fitPad(pad: Scratchpad, maxBytes: number): ScratchpadRead {
+  const whole = { ...pad, context: render(pad) };
+  if (sizeOf(whole) <= maxBytes) return whole;
+  const kept: Scratchpad = { variables: { ...pad.variables }, observations: [...pad.observations], failedApproaches: [...pad.failedApproaches] };
+  const omitted: ScratchpadCounts = { variables: 0, observations: 0, failedApproaches: 0 };
+  const names = Object.keys(kept.variables);
+  const dropOne = (): boolean => {
+    if (kept.observations.length > 0) kept.observations.shift(), omitted.observations++;
+    else if (omitted.variables < names.length) delete kept.variables[names[omitted.variables++]];
+    else if (kept.failedApproaches.length > 0) kept.failedApproaches.shift(), omitted.failedApproaches++;
+    else return false;
+    return true;
+  };
+  const fitted = (): ScratchpadRead => {
+    const left = omitted.variables + omitted.observations + omitted.failedApproaches;
+    const context = `${render(kept)}\n(${left} older notes left out to fit ${maxBytes} bytes; read with a larger maxBytes to see them)`;
+    return { ...kept, context, truncated: true, omitted: { ...omitted } };
+  };
+  // Drop by estimate first (an entry shows twice: in its list and in the context), then one at a time until it fits.
+  let excess = sizeOf(whole) - maxBytes + 256;
+  while (excess > 0) {
+    const next = kept.observations[0] ?? kept.variables[names[omitted.variables]] ?? kept.failedApproaches[0];
+    if (next === undefined || !dropOne()) break;
+    excess -= 2 * sizeOf(next) + 8;
+  }
+  let read = fitted();
+  while (sizeOf(read) > maxBytes && dropOne()) read = fitted();
+  return read;
 }
 
 /** A compact text rendering for a prompt. */

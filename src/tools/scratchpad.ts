@@ -1,7 +1,7 @@
 // The scratchpad tools: this run's working memory, written by kind and read whole.
 import * as z from 'zod';
 import { SCRATCHPAD_KINDS, type ScratchpadService } from '../services/scratchpad.js';
-import { counter, idempotencyKey, json, jsonValue } from './common.js';
+import { counter, idempotencyKey, json, jsonValue, maxBytes, READ_DEFAULT_BYTES } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const counts = { variables: counter, observations: counter, failedApproaches: counter };
@@ -34,15 +34,17 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     () => ({
       title: 'Read the scratchpad',
       description: "Read this run's notes (new run: empty). Returns variables, observations, failedApproaches, context (as prompt text).",
-      input: z.object({}).strict(),
+      input: z.object({ maxBytes }).strict(),
       output: z.object({
         variables: z.record(z.string(), json(jsonValue)),
         observations: z.array(z.string()),
         failedApproaches: z.array(z.object({ approach: z.string(), reason: z.string().optional() })),
         context: z.string(),
+        truncated: z.boolean().optional(),
+        omitted: z.object(counts).optional(),
       }),
       annotations: { readOnlyHint: true },
     }),
-    () => scratchpad.read(),
+    (args) => scratchpad.read(args.maxBytes ?? READ_DEFAULT_BYTES),
   );
 }

@@ -53,6 +53,32 @@ describe('scratchpad tools', () => {
     expect((await a.ok('whoami')).run).toBe((await b.ok('whoami')).run);
   });
 
+  it('a read fits 16 KiB by default: the oldest observations, then variables, go first; failed approaches stay; maxBytes reads more', async () => {
+    const a = await agent();
+    await a.ok('scratchpad_write', { kind: 'failed_approach', value: 'retry the flaky endpoint: it stays down' });
+    for (let i = 0; i < 5; i++) await a.ok('scratchpad_write', { kind: 'variable', name: `v${i}`, value: 'y'.repeat(1000) });
+    for (let i = 0; i < 40; i++) await a.ok('scratchpad_write', { kind: 'observation', value: `observation ${i} ${'x'.repeat(500)}` });
+    const bounded = await a.raw('scratchpad_read', {});
+    expect(Buffer.byteLength(JSON.stringify(bounded.structuredContent))).toBeLessThanOrEqual(16 * 1024);
+    const pad = bounded.structuredContent as Record<string, any>;
+    expect(pad.truncated).toBe(true);
+    expect(pad.failedApproaches).toEqual([{ approach: 'retry the flaky endpoint: it stays down' }]);
+    expect(Object.keys(pad.variables)).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
+    // the newest observations are kept, in order; the count of the left-out ones is exact
+    expect(pad.observations.at(-1)).toMatch(/^observation 39 /);
+    expect(pad.omitted).toEqual({ variables: 0, observations: 40 - pad.observations.length, failedApproaches: 0 });
+    expect(pad.omitted.observations).toBeGreaterThan(0);
+    expect(pad.context).toMatch(/\((\d+) older notes left out to fit 16384 bytes; read with a larger maxBytes to see them\)$/);
+    const whole = await a.ok('scratchpad_read', { maxBytes: 1024 * 1024 });
+    expect(whole.truncated).toBeUndefined();
+    expect(whole.observations).toHaveLength(40);
+    // a tiny page keeps the failed approach longest
+    const tiny = await a.ok('scratchpad_read', { maxBytes: 600 });
+    expect(tiny.observations).toEqual([]);
+    expect(tiny.variables).toEqual({});
+    expect(tiny.failedApproaches).toHaveLength(1);
+  });
+
   it('concurrent observations all land; bad input is refused', async () => {
     const a = await agent();
     await Promise.all(Array.from({ length: 30 }, (_, i) => a.ok('scratchpad_write', { kind: 'observation', value: `o${i}` })));
