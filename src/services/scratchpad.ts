@@ -132,7 +132,11 @@ const sizeOf = (read: unknown): number => Buffer.byteLength(JSON.stringify(read)
 function fitPad(pad: Scratchpad, maxBytes: number): ScratchpadRead {
   const whole = { ...pad, context: render(pad) };
   if (sizeOf(whole) <= maxBytes) return whole;
-  const kept: Scratchpad = { variables: { ...pad.variables }, observations: [...pad.observations], failedApproaches: [...pad.failedApproaches] };
+  const kept: Scratchpad = {
+    variables: { ...pad.variables },
+    observations: [...pad.observations],
+    failedApproaches: [...pad.failedApproaches],
+  };
   const omitted: ScratchpadCounts = { variables: 0, observations: 0, failedApproaches: 0 };
   const names = Object.keys(kept.variables);
   const dropOne = (): boolean => {
