@@ -67,6 +67,18 @@ export class RunService {
     const { result } = await this.store.transact(
       async (tx) => {
         let parentThread = args.parentThread;
+        if (parentThread !== undefined && parentThread !== who.thread && parentThread !== thread && !above.includes(parentThread)) {
+          // A named parent must be a thread that exists and that this agent may write into: a made-up parent would
+          // start a new tree without the budgets of this one.
+          if (threadInfoOf((await tx.get(this.session.threadKey(parentThread)))?.value) === undefined) {
+            throw new BlackboardError(
+              'NOT_FOUND',
+              `There is no thread "${parentThread}" to be the parent: nothing was changed. Leave parentThread out to start ${thread === who.thread ? 'this run' : `thread ${thread}`} under your own thread.`,
+              { parentThread },
+            );
+          }
+          await checkThreadWrite(this.session, (key) => tx.get(key), parentThread);
+        }
         if (thread !== who.thread) {
           await checkThreadWrite(this.session, (key) => tx.get(key), thread);
           // A thread entered from here that has no parent becomes this thread's child: its steps charge our budgets.

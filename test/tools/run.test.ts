@@ -62,6 +62,20 @@ describe('run tools', () => {
     expect((await a.ok('whoami')).thread).toBe('fresh');
   });
 
+  it('run_start refuses a parent thread that does not exist (a made-up parent would escape the budgets of this tree)', async () => {
+    const a = await agent({ config: { thread: 'T', budgets: { tokens: 10 } } });
+    await a.ok('budget_step', { name: 'tokens', amount: 10 });
+    for (const args of [{ parentThread: 'nowhere' }, { thread: 'child', parentThread: 'nowhere' }]) {
+      const e = await a.err('run_start', args);
+      expect(e.code).toBe('NOT_FOUND');
+      expect(e.message).toContain('There is no thread "nowhere"');
+    }
+    expect(await a.ok('whoami')).toMatchObject({ thread: 'T', parentThread: null, delegateLevel: 0 });
+    // a child entered without a parent still charges this thread's budgets
+    await a.ok('run_start', { thread: 'child' });
+    expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
+  });
+
   it('run_end records the end in lifecycle and history, from loading or running', async () => {
     const a = await agent();
     expect(await a.ok('run_end', { status: 'finished' })).toMatchObject({ state: 'finished' });
