@@ -15,12 +15,12 @@ async function start(store: string, agent: string, ...flags: string[]): Promise<
 }
 
 describe.each(sharedStores())('claims across processes on $name', ({ fresh }) => {
-  it('8 worker processes × 125 contended claims on one plan: every step completed exactly once, never two holders', async () => {
+  it('8 worker processes × 60 contended claims on one plan: every step completed exactly once, never two holders', async () => {
     const store = fresh();
     const planner = await start(store, 'planner');
     const { planId, stepIds } = await planner.ok('plan_create', {
       title: 'contended',
-      steps: Array.from({ length: 200 }, (_, i) => `step ${i}`),
+      steps: Array.from({ length: 100 }, (_, i) => `step ${i}`),
     });
     const workers = await Promise.all(Array.from({ length: 8 }, (_, i) => start(store, `w${i}`)));
     type Grant = { step: string; fence: number; worker: number };
@@ -29,7 +29,7 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
     await Promise.all(
       workers.map(async (worker, w) => {
         // Four claims in five are given back, so each step is claimed by several workers in turn before one finishes it.
-        for (let round = 0; round < 125; ) {
+        for (let round = 0; round < 60; ) {
           const claim = await worker.ok('plan_claim', { planId });
           if (!claim.claimed) {
             if (claim.reason === 'all_done') return;
@@ -46,7 +46,7 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
         }
       }),
     );
-    // Whatever is left (workers stop after 125 claims) is finished by one more worker.
+    // Whatever is left (workers stop after 60 claims) is finished by one more worker.
     const last = await start(store, 'closer');
     for (;;) {
       const claim = await last.ok('plan_claim', { planId });
@@ -56,12 +56,12 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
       completed.push({ step: claim.step.id, worker: 8 });
     }
     console.log(`${grants.length} claims granted, ${completed.length} steps completed`);
-    expect(grants.length).toBeGreaterThanOrEqual(900);
+    expect(grants.length).toBeGreaterThanOrEqual(450);
     // fences are unique and every strict plan_step succeeded: each move came from the one current holder
     expect(new Set(grants.map((g) => g.fence)).size).toBe(grants.length);
     expect(completed.map((c) => c.step).sort()).toEqual([...stepIds].sort());
     const plan = (await planner.ok('plan_get', { planId, detail: 'full' })).plan;
-    expect(plan.done).toBe(200);
+    expect(plan.done).toBe(100);
     for (const step of plan.steps) {
       expect(step.attempts, `${step.id} never lapsed`).toBeUndefined();
       const finisher = completed.find((c) => c.step === step.id)!;
