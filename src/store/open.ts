@@ -1,7 +1,6 @@
 // Store URLs to backends: parsing a URL, opening a backend or a store.
 import { MemoryBackend } from './memory/backend.js';
-import { PostgresBackend, type PostgresOptions } from './postgres/backend.js';
-import { RedisBackend } from './redis/backend.js';
+import type { PostgresOptions } from './postgres/backend.js';
 import { defaultStorePath, maskPassword, storeFile } from './url.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite/backend.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
@@ -23,8 +22,9 @@ export async function openBackend(url: string | undefined, options: SqliteOption
     return SqliteBackend.open(storeFile(url)!, options);
   }
   const scheme = url.split(':')[0];
-  if (scheme === 'postgres' || scheme === 'postgresql') return PostgresBackend.open(url, options);
-  if (scheme === 'redis' || scheme === 'rediss') return RedisBackend.open(url);
+  // the Postgres and Redis clients are loaded only for their stores (they are half of a SQLite server's start-up)
+  if (scheme === 'postgres' || scheme === 'postgresql') return (await import('./postgres/backend.js')).PostgresBackend.open(url, options);
+  if (scheme === 'redis' || scheme === 'rediss') return (await import('./redis/backend.js')).RedisBackend.open(url);
   throw new Error(
     `Unknown store URL "${maskPassword(url)}". Use sqlite:///absolute/path.db, sqlite://relative.db, postgres://user:password@host:port/database, redis://[:password@]host:port or memory://.`,
   );
