@@ -122,7 +122,8 @@ export async function createServer(
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
   host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);
   services.presence.client = () => server.server.getClientVersion()?.name;
-  const stopSubscriptions = registerResources(server, session, services, host);
+  // a stateless request that calls a tool reads no resource: its server needs no resource handlers
+  const stopSubscriptions = onlyTool === undefined ? registerResources(server, session, services, host) : () => {};
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
     stopSubscriptions();
