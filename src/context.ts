@@ -36,17 +36,26 @@ export function namespaceError(what: string, value: string): string | undefined 
 }
 /** Agent names, agent types, thread ids, run ids and group names. */
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
+/**
+ * A thread id: a name that may also hold ":" after its first character, and be a little longer, so that an agent's
+ * default thread `agent:NAME` is one for any agent name.
+ */
+export const THREAD_RE = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,159}$/;
+/** The rule a name of kind `what` follows, as a regex and in words. */
+export function nameRule(what: string): { re: RegExp; words: string } {
+  return /thread/.test(what)
+    ? { re: THREAD_RE, words: '1-160 letters, digits, "_", ".", "@", ":" or "-", starting with a letter or digit' }
+    : { re: NAME_RE, words: '1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit' };
+}
 
 const MAX_KEY_CHARS = 512;
 // C0 and C1 control characters, DEL included.
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 
 export function checkName(what: string, value: string): string {
-  if (!NAME_RE.test(value)) {
-    throw invalid(
-      `${what} "${truncate(value)}" is not valid: use 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit.`,
-      { [what]: truncate(value) },
-    );
+  const rule = nameRule(what);
+  if (!rule.re.test(value)) {
+    throw invalid(`${what} "${truncate(value)}" is not valid: use ${rule.words}.`, { [what]: truncate(value) });
   }
   return value;
 }

@@ -1,6 +1,6 @@
 // Who a single request is: the `_meta` keys a request may carry to name its thread, parent thread and agent type.
 import { BlackboardError } from './errors.js';
-import { NAME_RE } from './context.js';
+import { nameRule } from './context.js';
 
 /** The `_meta` keys of a request's identity. */
 export const META_THREAD = 'blackboard/thread';
@@ -21,12 +21,9 @@ export function metaIdentity(meta: Record<string, unknown> | undefined): MetaIde
   const take = (key: string, field: keyof MetaIdentity): void => {
     const value = meta[key];
     if (value === undefined) return;
-    if (typeof value !== 'string' || !NAME_RE.test(value)) {
-      throw new BlackboardError(
-        'INVALID_ARGUMENT',
-        `_meta "${key}" must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit; nothing was done.`,
-        { path: `_meta.${key}` },
-      );
+    const rule = nameRule(field === 'agentType' ? 'agent type' : 'thread');
+    if (typeof value !== 'string' || !rule.re.test(value)) {
+      throw new BlackboardError('INVALID_ARGUMENT', `_meta "${key}" must be ${rule.words}; nothing was done.`, { path: `_meta.${key}` });
     }
     out[field] = value;
   };
@@ -37,4 +34,4 @@ export function metaIdentity(meta: Record<string, unknown> | undefined): MetaIde
 }
 
 /** The thread of an agent's requests that name none: the same for every request of that agent. */
-export const defaultThread = (agent: string | undefined): string => `agent-${agent ?? 'anonymous'}`;
+export const defaultThread = (agent: string | undefined): string => `agent:${agent ?? 'anonymous'}`;

@@ -1,7 +1,7 @@
 // What an HTTP request may ask for: where it comes from (Host, Origin), the namespace of its path, and who it is.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.js';
-import { NAME_RE, namespaceError } from '../context.js';
+import { nameRule, namespaceError } from '../context.js';
 import { LOOPBACK_HOSTNAMES } from '../hosts.js';
 import { HttpError } from '../http-error.js';
 import type { SessionOptions } from '../services/session.js';
@@ -60,11 +60,9 @@ export function sessionIdentity(
   const header = (name: string, what: string): string | undefined => {
     const value = headers[`x-blackboard-${name}`];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string' || !NAME_RE.test(value)) {
-      throw new HttpError(
-        400,
-        `Bad request: X-Blackboard-${what} must be 1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit.`,
-      );
+    const rule = nameRule(what.toLowerCase());
+    if (typeof value !== 'string' || !rule.re.test(value)) {
+      throw new HttpError(400, `Bad request: X-Blackboard-${what} must be ${rule.words}.`);
     }
     return value;
   };

@@ -74,10 +74,15 @@ describe('2026-07-28: identity per request, never per transport session', () => 
     const a = await modern({ 'x-blackboard-agent': 'bob' });
     expect(a.client.getProtocolEra()).toBe('modern');
     const first = await a.ok('whoami');
-    expect(first).toMatchObject({ agent: 'bob', thread: 'agent-bob' });
-    expect((await a.ok('whoami')).thread).toBe('agent-bob');
+    expect(first).toMatchObject({ agent: 'bob', thread: 'agent:bob' });
+    expect((await a.ok('whoami')).thread).toBe('agent:bob');
     const again = await modern({ 'x-blackboard-agent': 'bob' });
-    expect((await again.ok('whoami')).thread).toBe('agent-bob');
+    expect((await again.ok('whoami')).thread).toBe('agent:bob');
+    // the thread's scope is reachable by its id from another agent's requests
+    await a.ok('state_set', { key: 'note', value: 'from bob', scope: 'thread' });
+    const other = await modern({ 'x-blackboard-agent': 'eve' });
+    expect((await other.ok('state_get', { key: 'note', scope: 'thread:agent:bob' })).value).toBe('from bob');
+    expect((await other.ok('state_get', { key: 'note', scope: 'thread' })).found).toBe(false);
   });
 
   it('X-Blackboard-Thread and the _meta keys name the thread, parent thread and agent type of one request', async () => {
