@@ -11,6 +11,7 @@ import { familySelected, type Family } from './tool-profiles.js';
 import { ToolHost, type Extra } from './tools/define.js';
 import { metaIdentity } from './request-identity.js';
 import { registerResources } from './resources.js';
+import { registerBoardApp } from './tools/board.js';
 
 /** how many identities named by requests' `_meta` one server keeps tools for */
 const MAX_OTHER_IDENTITIES = 16;
@@ -110,6 +111,7 @@ export async function createServer(
   host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);
   services.presence.client = () => server.server.getClientVersion()?.name;
   const stopSubscriptions = registerResources(server, session, services, host);
+  if (host.has('board_show')) registerBoardApp(server);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
     stopSubscriptions();

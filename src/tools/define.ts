@@ -1,6 +1,7 @@
 // How tools are declared and registered: the tool host, results, progress.
 import type {
   CallToolResult,
+  ClientCapabilities,
   LoggingLevel,
   McpServer,
   RequestMeta,
@@ -14,6 +15,9 @@ import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
 import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
+import { clientCapabilities } from './client-capabilities.js';
+
+export { withProgress } from './progress.js';
 
 /** What a tool handler gets besides its arguments: the request's abort signal, `_meta`, and a way to notify. */
 export interface Extra {
@@ -43,6 +47,12 @@ export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** the tool's `_meta` in tools/list (e.g. the app it is shown with) */
+  meta?: Record<string, unknown>;
+  /** the tool exists only for a client whose capabilities pass this (listed and callable for it alone) */
+  requires?: (capabilities: ClientCapabilities | undefined) => boolean;
+  /** the result's text content, instead of its JSON (the structured content stays the data) */
+  text?: (data: never) => string;
 }
 
 interface Declared {
@@ -134,15 +144,23 @@ export class ToolHost {
   }
 
   /** The tools as tools/list shows them: rendered descriptions, exact JSON schemas without `$schema`. */
-  listing(): Tool[] {
-    return this.declared.map(({ name, spec }) => ({
-      name: this.nameOf(name),
-      title: spec.title,
-      description: this.render(spec.description),
-      inputSchema: this.renderSchema(jsonSchema(spec.input, 'input')) as Tool['inputSchema'],
-      outputSchema: this.renderSchema(jsonSchema(spec.output, 'output')) as Tool['outputSchema'],
-      annotations: compactAnnotations(spec.annotations),
-    }));
+  listing(capabilities?: ClientCapabilities): Tool[] {
+    return this.declared
+      .filter((tool) => this.offered(tool, capabilities))
+      .map(({ name, spec }) => ({
+        name: this.nameOf(name),
+        title: spec.title,
+        description: this.render(spec.description),
+        inputSchema: this.renderSchema(jsonSchema(spec.input, 'input')) as Tool['inputSchema'],
+        outputSchema: this.renderSchema(jsonSchema(spec.output, 'output')) as Tool['outputSchema'],
+        annotations: compactAnnotations(spec.annotations),
+        ...(spec.meta ? { _meta: spec.meta } : {}),
+      }));
+  }
+
+  /** Whether a client with these capabilities has the tool. */
+  private offered(tool: Declared, capabilities: ClientCapabilities | undefined): boolean {
+    return !tool.spec.requires || tool.spec.requires(capabilities);
   }
 
   /**
@@ -168,10 +186,16 @@ export class ToolHost {
         ((args: unknown, ctx: ServerContext) => this.run(tool, args, extraOf(ctx))) as never,
       );
     }
-    let tools: Tool[] | undefined;
-    server.server.setRequestHandler('tools/list', () => {
-      tools ??= this.listing();
-      return { tools };
+    // One listing per set of conditional tools a client gets (most servers have one).
+    const listings = new Map<string, Tool[]>();
+    server.server.setRequestHandler('tools/list', (_request, ctx) => {
+      const capabilities = clientCapabilities(server, ctx);
+      const variant = this.declared
+        .filter((t) => t.spec.requires && this.offered(t, capabilities))
+        .map((t) => t.name)
+        .join(',');
+      if (!listings.has(variant)) listings.set(variant, this.listing(capabilities));
+      return { tools: listings.get(variant)! };
     });
     this.answerCalls(server, only);
   }
@@ -185,7 +209,9 @@ export class ToolHost {
     const names = this.names;
     server.server.setRequestHandler('tools/call', (request, ctx) => {
       const name = request.params.name;
-      const tool = this.declared.find((t) => this.nameOf(t.name) === name && (!only || only(name)));
+      const tool = this.declared.find(
+        (t) => this.nameOf(t.name) === name && (!only || only(name)) && this.offered(t, clientCapabilities(server, ctx)),
+      );
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
       const suggestion = closestTool(name, names, this.namespace);
       return this.fail(
@@ -229,7 +255,7 @@ export class ToolHost {
       if (writes) await this.access.beforeWrite?.();
       const result = await tool.handler(parsed.data as never, extra, { operation: tool.name });
       await this.access.afterCall?.();
-      return ok(result);
+      return tool.spec.text ? { ...ok(result), content: [{ type: 'text', text: tool.spec.text(result as never) }] } : ok(result);
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
@@ -317,29 +343,4 @@ function dropNestedRequired(node: unknown): void {
   const record = node as Record<string, unknown>;
   if (Array.isArray(record.required)) delete record.required;
   for (const value of Object.values(record)) dropNestedRequired(value);
-}
-
-/**
- * Sends `notifications/progress` every `intervalMs` while `work` runs, when the request carries a progress token,
- * so a client that resets its timeout on progress keeps waiting for a long blocking call.
- */
-export async function withProgress<T>(extra: Extra, intervalMs: number, message: string, work: () => Promise<T>): Promise<T> {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return work();
-  const started = Date.now();
-  let ticks = 0;
-  const timer = setInterval(() => {
-    const seconds = Math.round((Date.now() - started) / 1000);
-    void extra
-      .sendNotification({
-        method: 'notifications/progress',
-        params: { progressToken, progress: ++ticks, message: `${message} (${seconds}s)` },
-      })
-      .catch(() => {});
-  }, intervalMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
 }

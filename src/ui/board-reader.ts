@@ -26,6 +26,7 @@ import { settle } from '../services/plan-claims.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
 import { PresenceRecord, type Holder } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/session.js';
+import { deriveStatus } from './board-status.js';
 import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
 
 export type * from './board-views.js';
@@ -90,17 +91,21 @@ export class BoardReader {
   }
 
   async board(namespace: string, sections: readonly Section[]): Promise<BoardView> {
-    const view: BoardView = { namespace, revision: await this.source.revision(), truncated: [] };
+    const view: BoardView = { namespace, revision: await this.source.revision(), at: Date.now(), truncated: [] };
+    const wantThreads = sections.includes('threads');
+    const signs = sections.includes('plans') || wantThreads ? await this.presence(namespace) : new Map<string, PresenceRecord>();
     const [scopes, plans, threads] = await Promise.all([
       sections.includes('scopes') ? this.scopes(namespace) : undefined,
-      sections.includes('plans') ? this.plans(namespace) : undefined,
-      sections.includes('threads') ? this.threads(namespace) : undefined,
+      sections.includes('plans') || wantThreads ? this.plans(namespace, signs) : undefined,
+      wantThreads ? this.threads(namespace) : undefined,
     ]);
+    // A thread's activity comes from its claims and calls as well as its records.
+    if (threads) deriveStatus(threads.threads, plans?.plans ?? [], signs.values());
     if (scopes) {
       view.scopes = scopes.scopes;
       if (scopes.truncated) view.truncated.push('scopes');
     }
-    if (plans) {
+    if (plans && sections.includes('plans')) {
       view.plans = plans.plans;
       if (plans.truncated) view.truncated.push('plans');
     }
@@ -131,16 +136,11 @@ export class BoardReader {
   }
 
   /** The namespace's plans: active ones first, then the most recently changed. */
-  async plans(namespace: string): Promise<{ plans: PlanView[]; truncated: boolean }> {
+  async plans(namespace: string, signs?: Map<string, PresenceRecord>): Promise<{ plans: PlanView[]; truncated: boolean }> {
     const { entries, truncated } = await this.listAll(ofOwner(namespace, FAMILY.plan, PLAN_OWNER), MAX_PLANS);
     const plans: PlanView[] = [];
     // Claims whose holders stopped are shown as lapsed (pending, one attempt more), as the plan tools show them.
-    const { entries: signs } = await this.listAll(allOwners(namespace, FAMILY.presence), MAX_THREAD_RECORDS);
-    const presence = new Map<string, PresenceRecord>();
-    for (const [, entry] of signs) {
-      const sign = decode(PresenceRecord, entry);
-      if (sign) presence.set(`${sign.agent ?? ''}\u0000${sign.thread}`, sign);
-    }
+    const presence = signs ?? (await this.presence(namespace));
     const now = Date.now();
     for (const [storageKey, entry] of entries) {
       const record = decode(PlanRecordSchema, entry);
@@ -164,6 +164,17 @@ export class BoardReader {
     }
     plans.sort((a, b) => Number(b.status === 'active') - Number(a.status === 'active') || b.updatedAt - a.updatedAt);
     return { plans, truncated };
+  }
+
+  /** The callers' signs of life, by agent and thread. */
+  private async presence(namespace: string): Promise<Map<string, PresenceRecord>> {
+    const { entries } = await this.listAll(allOwners(namespace, FAMILY.presence), MAX_THREAD_RECORDS);
+    const presence = new Map<string, PresenceRecord>();
+    for (const [, entry] of entries) {
+      const sign = decode(PresenceRecord, entry);
+      if (sign) presence.set(`${sign.agent ?? ''}\u0000${sign.thread}`, sign);
+    }
+    return presence;
   }
 
   /**

@@ -41,6 +41,7 @@ const COOKIE = 'bb_board';
 const ASSETS: Record<string, string> = {
   '/board/board.css': 'text/css; charset=utf-8',
   '/board/board.js': 'text/javascript; charset=utf-8',
+  '/board/render.js': 'text/javascript; charset=utf-8',
   '/board/icon.svg': 'image/svg+xml',
 };
 const SECURITY_HEADERS = {

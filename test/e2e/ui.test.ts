@@ -157,7 +157,9 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await expect(plan.locator('.progress').textContent()).resolves.toBe('1/4');
 
     const root = page.locator('.thread[data-thread="research-root"]');
-    await expect(root.locator('.badge').textContent()).resolves.toBe('running');
+    // a thread that called within the last minute is working, whatever its lifecycle says; the lifecycle is shown too
+    await expect(root.locator('.badge').textContent()).resolves.toBe('working');
+    await expect(root.locator('.meta').first().textContent()).resolves.toContain('lifecycle running');
     await expect(root.locator('.meta').first().textContent()).resolves.toContain('agent planner');
     // The child's steps count against the parent: 4 + 3 of 20.
     await expect(root.locator('.budget').textContent()).resolves.toContain('7 / 20');
@@ -165,7 +167,7 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await expect(root.locator('.event').nth(1).textContent()).resolves.toContain('web_search');
 
     const child = page.locator('.thread[data-thread="worker-1-thread"]');
-    await expect(child.locator('.badge').textContent()).resolves.toBe('finished');
+    await expect(child.locator('.badge').textContent()).resolves.toBe('done');
     await expect(child.locator('.budget').textContent()).resolves.toContain('3 / 5');
     await expect(child.locator('.final .text').textContent()).resolves.toBe('Hosting: pgvector is cheapest where Postgres already runs.');
     await expect(child.locator('.meta').first().textContent()).resolves.toContain('child of research-root');
@@ -195,7 +197,7 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
       .waitFor({ timeout: 1000 });
     await expect(page.locator(`.plan[data-plan="${planId}"] .progress`).textContent()).resolves.toBe('2/4');
     await planner.ok('agent_state_set', { state: 'paused', reason: 'waiting for pricing data' });
-    await page.locator('.thread[data-thread="research-root"] .badge.s-paused').waitFor({ timeout: 1000 });
+    await page.locator('.thread[data-thread="research-root"] .badge.a-paused').waitFor({ timeout: 1000 });
     await expect(page.locator('.thread[data-thread="research-root"] .reason').textContent()).resolves.toContain('waiting for pricing data');
     await planner.ok('agent_state_set', { state: 'running' });
     // Same document all along: nothing reloaded the page.
