@@ -38,18 +38,26 @@ export type * from './board-views.js';
 export interface BoardSource {
   list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
   revision(): Promise<number>;
+  /** The keys of `[lo, hi)` changed after revision `after` (the change feed), oldest first. */
+  changes(query: {
+    after: number;
+    lo: string;
+    hi: string;
+    limit: number;
+  }): Promise<{ changes: Array<{ key: string; revision: number }>; revision: number; more: boolean; compacted: number }>;
   /** Calls `listener` after every commit (by any process) that may have changed `[lo, hi)`; returns the unsubscribe. */
   subscribeRange(lo: string, hi: string, listener: () => void): () => void;
 }
 
 /** The store methods the board reads through. */
-export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange'>;
+export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange' | 'changes'>;
 
 /** A frozen object holding only the read methods of `store`: the store itself stays out of the UI's reach. */
 export function readOnlyView(store: ReadableStore): BoardSource {
   return Object.freeze({
     list: (query: { lo: string; hi: string; after?: string; limit: number }) => store.list(query),
     revision: () => store.revision(),
+    changes: (query: { after: number; lo: string; hi: string; limit: number }) => store.changes(query),
     subscribeRange: (lo: string, hi: string, listener: () => void) => store.subscribeRange(lo, hi, listener),
   });
 }
@@ -305,7 +313,8 @@ export class BoardReader {
   }
 }
 
-function keyView(key: string, entry: Entry): KeyView {
+/** A stored key as the board shows it: its value as JSON text, cut at {@link MAX_VALUE_CHARS}. */
+export function keyView(key: string, entry: Entry): KeyView {
   const text = JSON.stringify(entry.value, null, 2) ?? 'null';
   const cut = text.length > MAX_VALUE_CHARS;
   return {

@@ -85,12 +85,13 @@ const isDone = (s) => s.status === 'completed' || s.status === 'skipped';
 export const planComplete = (p) => p.status === 'completed' || (p.steps.length > 0 && p.steps.every(isDone));
 
 /** The summary line: what the threads are doing, the plans' progress, the keys. */
-export function summaryStats(board) {
+export function summaryStats(board, keyCounts) {
   const { threads = [], plans = [], scopes = [], hidden } = board;
   const by = (a) => threads.filter((t) => (t.activity ?? t.state) === a).length;
   const open = plans.filter((p) => !planComplete(p) && p.status === 'active');
   const steps = open.flatMap((p) => p.steps);
-  const keys = scopes.reduce((n, s) => n + s.keys.length, 0) + (hidden?.keys ?? 0);
+  const keys = keyCounts?.keys ?? scopes.reduce((n, s) => n + s.keys.length, 0) + (hidden?.keys ?? 0);
+  const scopeCount = keyCounts?.scopes ?? scopes.length;
   const stat = (href, value, label, cls = '') => h('a', { class: `stat ${cls}`, href }, h('b', {}, value), h('span', {}, label));
   const needs = by('needs input');
   return [
@@ -99,7 +100,7 @@ export function summaryStats(board) {
     stat('#threads-panel', by('done'), 'done'),
     stat('#plans-panel', `${plans.filter(planComplete).length}/${plans.length}`, 'plans complete'),
     steps.length ? stat('#plans-panel', `${steps.filter(isDone).length}/${steps.length}`, `steps done in ${plural(open.length, 'open plan')}`) : null,
-    stat('#keys-panel', keys, `keys in ${plural(scopes.length, 'scope')}`),
+    stat('#keys-panel', keys, `keys in ${plural(scopeCount, 'scope')}`),
   ].filter(Boolean);
 }
 
@@ -198,7 +199,7 @@ export function renderThread(t) {
         )
       : null,
   );
-  return mark(card, `thread:${t.thread}`, `${t.lastActivity}:${activity}:${t.lastSeq}`);
+  return keyed(mark(card, `thread:${t.thread}`, `${t.lastActivity}:${activity}:${t.lastSeq}`), `thread:${t.thread}`, t);
 }
 
 // ---------- plans ----------
@@ -255,7 +256,7 @@ export function renderPlan(p) {
     p.steps.length ? h('ol', { class: 'steps' }, p.steps.map((s) => renderStep(p, s))) : h('p', { class: 'note' }, 'No steps.'),
   );
   // The card flashes only for plan-level changes; steps flash on their own.
-  return mark(card, `plan:${p.planId}`, `${p.title}:${status}:${p.steps.length}`);
+  return keyed(mark(card, `plan:${p.planId}`, `${p.title}:${status}:${p.steps.length}`), `plan:${p.planId}`, p);
 }
 
 // ---------- keys ----------
@@ -291,6 +292,37 @@ export function renderScope(s, total = s.keys.length) {
       h('tbody', {}, s.keys.map((k) => renderKeyRow(s.scope, k))),
     ),
   );
+}
+
+/** Names a rendered item and what it was rendered from, so that {@link reconcile} keeps it while that is unchanged. */
+function keyed(el, key, data) {
+  el.dataset.k = key;
+  el.dataset.stamp = JSON.stringify(data);
+  return el;
+}
+
+/**
+ * Makes a container hold `nodes`, keeping in place every child whose item is unchanged (same key, same data): focus,
+ * text selection and open folds there survive a live update. A replaced item keeps its open folds.
+ */
+export function reconcile(container, nodes) {
+  const old = new Map();
+  for (const child of container.children) if (child.dataset.k) old.set(child.dataset.k, child);
+  const wanted = nodes.map((node) => {
+    const before = node.dataset?.k ? old.get(node.dataset.k) : undefined;
+    if (!before) return node;
+    if (before.dataset.stamp === node.dataset.stamp) return before;
+    const open = new Set([...before.querySelectorAll('details[open]')].map((d) => d.dataset.fold));
+    for (const d of node.querySelectorAll('details[data-fold]')) if (open.has(d.dataset.fold)) d.open = true;
+    return node;
+  });
+  let i = 0;
+  for (const node of wanted) {
+    const at = container.children[i];
+    if (at !== node) container.insertBefore(node, at ?? null);
+    i++;
+  }
+  while (container.children.length > wanted.length) container.lastElementChild.remove();
 }
 
 /** Replaces a container's content, keeping open folds open. */
