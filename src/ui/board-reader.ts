@@ -39,12 +39,12 @@ export interface BoardSource {
   list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
   revision(): Promise<number>;
   /** The keys of `[lo, hi)` changed after revision `after` (the change feed), oldest first. */
-  changes(query: {
-    after: number;
-    lo: string;
-    hi: string;
-    limit: number;
-  }): Promise<{ changes: Array<{ key: string; revision: number }>; revision: number; more: boolean; compacted: number }>;
+  changes(query: { after: number; lo: string; hi: string; limit: number }): Promise<{
+    changes: Array<{ key: string; revision: number; version: number; deleted: boolean }>;
+    revision: number;
+    more: boolean;
+    compacted: number;
+  }>;
   /** Calls `listener` after every commit (by any process) that may have changed `[lo, hi)`; returns the unsubscribe. */
   subscribeRange(lo: string, hi: string, listener: () => void): () => void;
 }

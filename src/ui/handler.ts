@@ -8,6 +8,7 @@ import { BlackboardError } from '../errors.js';
 import { HttpError } from '../http-error.js';
 import type { BoardAuth, Viewer } from './auth.js';
 import { keysPage } from './board-keys.js';
+import { timeline } from './board-timeline.js';
 import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
 import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
 import { LiveBoard } from './live.js';
@@ -162,6 +163,12 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
           const scope = url.searchParams.get('scope') ?? undefined;
           const q = url.searchParams.get('q') ?? undefined;
           return sendJson(res, 200, await keysPage(source, ns, { q, scope, offset: whole('offset'), limit: whole('limit') }));
+        }
+        case '/board/api/timeline': {
+          const ns = namespaceParam(url, viewer);
+          const scope = url.searchParams.get('scope');
+          const key = url.searchParams.get('key');
+          return sendJson(res, 200, await timeline(source, ns, 40, scope !== null && key !== null ? { scope, key } : undefined));
         }
         case '/board/api/events': {
           const ns = namespaceParam(url, viewer);

@@ -200,6 +200,17 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await page.locator('.thread[data-thread="research-root"] .badge.a-paused').waitFor({ timeout: 1000 });
     await expect(page.locator('.thread[data-thread="research-root"] .reason').textContent()).resolves.toContain('waiting for pricing data');
     await planner.ok('agent_state_set', { state: 'running' });
+    // The timeline says who wrote what, newest first; a key's name shows that key's changes alone.
+    const latest = page.locator('#timeline .change', { hasText: 'global/live-3' });
+    await latest.waitFor({ timeout: 3000 });
+    await expect(latest.textContent()).resolves.toMatch(/^r\d+global\/live-3 v1worker-1 · just now$/);
+    await page.locator('.scope[data-scope="global"] tr[data-key="task"] button.key-name').click();
+    await page.locator('#timeline-for', { hasText: 'of global/task' }).waitFor({ timeout: 2000 });
+    await expect(page.locator('#timeline .change').allTextContents()).resolves.toEqual([
+      expect.stringMatching(/^r\d+global\/task v1planner · /),
+    ]);
+    await page.locator('#timeline-all').click();
+    await page.locator('#timeline .change', { hasText: 'global/live-3' }).waitFor({ timeout: 2000 });
     // Same document all along: nothing reloaded the page.
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
     await page.close();

@@ -1,6 +1,8 @@
 // The board page: reads the namespace's board as JSON, renders it (render.js, shared with the MCP App), and re-reads
 // what changed when the server says so.
-import { clock, empty, h, marks, reconcile, renderKeyRow, renderPlan, renderScope, renderThread, sortThreads, summaryStats, tick } from './render.js';
+import {
+  clock, empty, h, marks, reconcile, renderKeyRow, renderPlan, renderScope, renderThread, renderTimeline, sortThreads, summaryStats, tick,
+} from './render.js';
 
 const SECTIONS = ['scopes', 'plans', 'threads'];
 
@@ -43,6 +45,35 @@ function render(sections) {
 
 function renderSummary() {
   $('summary').replaceChildren(...summaryStats(state.board, { keys: keys.total, scopes: keys.scopes.length }));
+}
+
+// ---------- timeline: the recent changes, or one key's ----------
+
+const changes = { only: undefined, timer: undefined, last: 0, generation: 0 };
+
+async function loadTimeline() {
+  const generation = ++changes.generation;
+  changes.last = Date.now();
+  const params = new URLSearchParams({ ns: state.namespace });
+  if (changes.only) {
+    params.set('scope', changes.only.scope);
+    params.set('key', changes.only.key);
+  }
+  const { items } = await api(`/board/api/timeline?${params}`);
+  if (generation !== changes.generation) return;
+  reconcile($('timeline'), renderTimeline(items));
+  $('timeline-for').textContent = changes.only ? `of ${changes.only.scope}/${changes.only.key}` : '';
+  $('timeline-all').hidden = !changes.only;
+}
+
+/** Re-reads the timeline at most once a second, however fast the store changes. */
+function timelineSoon() {
+  if (changes.timer) return;
+  const wait = Math.max(0, 1000 - (Date.now() - changes.last));
+  changes.timer = setTimeout(() => {
+    changes.timer = undefined;
+    void loadTimeline().catch(() => {});
+  }, wait);
 }
 
 // ---------- keys: a page at a time, searched on the server, patched live ----------
@@ -237,11 +268,13 @@ function connect() {
     setConn(data.ok ? 'live' : 'unavailable', data.message);
     // After a (re)connect, read everything: changes made while away are not replayed.
     void refresh(SECTIONS);
+    timelineSoon();
   });
   es.addEventListener('change', (e) => {
     const data = JSON.parse(e.data);
     // changed keys come with the event: patched in place, nothing re-read
     if (Array.isArray(data.keys)) patchKeys(data.keys);
+    timelineSoon();
     const sections = (data.sections ?? SECTIONS).filter((s) => s !== 'scopes' || !Array.isArray(data.keys));
     const stale = sections.filter((s) => data.revision === null || data.revision > state.readAt[s]);
     if (stale.length) void refresh(stale);
@@ -267,6 +300,7 @@ function switchNamespace(ns) {
   keys.rows = [];
   keys.q = $('key-search').value = '';
   keys.scope = '';
+  changes.only = undefined;
   const url = new URL(location.href);
   url.searchParams.set('ns', ns);
   history.replaceState(null, '', url);
@@ -300,6 +334,17 @@ $('key-search').addEventListener('input', (e) => {
 $('key-scope').addEventListener('change', (e) => {
   keys.scope = e.target.value;
   void loadKeys().catch((error) => setConn('unavailable', error.message));
+});
+$('scopes').addEventListener('click', (e) => {
+  const button = e.target.closest('button.key-name');
+  if (!button) return;
+  changes.only = { scope: button.dataset.scope, key: button.dataset.key };
+  void loadTimeline().catch(() => {});
+  $('timeline-panel').scrollIntoView({ block: 'nearest' });
+});
+$('timeline-all').addEventListener('click', () => {
+  changes.only = undefined;
+  void loadTimeline().catch(() => {});
 });
 $('keys-more').addEventListener('click', () => void loadKeys(true).catch((error) => setConn('unavailable', error.message)));
 setInterval(tick, 5000);

@@ -274,7 +274,7 @@ function renderValue(k, scope) {
 export function renderKeyRow(scope, k) {
   return mark(
     h('tr', { dataset: { key: k.key } },
-      h('td', { class: 'k' }, k.key),
+      h('td', { class: 'k' }, h('button', { type: 'button', class: 'key-name', title: 'Show this key\'s changes', dataset: { scope, key: k.key } }, k.key)),
       h('td', { class: 'v' }, renderValue(k, scope), k.expiresAt ? h('div', { class: 'note expires' }, 'expires ', time(k.expiresAt, 'until')) : null),
       h('td', { class: 'n', title: 'version' }, k.version),
       h('td', { class: 'by' }, k.updatedBy),
@@ -330,4 +330,18 @@ export function replace(container, nodes) {
   const open = new Set([...container.querySelectorAll('details[open]')].map((d) => d.dataset.fold));
   container.replaceChildren(...nodes);
   for (const d of container.querySelectorAll('details[data-fold]')) if (open.has(d.dataset.fold)) d.open = true;
+}
+
+// ---------- timeline ----------
+
+/** The recent changes, newest first: what, which version, who, when. */
+export function renderTimeline(items) {
+  if (!items.length) return [empty('No changes kept yet.')];
+  return items.map((c) => keyed(
+    h('li', { class: `change c-${c.kind}` },
+      h('span', { class: 'rev', title: 'revision' }, `r${c.revision}`),
+      h('span', { class: 'what' }, c.what, h('span', { class: 'ver' }, c.deleted ? ' deleted' : ` v${c.version}`)),
+      h('span', { class: 'when' }, c.by ? [`${c.by} · `, time(c.at)] : 'since replaced'),
+    ),
+    `change:${c.revision}:${c.what}`, c));
 }
