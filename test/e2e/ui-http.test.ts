@@ -186,7 +186,9 @@ describe('createBoardHandler mounted in another server', () => {
     await agent.ok('state_set', { key: 'k', value: 1 });
     // (a caller's first call also records its sign of life, which the threads section shows)
     // the changed key comes with the event (a page patches that row and re-reads nothing)
-    await until(/event: change\ndata: \{"revision":\d+,"sections":\[[^\]]*"scopes"[^\]]*\],"keys":\[\{"scope":"global","key":"k","value":"1"/);
+    await until(
+      /event: change\ndata: \{"revision":\d+,"sections":\[[^\]]*"scopes"[^\]]*\],"keys":\[\{"scope":"global","key":"k","value":"1"/,
+    );
     await agent.ok('plan_create', { title: 'p', steps: ['a'] });
     await until(/"sections":\["plans"(,"threads")?\]/);
     await reader.cancel();
