@@ -89,9 +89,9 @@ export class ToolHost {
     private readonly selected: (name: string, annotations: ToolAnnotations) => boolean = () => true,
   ) {}
 
-  /** The registered names, in declaration order. */
+  /** The registered names every client has (not those only some clients get), in declaration order. */
   get names(): string[] {
-    return this.declared.map((tool) => this.nameOf(tool.name));
+    return this.declared.filter((tool) => !tool.spec.requires).map((tool) => this.nameOf(tool.name));
   }
 
   /** `NS_name` under `--namespace NS`, else `name`. */
