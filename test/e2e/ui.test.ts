@@ -273,6 +273,42 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
         await page.locator('.plan').first().waitFor();
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `horizontal overflow at ${width}px`).toBeLessThanOrEqual(0);
+        // text contrast at least 4.5:1 against what is behind it: badges, chips, notes, counts, times, meta lines
+        const low = await page.evaluate(() => {
+          const rgb = (css: string): number[] | undefined => {
+            const m = /^rgba?\(([^)]+)\)$/.exec(css) ?? /^color\(srgb ([^)]+)\)$/.exec(css);
+            if (!m) return undefined;
+            const parts = m[1]
+              .split(/[\s,/]+/)
+              .filter(Boolean)
+              .map(Number);
+            const scale = css.startsWith('color(') ? 255 : 1;
+            return [parts[0] * scale, parts[1] * scale, parts[2] * scale, parts[3] ?? 1];
+          };
+          const lum = ([r, g, b]: number[]): number => {
+            const c = [r, g, b].map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+            return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+          };
+          const background = (el: Element | null): number[] => {
+            for (let e = el; e; e = e.parentElement) {
+              const c = rgb(getComputedStyle(e).backgroundColor);
+              if (c && c[3] > 0.5) return c;
+            }
+            return [255, 255, 255, 1];
+          };
+          const found: string[] = [];
+          for (const el of document.querySelectorAll(
+            '.badge, .chip, .note, .count, .seq, .rev, .when, .meta, .lease, .stat span, .event .kind',
+          )) {
+            const fg = rgb(getComputedStyle(el).color);
+            if (!fg || !el.textContent?.trim()) continue;
+            const [a, b] = [lum(fg), lum(background(el))];
+            const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+            if (ratio < 4.5) found.push(`${el.className} "${el.textContent.trim().slice(0, 20)}" ${ratio.toFixed(2)}`);
+          }
+          return found;
+        });
+        expect(low, `contrast below 4.5:1 (${colorScheme})`).toEqual([]);
         await page.screenshot({ path: join(SHOTS, `board-${width}x${height}-${colorScheme}.png`) });
         await page.close();
       }
