@@ -57,6 +57,16 @@ const BODY = `
   <section class="panel wide" id="keys-panel" aria-labelledby="keys-title"><h2 id="keys-title">Recent keys</h2><div id="scopes" class="stack"></div></section>
 </main>`;
 
+/**
+ * The page's CSS for the app: the host's theme (light or dark, from its context) wins over the system's, so the dark
+ * colours also apply under `data-theme="dark"` and not under `data-theme="light"`.
+ */
+export function themedCss(css: string): string {
+  const dark = /@media \(prefers-color-scheme: dark\) \{\s*:root \{([^}]*)\}\s*\}/.exec(css);
+  if (!dark) return css;
+  return `${css.replace(dark[0], `@media (prefers-color-scheme: dark) { :root:not([data-theme="light"]) {${dark[1]}} }`)}\n:root[data-theme="dark"] {${dark[1]}}\n`;
+}
+
 let cached: string | undefined;
 
 /** The app's HTML (built once per process from the installed files). */
@@ -80,7 +90,7 @@ export function boardAppHtml(): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>mcp-blackboard board</title>
-<style>${inline(asset('board.css'), 'style')}</style>
+<style>${inline(themedCss(asset('board.css')), 'style')}</style>
 </head>
 <body class="app">${BODY}
 <script type="module">${inline(script, 'script')}</script>

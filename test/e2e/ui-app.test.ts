@@ -161,6 +161,11 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     expect(width).toBeLessThanOrEqual(420);
     await page.screenshot({ path: join(SHOTS, 'board-app-420.png'), fullPage: true });
 
+    // the host's theme wins over the system's
+    bridge.setHostContext({ theme: 'dark' });
+    await app.locator('html[data-theme="dark"]').waitFor({ timeout: 2000 });
+    await expect(app.locator('body').evaluate((b) => getComputedStyle(b).backgroundColor)).resolves.toBe('rgb(15, 19, 24)');
+
     // read-only tools only, no request outside the host page, a clean console
     expect(called.length).toBeGreaterThan(0);
     expect(new Set(called)).toEqual(new Set(['board_wait']));
