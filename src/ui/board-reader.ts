@@ -119,6 +119,7 @@ export class BoardReader {
     }
     if (threads) {
       view.threads = threads.threads;
+      if (threads.total > threads.threads.length) view.threadsTotal = threads.total;
       if (threads.truncated) view.truncated.push('threads');
     }
     return view;
@@ -189,7 +190,7 @@ export class BoardReader {
    * The namespace's threads, most recently active first: each family is read with one range over all threads,
    * then the recent history of the threads shown.
    */
-  async threads(namespace: string): Promise<{ threads: ThreadView[]; truncated: boolean }> {
+  async threads(namespace: string): Promise<{ threads: ThreadView[]; truncated: boolean; total: number }> {
     const [metas, lifecycles, budgets, finals, seqs] = await Promise.all([
       this.listAll(ofOwner(namespace, FAMILY.thread, THREAD_OWNER), MAX_THREAD_RECORDS),
       this.listAll(allOwners(namespace, FAMILY.lifecycle), MAX_THREAD_RECORDS),
@@ -271,7 +272,7 @@ export class BoardReader {
     const shown = all.slice(0, MAX_THREADS);
     await Promise.all(shown.map(async (t) => (t.history = await this.history(namespace, t.thread, t.lastSeq))));
     const truncated = all.length > MAX_THREADS || [metas, lifecycles, budgets, finals, seqs].some((r) => r.truncated);
-    return { threads: shown, truncated };
+    return { threads: shown, truncated, total: all.length };
   }
 
   /** The last {@link HISTORY_SHOWN} events of a thread, oldest first. */

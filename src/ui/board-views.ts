@@ -97,6 +97,8 @@ export interface BoardView {
   scopes?: ScopeView[];
   plans?: PlanView[];
   threads?: ThreadView[];
+  /** how many threads the namespace has, when `threads` holds only the most recently active */
+  threadsTotal?: number;
   /** sections that hold only the first part of what the store has */
   truncated: Section[];
 }

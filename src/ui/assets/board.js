@@ -21,7 +21,7 @@ const $ = (id) => document.getElementById(id);
 const nsLabel = (ns) => (ns === state.defaultNamespace ? '(default)' : ns);
 
 function truncatedNote(section, what) {
-  return state.board.truncated.includes(section) ? empty(`Showing the first ${what}; the store holds more.`) : null;
+  return state.board.truncated.includes(section) ? empty(`Showing the ${what}; the store holds more.`) : null;
 }
 
 function render(sections) {
@@ -30,13 +30,13 @@ function render(sections) {
   if (sections.includes('threads')) {
     $('threads-count').textContent = threads.length ? String(threads.length) : '';
     reconcile($('threads'), threads.length
-      ? [...threads.map(renderThread), truncatedNote('threads', 'most recently active threads')].filter(Boolean)
+      ? [...threads.map(renderThread), truncatedNote('threads', state.board.threadsTotal ? `${threads.length} most recently active of ${state.board.threadsTotal.toLocaleString()} threads (${(state.board.threadsTotal - threads.length).toLocaleString()} hidden)` : 'most recently active threads')].filter(Boolean)
       : [empty('No threads yet. A thread appears when an agent connects.')]);
   }
   if (sections.includes('plans')) {
     $('plans-count').textContent = plans.length ? String(plans.length) : '';
     reconcile($('plans'), plans.length
-      ? [...plans.map(renderPlan), truncatedNote('plans', 'plans')].filter(Boolean)
+      ? [...plans.map(renderPlan), truncatedNote('plans', `first ${plans.length} plans (active first)`)].filter(Boolean)
       : [empty('No plans. plan_create puts one here.')]);
   }
   renderSummary();
