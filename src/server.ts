@@ -11,6 +11,7 @@ import { familySelected, type Family } from './tool-profiles.js';
 import { ToolHost, type Extra } from './tools/define.js';
 import { metaIdentity } from './request-identity.js';
 import { registerResources } from './resources.js';
+import { registerBoardApp } from './tools/board.js';
 
 /** how many identities named by requests' `_meta` one server keeps tools for */
 const MAX_OTHER_IDENTITIES = 16;
@@ -124,6 +125,7 @@ export async function createServer(
   services.presence.client = () => server.server.getClientVersion()?.name;
   // a stateless request that calls a tool reads no resource: its server needs no resource handlers
   const stopSubscriptions = onlyTool === undefined ? registerResources(server, session, services, host) : () => {};
+  if (onlyTool === undefined && host.has('board_show')) registerBoardApp(server);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
     stopSubscriptions();

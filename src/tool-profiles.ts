@@ -14,6 +14,7 @@ export const FAMILIES = [
   'history',
   'signal',
   'team',
+  'board',
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
@@ -28,7 +29,7 @@ export type Profile = (typeof PROFILES)[number];
  * Every tool: its family and the profile that brings it. The one place that says which tools a model sees by
  * default. A name listed here that no family declares is simply not registered.
  */
-export const TOOL_TABLE: Readonly<Record<string, { family: Family; profile: Exclude<Profile, 'all'> }>> = {
+export const TOOL_TABLE: Readonly<Record<string, { family: Family; profile: Exclude<Profile, 'all'>; alsoIn?: Profile[] }>> = {
   state_get: { family: 'kv', profile: 'agent' },
   state_set: { family: 'kv', profile: 'agent' },
   state_update: { family: 'kv', profile: 'agent' },
@@ -75,6 +76,10 @@ export const TOOL_TABLE: Readonly<Record<string, { family: Family; profile: Excl
   team_list: { family: 'team', profile: 'team' },
   message_send: { family: 'team', profile: 'team' },
   inbox: { family: 'team', profile: 'team' },
+
+  board_show: { family: 'board', profile: 'follow', alsoIn: ['operator'] },
+  /** only for clients that render MCP Apps, and visible to the app alone */
+  board_wait: { family: 'board', profile: 'follow', alsoIn: ['operator'] },
 };
 
 /** The tools only an operator started with `--allow-budget-admin` gets. */
@@ -124,9 +129,9 @@ function computeSelection(items: readonly string[], allowBudgetAdmin: boolean): 
   const chosen = new Set<string>();
   const tools = Object.entries(TOOL_TABLE);
   for (const item of items.length > 0 ? items : ['agent']) {
-    for (const [name, { family, profile }] of tools) {
+    for (const [name, { family, profile, alsoIn }] of tools) {
       const brings = isProfile(item)
-        ? item === 'all' || profile === 'agent' || profile === item
+        ? item === 'all' || profile === 'agent' || profile === item || alsoIn?.includes(item) === true
         : isFamily(item)
           ? family === item
           : name === item;

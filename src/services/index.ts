@@ -35,6 +35,9 @@ export interface Services {
   history: HistoryService;
   signals: SignalService;
   checkpoints: CheckpointService;
+  /** the store and session the services share (the board tools read through them) */
+  store: VersionedStore;
+  session: Session;
 }
 
 export function createServices(store: VersionedStore, session: Session, config: Config): Services {
@@ -66,5 +69,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
     history,
     signals: new SignalService(session, history),
     checkpoints,
+    store,
+    session,
   };
 }

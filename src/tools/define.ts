@@ -1,6 +1,7 @@
 // How tools are declared and registered: the tool host, results, progress.
 import type {
   CallToolResult,
+  ClientCapabilities,
   LoggingLevel,
   McpServer,
   RequestMeta,
@@ -14,7 +15,10 @@ import type { CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
 import { renderMentions } from '../tool-mentions.js';
 import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
+import { clientCapabilities } from './client-capabilities.js';
 import { compactAnnotations, jsonSchema } from './listing.js';
+
+export { withProgress } from './progress.js';
 
 /** What a tool handler gets besides its arguments: the request's abort signal, `_meta`, and a way to notify. */
 export interface Extra {
@@ -44,6 +48,12 @@ export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject> {
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** the tool's `_meta` in tools/list (e.g. the app it is shown with) */
+  meta?: Record<string, unknown>;
+  /** the tool exists only for a client whose capabilities pass this (listed and callable for it alone) */
+  requires?: (capabilities: ClientCapabilities | undefined) => boolean;
+  /** the result's text content, instead of its JSON (the structured content stays the data) */
+  text?: (data: never) => string;
 }
 
 interface Declared {
@@ -80,9 +90,9 @@ export class ToolHost {
     private readonly selected: (name: string, annotations: ToolAnnotations) => boolean = () => true,
   ) {}
 
-  /** The registered names, in declaration order. */
+  /** The registered names every client has (not those only some clients get), in declaration order. */
   get names(): string[] {
-    return this.declared.map((tool) => this.nameOf(tool.name));
+    return this.declared.filter((tool) => !tool.spec.requires).map((tool) => this.nameOf(tool.name));
   }
 
   /** `NS_name` under `--namespace NS`, else `name`. */
@@ -135,15 +145,23 @@ export class ToolHost {
   }
 
   /** The tools as tools/list shows them: rendered descriptions, exact JSON schemas without `$schema`. */
-  listing(): Tool[] {
-    return this.declared.map(({ name, spec }) => ({
-      name: this.nameOf(name),
-      title: spec.title,
-      description: this.render(spec.description),
-      inputSchema: this.renderSchema(jsonSchema(spec.input, 'input')) as Tool['inputSchema'],
-      outputSchema: this.renderSchema(jsonSchema(spec.output, 'output')) as Tool['outputSchema'],
-      annotations: compactAnnotations(spec.annotations),
-    }));
+  listing(capabilities?: ClientCapabilities): Tool[] {
+    return this.declared
+      .filter((tool) => this.offered(tool, capabilities))
+      .map(({ name, spec }) => ({
+        name: this.nameOf(name),
+        title: spec.title,
+        description: this.render(spec.description),
+        inputSchema: this.renderSchema(jsonSchema(spec.input, 'input')) as Tool['inputSchema'],
+        outputSchema: this.renderSchema(jsonSchema(spec.output, 'output')) as Tool['outputSchema'],
+        annotations: compactAnnotations(spec.annotations),
+        ...(spec.meta ? { _meta: spec.meta } : {}),
+      }));
+  }
+
+  /** Whether a client with these capabilities has the tool. */
+  private offered(tool: Declared, capabilities: ClientCapabilities | undefined): boolean {
+    return !tool.spec.requires || tool.spec.requires(capabilities);
   }
 
   /**
@@ -156,17 +174,24 @@ export class ToolHost {
     // tools/list and tools/call are this host's own: the SDK keeps no per-tool record (a server is made per stateless
     // request, so what it would build per tool is paid on every call). The list is fixed for the life of the server.
     server.server.registerCapabilities({ tools: { listChanged: false } });
-    server.server.setRequestHandler('tools/list', () => ({ tools: this.cachedListing() }));
+    server.server.setRequestHandler('tools/list', (_request, ctx) => ({ tools: this.cachedListing(clientCapabilities(server, ctx)) }));
     this.answerCalls(server, only);
   }
 
-  /** {@link listing}, computed once per process for each namespace and tool set (it is the same for all of them). */
-  private cachedListing(): Tool[] {
-    const key = `${this.namespace ?? ''}|${this.names.join(',')}`;
+  /**
+   * {@link listing}, computed once per process for each namespace, tool set and set of conditional tools the client
+   * gets (it is the same for all of them).
+   */
+  private cachedListing(capabilities: ClientCapabilities | undefined): Tool[] {
+    const variant = this.declared
+      .filter((t) => t.spec.requires && this.offered(t, capabilities))
+      .map((t) => t.name)
+      .join(',');
+    const key = `${this.namespace ?? ''}|${this.names.join(',')}|${variant}`;
     let tools = LISTINGS.get(key);
     if (!tools) {
       if (LISTINGS.size >= 64) LISTINGS.delete(LISTINGS.keys().next().value!);
-      tools = this.listing();
+      tools = this.listing(capabilities);
       LISTINGS.set(key, tools);
     }
     return tools;
@@ -181,7 +206,9 @@ export class ToolHost {
     const names = this.names;
     server.server.setRequestHandler('tools/call', (request, ctx) => {
       const name = request.params.name;
-      const tool = this.declared.find((t) => this.nameOf(t.name) === name && (!only || only(name)));
+      const tool = this.declared.find(
+        (t) => this.nameOf(t.name) === name && (!only || only(name)) && this.offered(t, clientCapabilities(server, ctx)),
+      );
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
       const suggestion = closestTool(name, names, this.namespace);
       return this.fail(
@@ -225,7 +252,7 @@ export class ToolHost {
       if (writes) await this.access.beforeWrite?.();
       const result = await tool.handler(parsed.data as never, extra, { operation: tool.name });
       await this.access.afterCall?.();
-      return ok(result);
+      return tool.spec.text ? { ...ok(result), content: [{ type: 'text', text: tool.spec.text(result as never) }] } : ok(result);
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
@@ -270,29 +297,4 @@ const LISTINGS = new Map<string, Tool[]>();
 /** A success: `structuredContent` plus the same JSON as text. */
 export function ok(data: object): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
-}
-
-/**
- * Sends `notifications/progress` every `intervalMs` while `work` runs, when the request carries a progress token,
- * so a client that resets its timeout on progress keeps waiting for a long blocking call.
- */
-export async function withProgress<T>(extra: Extra, intervalMs: number, message: string, work: () => Promise<T>): Promise<T> {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return work();
-  const started = Date.now();
-  let ticks = 0;
-  const timer = setInterval(() => {
-    const seconds = Math.round((Date.now() - started) / 1000);
-    void extra
-      .sendNotification({
-        method: 'notifications/progress',
-        params: { progressToken, progress: ++ticks, message: `${message} (${seconds}s)` },
-      })
-      .catch(() => {});
-  }, intervalMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
 }

@@ -1,6 +1,8 @@
 // Declares every enabled tool family on the tool host.
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
+import { BoardService } from '../ui/board-snapshot.js';
+import { registerBoardTools } from './board.js';
 import { registerBudgetTools } from './budget.js';
 import { registerChangesTools } from './changes.js';
 import { registerCheckpointTools } from './checkpoint.js';
@@ -32,6 +34,7 @@ export function registerTools(host: ToolHost, config: Config, services: Services
   registerHistoryTools(host, services.history);
   registerSignalTools(host, services.signals);
   registerCheckpointTools(host, services.checkpoints);
+  registerBoardTools(host, new BoardService(services.store, services.session.identity.namespace));
 }
 
 /** The tools `--tools`, `--allow-budget-admin` and `--read-only` let a server register. */

@@ -26,6 +26,7 @@ import { settle } from '../services/plan-claims.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
 import { PresenceRecord, type Holder } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/session.js';
+import { deriveStatus } from './board-status.js';
 import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
 
 export type * from './board-views.js';
@@ -37,18 +38,26 @@ export type * from './board-views.js';
 export interface BoardSource {
   list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
   revision(): Promise<number>;
+  /** The keys of `[lo, hi)` changed after revision `after` (the change feed), oldest first. */
+  changes(query: { after: number; lo: string; hi: string; limit: number }): Promise<{
+    changes: Array<{ key: string; revision: number; version: number; deleted: boolean }>;
+    revision: number;
+    more: boolean;
+    compacted: number;
+  }>;
   /** Calls `listener` after every commit (by any process) that may have changed `[lo, hi)`; returns the unsubscribe. */
   subscribeRange(lo: string, hi: string, listener: () => void): () => void;
 }
 
 /** The store methods the board reads through. */
-export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange'>;
+export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange' | 'changes'>;
 
 /** A frozen object holding only the read methods of `store`: the store itself stays out of the UI's reach. */
 export function readOnlyView(store: ReadableStore): BoardSource {
   return Object.freeze({
     list: (query: { lo: string; hi: string; after?: string; limit: number }) => store.list(query),
     revision: () => store.revision(),
+    changes: (query: { after: number; lo: string; hi: string; limit: number }) => store.changes(query),
     subscribeRange: (lo: string, hi: string, listener: () => void) => store.subscribeRange(lo, hi, listener),
   });
 }
@@ -90,22 +99,27 @@ export class BoardReader {
   }
 
   async board(namespace: string, sections: readonly Section[]): Promise<BoardView> {
-    const view: BoardView = { namespace, revision: await this.source.revision(), truncated: [] };
+    const view: BoardView = { namespace, revision: await this.source.revision(), at: Date.now(), truncated: [] };
+    const wantThreads = sections.includes('threads');
+    const signs = sections.includes('plans') || wantThreads ? await this.presence(namespace) : new Map<string, PresenceRecord>();
     const [scopes, plans, threads] = await Promise.all([
       sections.includes('scopes') ? this.scopes(namespace) : undefined,
-      sections.includes('plans') ? this.plans(namespace) : undefined,
-      sections.includes('threads') ? this.threads(namespace) : undefined,
+      sections.includes('plans') || wantThreads ? this.plans(namespace, signs) : undefined,
+      wantThreads ? this.threads(namespace) : undefined,
     ]);
+    // A thread's activity comes from its claims and calls as well as its records.
+    if (threads) deriveStatus(threads.threads, plans?.plans ?? [], signs.values());
     if (scopes) {
       view.scopes = scopes.scopes;
       if (scopes.truncated) view.truncated.push('scopes');
     }
-    if (plans) {
+    if (plans && sections.includes('plans')) {
       view.plans = plans.plans;
       if (plans.truncated) view.truncated.push('plans');
     }
     if (threads) {
       view.threads = threads.threads;
+      if (threads.total > threads.threads.length) view.threadsTotal = threads.total;
       if (threads.truncated) view.truncated.push('threads');
     }
     return view;
@@ -131,16 +145,11 @@ export class BoardReader {
   }
 
   /** The namespace's plans: active ones first, then the most recently changed. */
-  async plans(namespace: string): Promise<{ plans: PlanView[]; truncated: boolean }> {
+  async plans(namespace: string, signs?: Map<string, PresenceRecord>): Promise<{ plans: PlanView[]; truncated: boolean }> {
     const { entries, truncated } = await this.listAll(ofOwner(namespace, FAMILY.plan, PLAN_OWNER), MAX_PLANS);
     const plans: PlanView[] = [];
     // Claims whose holders stopped are shown as lapsed (pending, one attempt more), as the plan tools show them.
-    const { entries: signs } = await this.listAll(allOwners(namespace, FAMILY.presence), MAX_THREAD_RECORDS);
-    const presence = new Map<string, PresenceRecord>();
-    for (const [, entry] of signs) {
-      const sign = decode(PresenceRecord, entry);
-      if (sign) presence.set(`${sign.agent ?? ''}\u0000${sign.thread}`, sign);
-    }
+    const presence = signs ?? (await this.presence(namespace));
     const now = Date.now();
     for (const [storageKey, entry] of entries) {
       const record = decode(PlanRecordSchema, entry);
@@ -166,11 +175,22 @@ export class BoardReader {
     return { plans, truncated };
   }
 
+  /** The callers' signs of life, by agent and thread. */
+  private async presence(namespace: string): Promise<Map<string, PresenceRecord>> {
+    const { entries } = await this.listAll(allOwners(namespace, FAMILY.presence), MAX_THREAD_RECORDS);
+    const presence = new Map<string, PresenceRecord>();
+    for (const [, entry] of entries) {
+      const sign = decode(PresenceRecord, entry);
+      if (sign) presence.set(`${sign.agent ?? ''}\u0000${sign.thread}`, sign);
+    }
+    return presence;
+  }
+
   /**
    * The namespace's threads, most recently active first: each family is read with one range over all threads,
    * then the recent history of the threads shown.
    */
-  async threads(namespace: string): Promise<{ threads: ThreadView[]; truncated: boolean }> {
+  async threads(namespace: string): Promise<{ threads: ThreadView[]; truncated: boolean; total: number }> {
     const [metas, lifecycles, budgets, finals, seqs] = await Promise.all([
       this.listAll(ofOwner(namespace, FAMILY.thread, THREAD_OWNER), MAX_THREAD_RECORDS),
       this.listAll(allOwners(namespace, FAMILY.lifecycle), MAX_THREAD_RECORDS),
@@ -252,7 +272,7 @@ export class BoardReader {
     const shown = all.slice(0, MAX_THREADS);
     await Promise.all(shown.map(async (t) => (t.history = await this.history(namespace, t.thread, t.lastSeq))));
     const truncated = all.length > MAX_THREADS || [metas, lifecycles, budgets, finals, seqs].some((r) => r.truncated);
-    return { threads: shown, truncated };
+    return { threads: shown, truncated, total: all.length };
   }
 
   /** The last {@link HISTORY_SHOWN} events of a thread, oldest first. */
@@ -294,7 +314,8 @@ export class BoardReader {
   }
 }
 
-function keyView(key: string, entry: Entry): KeyView {
+/** A stored key as the board shows it: its value as JSON text, cut at {@link MAX_VALUE_CHARS}. */
+export function keyView(key: string, entry: Entry): KeyView {
   const text = JSON.stringify(entry.value, null, 2) ?? 'null';
   const cut = text.length > MAX_VALUE_CHARS;
   return {

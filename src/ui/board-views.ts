@@ -65,6 +65,16 @@ export interface ThreadView {
   run?: string;
   /** the current run's lifecycle state (`loading` until it reports) */
   state: string;
+  /**
+   * What the thread is doing, from what it does rather than the lifecycle a model may never drive: `done` (a final
+   * answer for its run, or finished), `needs input`, `error`, `paused`, `working` (holds a live claim or called within the last
+   * minute), `stopped`, `quiet` (no call for a while).
+   */
+  activity?: string;
+  /** when its agent last made any call (its sign of life) */
+  lastSeen?: number;
+  /** the plan steps it holds */
+  holds?: Array<{ planId: string; step: string; leaseUntil: number }>;
   reason?: string;
   stateAt?: number;
   /** who last wrote the thread's records */
@@ -82,9 +92,13 @@ export interface BoardView {
   namespace: string;
   /** the store revision read before the sections: the board shows at least this */
   revision: number;
+  /** the server's clock when read (leases and ages are shown against it) */
+  at?: number;
   scopes?: ScopeView[];
   plans?: PlanView[];
   threads?: ThreadView[];
+  /** how many threads the namespace has, when `threads` holds only the most recently active */
+  threadsTotal?: number;
   /** sections that hold only the first part of what the store has */
   truncated: Section[];
 }

@@ -7,6 +7,8 @@ import { namespaceError } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import { HttpError } from '../http-error.js';
 import type { BoardAuth, Viewer } from './auth.js';
+import { keysPage } from './board-keys.js';
+import { timeline } from './board-timeline.js';
 import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
 import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
 import { LiveBoard } from './live.js';
@@ -41,6 +43,7 @@ const COOKIE = 'bb_board';
 const ASSETS: Record<string, string> = {
   '/board/board.css': 'text/css; charset=utf-8',
   '/board/board.js': 'text/javascript; charset=utf-8',
+  '/board/render.js': 'text/javascript; charset=utf-8',
   '/board/icon.svg': 'image/svg+xml',
 };
 const SECURITY_HEADERS = {
@@ -150,6 +153,22 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
           const asked = url.searchParams.get('sections')?.split(',') ?? SECTIONS;
           const sections = SECTIONS.filter((s) => asked.includes(s));
           return sendJson(res, 200, await reader.board(ns, sections));
+        }
+        case '/board/api/keys': {
+          const ns = namespaceParam(url, viewer);
+          const whole = (name: string): number | undefined => {
+            const raw = url.searchParams.get(name);
+            return raw === null || !/^\d{1,9}$/.test(raw) ? undefined : Number(raw);
+          };
+          const scope = url.searchParams.get('scope') ?? undefined;
+          const q = url.searchParams.get('q') ?? undefined;
+          return sendJson(res, 200, await keysPage(source, ns, { q, scope, offset: whole('offset'), limit: whole('limit') }));
+        }
+        case '/board/api/timeline': {
+          const ns = namespaceParam(url, viewer);
+          const scope = url.searchParams.get('scope');
+          const key = url.searchParams.get('key');
+          return sendJson(res, 200, await timeline(source, ns, 40, scope !== null && key !== null ? { scope, key } : undefined));
         }
         case '/board/api/events': {
           const ns = namespaceParam(url, viewer);

@@ -63,6 +63,17 @@ export function sectionRanges(namespace: string): Array<{ section: Section; rang
     { section: 'scopes', range: userKeys(namespace) },
     { section: 'plans', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
     { section: 'plans', range: allOwners(namespace, FAMILY.presence) },
+    // a thread's activity follows its claims and its calls
+    { section: 'threads', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
     ...THREAD_FAMILIES.map((family) => ({ section: 'threads' as const, range: allOwners(namespace, family) })),
   ];
+}
+
+/** The ranges whose changes move what a board shows, less callers' signs of life (every call renews its own). */
+export function boardWaitRanges(namespace: string): KeyRange[] {
+  const presence = allOwners(namespace, FAMILY.presence);
+  const ranges = sectionRanges(namespace)
+    .map(({ range }) => range)
+    .filter((range) => range.lo !== presence.lo);
+  return ranges.filter((range, i) => ranges.findIndex((r) => r.lo === range.lo) === i);
 }

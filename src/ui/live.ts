@@ -1,25 +1,33 @@
 // Server-sent events for the board: tells each connected browser which sections moved, so it re-reads only those.
 import type { ServerResponse } from 'node:http';
 import type { BoardSource } from './board-reader.js';
-import { sectionRanges, type Section } from './layout.js';
+import { changedKey } from './board-keys.js';
+import { sectionRanges, userKeys, type Section } from './layout.js';
 
 /** The browsers looking at one namespace, and the store subscriptions that serve them. */
 interface Room {
+  namespace: string;
   viewers: Set<ServerResponse>;
   unsubscribe: Array<() => void>;
   dirty: Set<Section>;
   timer?: NodeJS.Timeout;
+  /** the revision up to which changed keys were sent */
+  at?: number;
+  flushing?: boolean;
 }
 
 const KEEPALIVE_MS = 15_000;
 /** Commits that land together (a burst of writes) are told in one event. */
 const COALESCE_MS = 30;
+/** More changed keys than this in one event: the browser re-reads its page of keys instead. */
+const MAX_KEY_CHANGES = 200;
 
 /**
  * Follows the store's change feed for each namespace a browser is looking at (nothing at all while none is) and
  * sends its streams these events:
  * - `hello` `{revision, ok}` on connect and reconnect: read the whole board;
- * - `change` `{revision, sections}` after commits (by any process) that touched those sections.
+ * - `change` `{revision, sections, keys?}` after commits (by any process) that touched those sections; `keys` holds
+ *   the views of the keys that changed (or `{scope, key, deleted}`), so a page patches those rows and re-reads nothing.
  */
 export class LiveBoard {
   private readonly rooms = new Map<string, Room>();
@@ -59,7 +67,7 @@ export class LiveBoard {
   }
 
   private open(namespace: string): Room {
-    const room: Room = { viewers: new Set(), unsubscribe: [], dirty: new Set() };
+    const room: Room = { namespace, viewers: new Set(), unsubscribe: [], dirty: new Set() };
     this.rooms.set(namespace, room);
     // Subscribed before any browser reads the board, so no commit between its read and the first event is missed.
     for (const { section, range } of sectionRanges(namespace)) {
@@ -70,20 +78,54 @@ export class LiveBoard {
         }),
       );
     }
+    void this.source.revision().then(
+      (revision) => (room.at ??= revision),
+      () => {},
+    );
     return room;
   }
 
   private async flush(room: Room): Promise<void> {
+    room.timer = undefined;
+    if (room.flushing) {
+      room.timer = setTimeout(() => void this.flush(room), COALESCE_MS);
+      return;
+    }
+    room.flushing = true;
     const sections = [...room.dirty];
     room.dirty.clear();
-    room.timer = undefined;
     let revision: number | null = null;
+    let keys: unknown[] | undefined;
     try {
+      if (sections.includes('scopes')) keys = await this.changedKeys(room);
       revision = await this.source.revision();
     } catch {
       // The browser re-reads and reports the store as unavailable if it still is.
+    } finally {
+      room.flushing = false;
     }
-    for (const viewer of room.viewers) send(viewer, 'change', { revision, sections });
+    for (const viewer of room.viewers) send(viewer, 'change', { revision, sections, ...(keys ? { keys } : {}) });
+  }
+
+  /** The keys changed since the room's last event, as the board shows them; undefined when too many to send. */
+  private async changedKeys(room: Room): Promise<unknown[] | undefined> {
+    if (room.at === undefined) return undefined;
+    const range = userKeys(room.namespace);
+    const page = await this.source.changes({ after: room.at, ...range, limit: MAX_KEY_CHANGES });
+    if (page.more || room.at < page.compacted) {
+      room.at = await this.source.revision();
+      return undefined;
+    }
+    if (page.changes.length > 0) room.at = Math.max(room.at, page.revision);
+    const storageKeys = [...new Set(page.changes.map((c) => c.key))];
+    const views = await Promise.all(
+      storageKeys.map(async (key) => {
+        const { entries } = await this.source.list({ lo: key, hi: `${key}\u0000`, limit: 1 });
+        const entry = entries[0]?.[0] === key ? entries[0][1] : undefined;
+        return changedKey(room.namespace, key, entry);
+      }),
+    );
+    return views.filter((v) => v !== undefined);
   }
 
   private shut(namespace: string, room: Room): void {

@@ -185,7 +185,10 @@ describe('createBoardHandler mounted in another server', () => {
     await until(/event: hello/);
     await agent.ok('state_set', { key: 'k', value: 1 });
     // (a caller's first call also records its sign of life, which the threads section shows)
-    await until(/event: change\ndata: \{"revision":\d+,"sections":\[[^\]]*"scopes"[^\]]*\]\}/);
+    // the changed key comes with the event (a page patches that row and re-reads nothing)
+    await until(
+      /event: change\ndata: \{"revision":\d+,"sections":\[[^\]]*"scopes"[^\]]*\],"keys":\[\{"scope":"global","key":"k","value":"1"/,
+    );
     await agent.ok('plan_create', { title: 'p', steps: ['a'] });
     await until(/"sections":\["plans"(,"threads")?\]/);
     await reader.cancel();

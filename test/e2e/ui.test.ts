@@ -157,7 +157,9 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await expect(plan.locator('.progress').textContent()).resolves.toBe('1/4');
 
     const root = page.locator('.thread[data-thread="research-root"]');
-    await expect(root.locator('.badge').textContent()).resolves.toBe('running');
+    // a thread that called within the last minute is working, whatever its lifecycle says; the lifecycle is shown too
+    await expect(root.locator('.badge').textContent()).resolves.toBe('working');
+    await expect(root.locator('.meta').first().textContent()).resolves.toContain('lifecycle running');
     await expect(root.locator('.meta').first().textContent()).resolves.toContain('agent planner');
     // The child's steps count against the parent: 4 + 3 of 20.
     await expect(root.locator('.budget').textContent()).resolves.toContain('7 / 20');
@@ -165,7 +167,7 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await expect(root.locator('.event').nth(1).textContent()).resolves.toContain('web_search');
 
     const child = page.locator('.thread[data-thread="worker-1-thread"]');
-    await expect(child.locator('.badge').textContent()).resolves.toBe('finished');
+    await expect(child.locator('.badge').textContent()).resolves.toBe('done');
     await expect(child.locator('.budget').textContent()).resolves.toContain('3 / 5');
     await expect(child.locator('.final .text').textContent()).resolves.toBe('Hosting: pgvector is cheapest where Postgres already runs.');
     await expect(child.locator('.meta').first().textContent()).resolves.toContain('child of research-root');
@@ -195,9 +197,20 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
       .waitFor({ timeout: 1000 });
     await expect(page.locator(`.plan[data-plan="${planId}"] .progress`).textContent()).resolves.toBe('2/4');
     await planner.ok('agent_state_set', { state: 'paused', reason: 'waiting for pricing data' });
-    await page.locator('.thread[data-thread="research-root"] .badge.s-paused').waitFor({ timeout: 1000 });
+    await page.locator('.thread[data-thread="research-root"] .badge.a-paused').waitFor({ timeout: 1000 });
     await expect(page.locator('.thread[data-thread="research-root"] .reason').textContent()).resolves.toContain('waiting for pricing data');
     await planner.ok('agent_state_set', { state: 'running' });
+    // The timeline says who wrote what, newest first; a key's name shows that key's changes alone.
+    const latest = page.locator('#timeline .change', { hasText: 'global/live-3' });
+    await latest.waitFor({ timeout: 3000 });
+    await expect(latest.textContent()).resolves.toMatch(/^r\d+global\/live-3 v1worker-1 · just now$/);
+    await page.locator('.scope[data-scope="global"] tr[data-key="task"] button.key-name').click();
+    await page.locator('#timeline-for', { hasText: 'of global/task' }).waitFor({ timeout: 2000 });
+    await expect(page.locator('#timeline .change').allTextContents()).resolves.toEqual([
+      expect.stringMatching(/^r\d+global\/task v1planner · /),
+    ]);
+    await page.locator('#timeline-all').click();
+    await page.locator('#timeline .change', { hasText: 'global/live-3' }).waitFor({ timeout: 2000 });
     // Same document all along: nothing reloaded the page.
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
     await page.close();
@@ -260,6 +273,42 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
         await page.locator('.plan').first().waitFor();
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `horizontal overflow at ${width}px`).toBeLessThanOrEqual(0);
+        // text contrast at least 4.5:1 against what is behind it: badges, chips, notes, counts, times, meta lines
+        const low = await page.evaluate(() => {
+          const rgb = (css: string): number[] | undefined => {
+            const m = /^rgba?\(([^)]+)\)$/.exec(css) ?? /^color\(srgb ([^)]+)\)$/.exec(css);
+            if (!m) return undefined;
+            const parts = m[1]
+              .split(/[\s,/]+/)
+              .filter(Boolean)
+              .map(Number);
+            const scale = css.startsWith('color(') ? 255 : 1;
+            return [parts[0] * scale, parts[1] * scale, parts[2] * scale, parts[3] ?? 1];
+          };
+          const lum = ([r, g, b]: number[]): number => {
+            const c = [r, g, b].map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+            return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+          };
+          const background = (el: Element | null): number[] => {
+            for (let e = el; e; e = e.parentElement) {
+              const c = rgb(getComputedStyle(e).backgroundColor);
+              if (c && c[3] > 0.5) return c;
+            }
+            return [255, 255, 255, 1];
+          };
+          const found: string[] = [];
+          for (const el of document.querySelectorAll(
+            '.badge, .chip, .note, .count, .seq, .rev, .when, .meta, .lease, .stat span, .event .kind',
+          )) {
+            const fg = rgb(getComputedStyle(el).color);
+            if (!fg || !el.textContent?.trim()) continue;
+            const [a, b] = [lum(fg), lum(background(el))];
+            const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+            if (ratio < 4.5) found.push(`${el.className} "${el.textContent.trim().slice(0, 20)}" ${ratio.toFixed(2)}`);
+          }
+          return found;
+        });
+        expect(low, `contrast below 4.5:1 (${colorScheme})`).toEqual([]);
         await page.screenshot({ path: join(SHOTS, `board-${width}x${height}-${colorScheme}.png`) });
         await page.close();
       }

@@ -18,6 +18,7 @@ const READ_ONLY = [
   'whoami',
   'history_list',
   'checkpoint_list',
+  'board_show',
 ];
 const MUTATING = [
   'state_set',

@@ -80,7 +80,7 @@ describe('profiles', () => {
     ]);
     expect(await names(['whoami', 'history_list'])).toEqual(['whoami', 'history_list']);
     const all = await names(['all']);
-    expect(all).toHaveLength(34 + (all.includes('plan_step') ? 1 : 0));
+    expect(all).toHaveLength(35 + (all.includes('plan_step') ? 1 : 0));
     expect(all).not.toContain('budget_increase');
   });
 

@@ -1,10 +1,10 @@
-// The board page: reads the namespace's board as JSON, renders it, and re-reads what changed when the server says so.
-// Plain DOM, no framework: every text goes through textContent, never innerHTML.
+// The board page: reads the namespace's board as JSON, renders it (render.js, shared with the MCP App), and re-reads
+// what changed when the server says so.
+import {
+  clock, empty, h, marks, reconcile, renderKeyRow, renderPlan, renderScope, renderThread, renderTimeline, sortThreads, summaryStats, tick,
+} from './render.js';
 
 const SECTIONS = ['scopes', 'plans', 'threads'];
-const STEP_ICONS = { pending: '○', in_progress: '◐', completed: '✓', blocked: '■', skipped: '–' };
-const SIGNAL_ICONS = { commit: '●', explore: '◆', uncertain: '▲' };
-const HISTORY_VISIBLE = 5;
 
 const state = {
   namespace: undefined,
@@ -12,287 +12,171 @@ const state = {
   board: { revision: -1, scopes: [], plans: [], threads: [], truncated: [] },
   /** the store revision each section was read at */
   readAt: { scopes: -1, plans: -1, threads: -1 },
-  /** what was rendered last, by item, to mark what changed */
-  seen: new Map(),
-  firstRender: true,
   events: undefined,
   retryMs: 1000,
   lastNamespaces: 0,
 };
 
 const $ = (id) => document.getElementById(id);
-
-/** h('div', {class: 'x'}, child, 'text', …): a DOM element; attributes starting with "on" are listeners. */
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs ?? {})) {
-    if (value === undefined || value === false || value === null) continue;
-    if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
-    else if (name === 'dataset') Object.assign(el.dataset, value);
-    else el.setAttribute(name, value === true ? '' : String(value));
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
-
-// ---------- time ----------
-
-function ago(ms) {
-  const s = Math.round((Date.now() - ms) / 1000);
-  if (s < 0) return 'just now';
-  if (s < 5) return 'just now';
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  return `${Math.floor(s / 86400)}d ago`;
-}
-function until(ms) {
-  const s = Math.round((ms - Date.now()) / 1000);
-  if (s <= 0) return 'expiring';
-  if (s < 60) return `in ${s}s`;
-  if (s < 3600) return `in ${Math.floor(s / 60)}m`;
-  if (s < 86400) return `in ${Math.floor(s / 3600)}h`;
-  return `in ${Math.floor(s / 86400)}d`;
-}
-/** A time that keeps itself current (see tick()). */
-function time(ms, kind = 'ago') {
-  const iso = new Date(ms).toISOString();
-  return h('time', { datetime: iso, title: new Date(ms).toLocaleString(), dataset: { at: String(ms), kind } }, kind === 'ago' ? ago(ms) : until(ms));
-}
-function tick() {
-  for (const el of document.querySelectorAll('time[data-at]')) {
-    const at = Number(el.dataset.at);
-    el.textContent = el.dataset.kind === 'ago' ? ago(at) : until(at);
-  }
-}
-
-const short = (id) => (id && id.length > 14 ? `${id.slice(0, 8)}…` : id);
 const nsLabel = (ns) => (ns === state.defaultNamespace ? '(default)' : ns);
 
-// ---------- fresh marks ----------
-
-/** Marks `el` as changed when `stamp` differs from what was last rendered for `key`. */
-function mark(el, key, stamp) {
-  const before = state.seen.get(key);
-  state.seen.set(key, stamp);
-  if (!state.firstRender && before !== stamp) el.classList.add('fresh');
-  return el;
-}
-
-// ---------- rendering ----------
-
-function empty(text) {
-  return h('div', { class: 'empty' }, text);
-}
-
-function renderSummary() {
-  const { threads = [], plans = [], scopes = [] } = state.board;
-  const byState = (s) => threads.filter((t) => t.state === s).length;
-  const active = plans.filter((p) => p.status === 'active');
-  const steps = active.flatMap((p) => p.steps);
-  const done = steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
-  const keys = scopes.reduce((n, s) => n + s.keys.length, 0);
-  const stat = (href, value, label) => h('a', { class: 'stat', href }, h('b', {}, value), h('span', {}, label));
-  $('summary').replaceChildren(
-    stat('#threads-panel', byState('running'), `running of ${threads.length} thread${threads.length === 1 ? '' : 's'}`),
-    stat('#threads-panel', byState('finished'), 'finished'),
-    stat('#plans-panel', steps.length ? `${done}/${steps.length}` : active.length, steps.length ? `steps done in ${active.length} active plan${active.length === 1 ? '' : 's'}` : 'active plans'),
-    stat('#keys-panel', keys, `keys in ${scopes.length} scope${scopes.length === 1 ? '' : 's'}`),
-  );
-}
-
-function bar(current, max) {
-  const ratio = max > 0 ? Math.min(1, current / max) : 1;
-  const cls = current >= max ? 'bar full' : ratio >= 0.8 ? 'bar warn' : 'bar';
-  return h('div', { class: cls, role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': max, 'aria-valuenow': current },
-    h('i', { dataset: { w: String(Math.round(ratio * 100)) } }));
-}
-
-function renderBudgets(budgets) {
-  if (!budgets.length) return null;
-  return h('div', { class: 'budgets' }, budgets.map((b) =>
-    h('div', { class: 'budget' },
-      h('div', { class: 'label' }, h('span', {}, b.name), h('b', {}, b.max !== undefined ? `${b.current} / ${b.max}` : String(b.current))),
-      b.max !== undefined ? bar(b.current, b.max) : null,
-    )));
-}
-
-function signalText(e) {
-  const data = e.data && typeof e.data === 'object' ? e.data : {};
-  const parts = [];
-  if (typeof data.confidence === 'number') parts.push(`confidence ${data.confidence}`);
-  if (typeof data.note === 'string') parts.push(data.note);
-  return parts.join(' · ');
-}
-
-function renderEvent(e) {
-  const isSignal = e.kind === 'signal';
-  const what = isSignal
-    ? h('span', { class: `signal sig-${e.content}` }, `${SIGNAL_ICONS[e.content] ?? '•'} ${e.content}`, signalText(e) ? h('span', { class: 'note' }, ` — ${signalText(e)}`) : null)
-    : h('span', {}, e.content || (e.data !== undefined ? JSON.stringify(e.data) : ''));
-  return h('li', { class: `event${isSignal ? ' signal-event' : ''}` },
-    h('span', { class: 'seq' }, `#${e.seq}`),
-    h('span', { class: 'kind', title: e.kind }, e.kind),
-    h('span', { class: 'what' }, what),
-    h('span', { class: 'when' }, e.by ? `${e.by} · ` : '', time(e.at)),
-  );
-}
-
-function renderThread(t) {
-  const newestFirst = [...t.history].reverse();
-  const lastSignal = newestFirst.find((e) => e.kind === 'signal');
-  const answerIsCurrent = t.finalAnswer && (!t.run || t.finalAnswer.run === t.run);
-  const card = h('article', { class: 'card thread', dataset: { thread: t.thread } },
-    h('div', { class: 'card-head' },
-      h('div', { class: 'card-title' },
-        h('span', { class: `badge s-${t.state}` }, t.state.replaceAll('_', ' ')),
-        h('h3', { class: 'mono', title: t.thread }, t.thread),
-      ),
-      lastSignal ? h('span', { class: `signal sig-${lastSignal.content}`, title: signalText(lastSignal) }, `${SIGNAL_ICONS[lastSignal.content] ?? '•'} ${lastSignal.content}`) : null,
-    ),
-    h('div', { class: 'meta' },
-      t.agent ? h('span', {}, 'agent ', h('b', {}, t.agent)) : null,
-      t.run ? h('span', { title: t.run }, 'run ', h('span', { class: 'mono' }, short(t.run)), t.runs > 1 ? ` (${t.runs} runs)` : '') : null,
-      t.parent ? h('span', {}, 'child of ', h('span', { class: 'mono' }, short(t.parent))) : null,
-      t.lastActivity ? h('span', {}, 'active ', time(t.lastActivity)) : null,
-    ),
-    t.reason ? h('div', { class: 'reason' }, `“${t.reason}”`) : null,
-    renderBudgets(t.budgets),
-    t.finalAnswer
-      ? h('div', { class: `final${answerIsCurrent ? '' : ' old'}` },
-          h('div', { class: 'label' }, answerIsCurrent ? 'Final answer' : 'Final answer of an earlier run'),
-          h('div', { class: 'text' }, t.finalAnswer.content),
-          h('div', { class: 'meta' }, h('span', {}, `set by ${t.finalAnswer.setBy} `, time(t.finalAnswer.setAt))),
-        )
-      : null,
-    t.history.length
-      ? h('div', { class: 'history' },
-          h('ol', { class: 'events', reversed: true }, newestFirst.slice(0, HISTORY_VISIBLE).map(renderEvent)),
-          newestFirst.length > HISTORY_VISIBLE
-            ? h('details', { class: 'more', dataset: { fold: `history:${t.thread}` } },
-                h('summary', {}, `${newestFirst.length - HISTORY_VISIBLE} earlier event${newestFirst.length - HISTORY_VISIBLE === 1 ? '' : 's'}`),
-                h('ol', { class: 'events' }, newestFirst.slice(HISTORY_VISIBLE).map(renderEvent)))
-            : null,
-        )
-      : null,
-  );
-  return mark(card, `thread:${t.thread}`, `${t.lastActivity}:${t.state}:${t.lastSeq}`);
-}
-
-function renderStep(plan, step) {
-  const byId = new Map(plan.steps.map((s) => [s.id, s]));
-  const waiting = (step.blockedBy ?? []).filter((id) => !['completed', 'skipped'].includes(byId.get(id)?.status));
-  const li = h('li', { class: `step st-${step.status}` },
-    h('span', { class: 'icon', title: step.status.replaceAll('_', ' ') }, STEP_ICONS[step.status] ?? '•'),
-    h('span', { class: 'sid' }, step.id),
-    h('span', { class: 'content' }, step.content),
-    h('span', { class: 'side' },
-      step.owner ? h('span', { class: 'chip owner', title: step.claim ? `claim ${step.claim.fence}, lease until ${new Date(step.claim.leaseUntil).toLocaleTimeString()}` : '' }, step.owner) : null,
-      step.attempts ? h('span', { class: 'chip', title: 'claims that lapsed' }, `${step.attempts} lapsed`) : null),
-    step.blockedBy?.length || step.note
-      ? h('div', { class: 'extra' },
-          step.blockedBy?.length
-            ? h('span', { class: waiting.length ? 'blocked' : '' }, waiting.length ? `waits for ${waiting.join(', ')}` : `after ${step.blockedBy.join(', ')}`)
-            : null,
-          step.blockedBy?.length && step.note ? ' · ' : null,
-          step.note ? h('span', {}, step.note) : null)
-      : null,
-  );
-  return mark(li, `step:${plan.planId}:${step.id}`, `${step.status}:${step.owner ?? ''}:${step.note ?? ''}:${step.attempts ?? 0}:${step.claim?.leaseUntil ?? ''}`);
-}
-
-function renderPlan(p) {
-  const done = p.steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
-  const card = h('article', { class: 'card plan', dataset: { plan: p.planId } },
-    h('div', { class: 'card-head' },
-      h('div', { class: 'card-title' }, h('h3', {}, p.title)),
-      h('div', { class: 'card-title' },
-        h('span', { class: 'progress' }, `${done}/${p.steps.length}`, bar(done, Math.max(1, p.steps.length))),
-        h('span', { class: `badge s-${p.status}` }, p.status)),
-    ),
-    h('div', { class: 'meta' },
-      h('span', { class: 'mono' }, p.planId),
-      h('span', {}, 'scope ', h('span', { class: 'mono' }, p.scope)),
-      h('span', {}, `v${p.version} · ${p.updatedBy} `, time(p.updatedAt)),
-      p.expiresAt ? h('span', { class: 'expires' }, 'expires ', time(p.expiresAt, 'until')) : null,
-    ),
-    p.steps.length ? h('ol', { class: 'steps' }, p.steps.map((s) => renderStep(p, s))) : h('p', { class: 'note' }, 'No steps.'),
-  );
-  // The card flashes only for plan-level changes; steps flash on their own.
-  return mark(card, `plan:${p.planId}`, `${p.title}:${p.status}:${p.steps.length}`);
-}
-
-function renderValue(k) {
-  const oneLine = !k.value.includes('\n') && k.value.length <= 120 && !k.cut;
-  if (oneLine) return h('span', { class: 'value-inline' }, k.value);
-  const preview = k.value.replace(/\s+/g, ' ').slice(0, 140);
-  return h('details', { class: 'fold', dataset: { fold: `value:${k.scope}:${k.key}` } },
-    h('summary', {}, h('span', { class: 'preview' }, preview), h('span', { class: 'size' }, `${k.size.toLocaleString()} chars`)),
-    h('pre', { class: 'value' }, k.value, k.cut ? `\n… (${(k.size - k.value.length).toLocaleString()} more characters)` : ''),
-  );
-}
-
-function renderScope(s) {
-  return h('article', { class: 'card scope', dataset: { scope: s.scope } },
-    h('div', { class: 'scope-head' }, h('h3', {}, s.scope), h('span', { class: 'count' }, `${s.keys.length} key${s.keys.length === 1 ? '' : 's'}`)),
-    h('table', { class: 'keys' },
-      h('thead', {}, h('tr', {}, h('th', { class: 'k' }, 'Key'), h('th', { class: 'v' }, 'Value'), h('th', { class: 'n' }, 'Ver'), h('th', { class: 'by' }, 'By'), h('th', { class: 't' }, 'Updated'))),
-      h('tbody', {}, s.keys.map((k) => mark(
-        h('tr', { dataset: { key: k.key } },
-          h('td', { class: 'k' }, k.key),
-          h('td', { class: 'v' }, renderValue({ ...k, scope: s.scope }), k.expiresAt ? h('div', { class: 'note expires' }, 'expires ', time(k.expiresAt, 'until')) : null),
-          h('td', { class: 'n', title: 'version' }, k.version),
-          h('td', { class: 'by' }, k.updatedBy),
-          h('td', { class: 't' }, time(k.updatedAt)),
-        ),
-        `key:${s.scope}:${k.key}`, String(k.version) + ':' + k.updatedAt))),
-    ),
-  );
-}
-
-/** Replaces a section's content, keeping open folds open. */
-function replace(container, nodes) {
-  const open = new Set([...container.querySelectorAll('details[open]')].map((d) => d.dataset.fold));
-  container.replaceChildren(...nodes);
-  for (const d of container.querySelectorAll('details[data-fold]')) if (open.has(d.dataset.fold)) d.open = true;
-  for (const el of container.querySelectorAll('.bar > i[data-w]')) el.style.width = `${el.dataset.w}%`;
-}
-
 function truncatedNote(section, what) {
-  return state.board.truncated.includes(section) ? h('p', { class: 'note' }, `Showing the first ${what}; the store holds more.`) : null;
+  return state.board.truncated.includes(section) ? empty(`Showing the ${what}; the store holds more.`) : null;
 }
-
-/** Threads that need a person first, then working ones, then the ones that are done; the most recent first within each. */
-const STATE_ORDER = ['awaiting_user_input', 'error', 'running', 'paused', 'loading', 'finished', 'stopped'];
-const rank = (t) => (STATE_ORDER.includes(t.state) ? STATE_ORDER.indexOf(t.state) : STATE_ORDER.length);
 
 function render(sections) {
-  const { plans = [], scopes = [] } = state.board;
-  const threads = [...(state.board.threads ?? [])].sort((a, b) => rank(a) - rank(b) || b.lastActivity - a.lastActivity);
+  const { plans = [] } = state.board;
+  const threads = sortThreads(state.board.threads ?? []);
   if (sections.includes('threads')) {
     $('threads-count').textContent = threads.length ? String(threads.length) : '';
-    replace($('threads'), threads.length
-      ? [...threads.map(renderThread), truncatedNote('threads', 'most recently active threads')].filter(Boolean)
+    reconcile($('threads'), threads.length
+      ? [...threads.map(renderThread), truncatedNote('threads', state.board.threadsTotal ? `${threads.length} most recently active of ${state.board.threadsTotal.toLocaleString()} threads (${(state.board.threadsTotal - threads.length).toLocaleString()} hidden)` : 'most recently active threads')].filter(Boolean)
       : [empty('No threads yet. A thread appears when an agent connects.')]);
   }
   if (sections.includes('plans')) {
     $('plans-count').textContent = plans.length ? String(plans.length) : '';
-    replace($('plans'), plans.length
-      ? [...plans.map(renderPlan), truncatedNote('plans', 'plans')].filter(Boolean)
+    reconcile($('plans'), plans.length
+      ? [...plans.map(renderPlan), truncatedNote('plans', `first ${plans.length} plans (active first)`)].filter(Boolean)
       : [empty('No plans. plan_create puts one here.')]);
   }
-  if (sections.includes('scopes')) {
-    const total = scopes.reduce((n, s) => n + s.keys.length, 0);
-    $('keys-count').textContent = total ? String(total) : '';
-    replace($('scopes'), scopes.length
-      ? [...scopes.map(renderScope), truncatedNote('scopes', 'keys')].filter(Boolean)
-      : [empty('No keys in this namespace yet.')]);
-  }
   renderSummary();
-  state.firstRender = false;
+  marks.first = false;
+}
+
+function renderSummary() {
+  $('summary').replaceChildren(...summaryStats(state.board, { keys: keys.total, scopes: keys.scopes.length }));
+}
+
+// ---------- timeline: the recent changes, or one key's ----------
+
+const changes = { only: undefined, timer: undefined, last: 0, generation: 0 };
+
+async function loadTimeline() {
+  const generation = ++changes.generation;
+  changes.last = Date.now();
+  const params = new URLSearchParams({ ns: state.namespace });
+  if (changes.only) {
+    params.set('scope', changes.only.scope);
+    params.set('key', changes.only.key);
+  }
+  const { items } = await api(`/board/api/timeline?${params}`);
+  if (generation !== changes.generation) return;
+  reconcile($('timeline'), renderTimeline(items));
+  $('timeline-for').textContent = changes.only ? `of ${changes.only.scope}/${changes.only.key}` : '';
+  $('timeline-all').hidden = !changes.only;
+}
+
+/** Re-reads the timeline at most once a second, however fast the store changes. */
+function timelineSoon() {
+  if (changes.timer) return;
+  const wait = Math.max(0, 1000 - (Date.now() - changes.last));
+  changes.timer = setTimeout(() => {
+    changes.timer = undefined;
+    void loadTimeline().catch(() => {});
+  }, wait);
+}
+
+// ---------- keys: a page at a time, searched on the server, patched live ----------
+
+const PAGE = 100;
+const keys = { q: '', scope: '', rows: [], matched: 0, total: 0, scopes: [], truncated: false, generation: 0 };
+const rowId = (scope, key) => `${scope}\u0000${key}`;
+const words = () => keys.q.toLowerCase().split(/\s+/).filter(Boolean);
+const matchesQuery = (k) => (!keys.scope || k.scope === keys.scope) && words().every((w) => `${k.scope}\n${k.key}\n${k.value}`.toLowerCase().includes(w));
+
+/** Reads the first page of keys for the search (or the next page, appended). */
+async function loadKeys(append = false) {
+  const generation = ++keys.generation;
+  const params = new URLSearchParams({ ns: state.namespace, offset: String(append ? keys.rows.length : 0), limit: String(PAGE) });
+  if (keys.q) params.set('q', keys.q);
+  if (keys.scope) params.set('scope', keys.scope);
+  const page = await api(`/board/api/keys?${params}`);
+  if (generation !== keys.generation) return;
+  keys.rows = append ? keys.rows.concat(page.keys) : page.keys;
+  Object.assign(keys, { matched: page.matched, total: page.total, scopes: page.scopes, truncated: page.truncated });
+  state.readAt.scopes = page.revision;
+  renderKeys();
+}
+
+/** The scope cards of the loaded rows (an unchanged card stays in place). */
+function renderKeys() {
+  const groups = new Map();
+  for (const k of keys.rows) {
+    if (!groups.has(k.scope)) groups.set(k.scope, []);
+    groups.get(k.scope).push(k);
+  }
+  const counts = new Map(keys.scopes.map((s) => [s.scope, s.keys]));
+  const cards = [...groups].map(([scope, rows]) => {
+    const card = renderScope({ scope, keys: rows }, keys.q ? rows.length : (counts.get(scope) ?? rows.length));
+    card.dataset.k = `scope:${scope}`;
+    card.dataset.stamp = JSON.stringify([counts.get(scope), rows]);
+    return card;
+  });
+  reconcile($('scopes'), cards.length ? cards : [empty(keys.q || keys.scope ? 'No key matches.' : 'No keys in this namespace yet.')]);
+  renderKeyCounts();
+}
+
+function renderKeyCounts() {
+  $('keys-count').textContent = keys.total ? keys.total.toLocaleString() : '';
+  const hidden = keys.matched - keys.rows.length;
+  const what = keys.q || keys.scope ? `matching key${keys.matched === 1 ? '' : 's'}` : `key${keys.matched === 1 ? '' : 's'}`;
+  $('keys-shown').textContent = keys.total
+    ? `Showing ${keys.rows.length.toLocaleString()} of ${keys.matched.toLocaleString()} ${what}${hidden > 0 ? ` (${hidden.toLocaleString()} hidden)` : ''} · ${keys.total.toLocaleString()} keys in ${keys.scopes.length} scope${keys.scopes.length === 1 ? '' : 's'}${keys.truncated ? ' (the store holds more than were searched)' : ''}`
+    : '';
+  const more = $('keys-more');
+  more.hidden = hidden <= 0;
+  more.textContent = `Show ${Math.min(PAGE, hidden).toLocaleString()} more (${hidden.toLocaleString()} hidden)`;
+  const select = $('key-scope');
+  const options = [['', `All scopes (${keys.total.toLocaleString()})`], ...keys.scopes.map((s) => [s.scope, `${s.scope} (${s.keys.toLocaleString()})`])];
+  if (keys.scope && !keys.scopes.some((s) => s.scope === keys.scope)) options.push([keys.scope, `${keys.scope} (0)`]);
+  const same = select.options.length === options.length && options.every(([v], i) => select.options[i].value === v);
+  if (same) options.forEach(([, label], i) => { if (select.options[i].textContent !== label) select.options[i].textContent = label; });
+  else select.replaceChildren(...options.map(([value, label]) => h('option', { value, selected: value === keys.scope }, label)));
+  renderSummary();
+}
+
+/** Applies the keys a change event names: rows shown are replaced in place, new matches added, deleted ones removed. */
+function patchKeys(changed) {
+  const index = new Map(keys.rows.map((k, i) => [rowId(k.scope, k.key), i]));
+  let structure = false;
+  for (const c of changed) {
+    const at = index.get(rowId(c.scope, c.key));
+    const scopeCount = keys.scopes.find((s) => s.scope === c.scope);
+    if (c.deleted) {
+      if (scopeCount) scopeCount.keys = Math.max(0, scopeCount.keys - 1);
+      keys.total = Math.max(0, keys.total - 1);
+      if (at !== undefined) {
+        keys.rows.splice(at, 1);
+        keys.matched = Math.max(0, keys.matched - 1);
+        structure = true;
+        index.clear();
+        keys.rows.forEach((k, i) => index.set(rowId(k.scope, k.key), i));
+      }
+      continue;
+    }
+    if (at !== undefined) {
+      keys.rows[at] = c;
+      const row = [...$('scopes').querySelectorAll('tr[data-key]')].find((tr) => tr.dataset.key === c.key && tr.closest('[data-scope]')?.dataset.scope === c.scope);
+      if (row) row.replaceWith(renderKeyRow(c.scope, c));
+      else structure = true;
+      continue;
+    }
+    // a key not on the page: a change to one already counted, or a new key, shown if the page holds every match
+    if (c.version !== 1) continue;
+    keys.total++;
+    if (scopeCount) scopeCount.keys++;
+    else keys.scopes.push({ scope: c.scope, keys: 1 });
+    if (!matchesQuery(c)) continue;
+    const complete = keys.rows.length >= keys.matched;
+    keys.matched++;
+    if (complete) {
+      keys.rows.push(c);
+      keys.rows.sort((a, b) => (a.scope === b.scope ? (a.key < b.key ? -1 : 1) : 0));
+      structure = true;
+    }
+  }
+  if (structure) renderKeys();
+  else renderKeyCounts();
 }
 
 // ---------- data ----------
@@ -321,12 +205,17 @@ async function refresh(sections) {
       const asked = SECTIONS.filter((s) => pending.has(s));
       pending.clear();
       const ns = state.namespace;
-      const view = await api(`/board/api/board?ns=${encodeURIComponent(ns)}&sections=${asked.join(',')}`);
+      // keys are read a page at a time (loadKeys); the other sections whole
+      if (asked.includes('scopes')) await loadKeys();
+      const others = asked.filter((s) => s !== 'scopes');
+      if (others.length === 0) continue;
+      const view = await api(`/board/api/board?ns=${encodeURIComponent(ns)}&sections=${others.join(',')}`);
       if (ns !== state.namespace) continue;
       const truncated = state.board.truncated.filter((s) => !asked.includes(s)).concat(view.truncated);
       state.board = { ...state.board, ...view, truncated };
-      for (const s of asked) state.readAt[s] = view.revision;
-      render(asked);
+      if (typeof view.at === 'number') clock.skew = view.at - Date.now();
+      for (const s of others) state.readAt[s] = view.revision;
+      render(others);
       if ($('conn').dataset.state === 'unavailable' && state.events?.readyState === EventSource.OPEN) setConn('live');
     }
   } catch (error) {
@@ -379,10 +268,15 @@ function connect() {
     setConn(data.ok ? 'live' : 'unavailable', data.message);
     // After a (re)connect, read everything: changes made while away are not replayed.
     void refresh(SECTIONS);
+    timelineSoon();
   });
   es.addEventListener('change', (e) => {
     const data = JSON.parse(e.data);
-    const stale = (data.sections ?? SECTIONS).filter((s) => data.revision === null || data.revision > state.readAt[s]);
+    // changed keys come with the event: patched in place, nothing re-read
+    if (Array.isArray(data.keys)) patchKeys(data.keys);
+    timelineSoon();
+    const sections = (data.sections ?? SECTIONS).filter((s) => s !== 'scopes' || !Array.isArray(data.keys));
+    const stale = sections.filter((s) => data.revision === null || data.revision > state.readAt[s]);
     if (stale.length) void refresh(stale);
     if (Date.now() - state.lastNamespaces > 5000) void loadNamespaces().catch(() => {});
   });
@@ -401,8 +295,12 @@ function switchNamespace(ns) {
   state.namespace = ns;
   state.board = { revision: -1, scopes: [], plans: [], threads: [], truncated: [] };
   state.readAt = { scopes: -1, plans: -1, threads: -1 };
-  state.seen.clear();
-  state.firstRender = true;
+  marks.seen.clear();
+  marks.first = true;
+  keys.rows = [];
+  keys.q = $('key-search').value = '';
+  keys.scope = '';
+  changes.only = undefined;
   const url = new URL(location.href);
   url.searchParams.set('ns', ns);
   history.replaceState(null, '', url);
@@ -420,10 +318,34 @@ async function start() {
     return;
   }
   render(SECTIONS);
-  state.firstRender = true;
+  marks.first = true;
   connect();
 }
 
 $('namespace').addEventListener('change', (e) => switchNamespace(e.target.value));
+let searchTimer;
+$('key-search').addEventListener('input', (e) => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    keys.q = e.target.value.trim();
+    void loadKeys().catch((error) => setConn('unavailable', error.message));
+  }, 150);
+});
+$('key-scope').addEventListener('change', (e) => {
+  keys.scope = e.target.value;
+  void loadKeys().catch((error) => setConn('unavailable', error.message));
+});
+$('scopes').addEventListener('click', (e) => {
+  const button = e.target.closest('button.key-name');
+  if (!button) return;
+  changes.only = { scope: button.dataset.scope, key: button.dataset.key };
+  void loadTimeline().catch(() => {});
+  $('timeline-panel').scrollIntoView({ block: 'nearest' });
+});
+$('timeline-all').addEventListener('click', () => {
+  changes.only = undefined;
+  void loadTimeline().catch(() => {});
+});
+$('keys-more').addEventListener('click', () => void loadKeys(true).catch((error) => setConn('unavailable', error.message)));
 setInterval(tick, 5000);
 void start();

@@ -1,0 +1,49 @@
+// What each thread is doing, derived from what it does: held claims, recent calls, final answers and its lifecycle.
+import type { PresenceRecord } from '../services/presence.js';
+import type { PlanView, ThreadView } from './board-views.js';
+
+/** A caller seen within this long is working, whatever its lifecycle says. */
+export const RECENT_CALL_MS = 60_000;
+
+/**
+ * Fills each thread's `activity`, `lastSeen` and `holds` from the plans' live claims and the callers' signs of life,
+ * and adds a thread for every caller seen that has no thread records yet (a worker that only claims steps).
+ */
+export function deriveStatus(threads: ThreadView[], plans: PlanView[], presence: Iterable<PresenceRecord>, now = Date.now()): ThreadView[] {
+  const byId = new Map(threads.map((t) => [t.thread, t]));
+  for (const sign of presence) {
+    let t = byId.get(sign.thread);
+    if (!t) {
+      t = { thread: sign.thread, state: 'loading', budgets: [], history: [], lastSeq: 0, lastActivity: sign.lastSeen };
+      if (sign.agent !== undefined) t.agent = sign.agent;
+      byId.set(sign.thread, t);
+      threads.push(t);
+    }
+    if (t.lastSeen === undefined || sign.lastSeen > t.lastSeen) t.lastSeen = sign.lastSeen;
+    t.agent ??= sign.agent;
+  }
+  for (const plan of plans) {
+    for (const step of plan.steps) {
+      if (!step.claim || step.status !== 'in_progress' || step.claim.leaseUntil <= now) continue;
+      const t = byId.get(step.claim.thread);
+      if (!t) continue;
+      t.holds ??= [];
+      t.holds.push({ planId: plan.planId, step: step.id, leaseUntil: step.claim.leaseUntil });
+    }
+  }
+  for (const t of threads) t.activity = activityOf(t, now);
+  return threads;
+}
+
+function activityOf(t: ThreadView, now: number): string {
+  const answered = t.finalAnswer !== undefined && (t.run === undefined || t.finalAnswer.run === t.run);
+  if (answered || t.state === 'finished') return 'done';
+  if (t.state === 'awaiting_user_input') return 'needs input';
+  if (t.state === 'error') return 'error';
+  if (t.state === 'paused') return 'paused';
+  if (t.holds?.length) return 'working';
+  if (t.lastSeen !== undefined && now - t.lastSeen < RECENT_CALL_MS) return 'working';
+  if (t.state === 'stopped') return 'stopped';
+  if (t.state === 'running' && now - t.lastActivity < RECENT_CALL_MS) return 'working';
+  return 'quiet';
+}

@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { keysPage } from '../../src/ui/board-keys.js';
+import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
+import { timeline } from '../../src/ui/board-timeline.js';
+import { type Connected, connect, memoryStore } from '../helpers.js';
+
+// The board's reads over a store that real MCP clients wrote: what threads are doing, keys a page at a time with
+// search across scopes, and the timeline.
+const open: Connected[] = [];
+afterEach(async () => {
+  for (const a of open.splice(0)) await a.close();
+});
+
+async function agent(store: ReturnType<typeof memoryStore>, agentName: string, thread: string): Promise<Connected> {
+  const a = await connect({ store, identity: { agent: agentName, thread } });
+  open.push(a);
+  return a;
+}
+
+describe('the board reader', () => {
+  it("derives a thread's activity from its claims, calls and answer; a claim-only worker is a thread", async () => {
+    const store = memoryStore();
+    const planner = await agent(store, 'planner', 'plan-thread');
+    const worker = await agent(store, 'w1', 'worker-thread');
+    const done = await agent(store, 'w2', 'done-thread');
+    const { planId } = await planner.ok('plan_create', { title: 'P', steps: ['a', 'b'] });
+    await worker.ok('plan_claim', { planId });
+    await done.ok('final_answer_set', { content: 'finished' });
+    await planner.ok('agent_state_set', { state: 'running' });
+    await planner.ok('agent_state_set', { state: 'awaiting_user_input' });
+    const board = await new BoardReader(readOnlyView(store)).board('-', ['threads']);
+    const byId = Object.fromEntries((board.threads ?? []).map((t) => [t.thread, t]));
+    expect(byId['worker-thread']).toMatchObject({ activity: 'working', agent: 'w1', holds: [{ planId, step: 's1' }] });
+    expect(byId['done-thread'].activity).toBe('done');
+    expect(byId['plan-thread'].activity).toBe('needs input');
+    expect(board.plans).toBeUndefined(); // read for the claims, not shown
+  });
+
+  it('pages keys across scopes with search and counts, and lists recent changes with who and when', async () => {
+    const store = memoryStore();
+    const a = await agent(store, 'writer', 't1');
+    const ops = Array.from({ length: 30 }, (_, i) => ({
+      op: 'set',
+      key: `k${String(i).padStart(2, '0')}`,
+      value: i,
+      scope: i < 20 ? 'global' : 'thread:other',
+    }));
+    await a.ok('state_batch', { ops });
+    await a.ok('state_set', { key: 'needle', value: 'in a haystack', scope: 'thread:other' });
+    const source = readOnlyView(store);
+    const first = await keysPage(source, '-', { limit: 10 });
+    expect(first).toMatchObject({ total: 31, matched: 31, offset: 0, truncated: false });
+    expect(first.keys).toHaveLength(10);
+    expect(first.scopes).toEqual([
+      { scope: 'global', keys: 20 },
+      { scope: 'thread:other', keys: 11 },
+    ]);
+    const last = await keysPage(source, '-', { limit: 10, offset: 30 });
+    expect(last.keys.map((k) => k.key)).toHaveLength(1);
+    // search matches scope, key or value; every word must match
+    expect((await keysPage(source, '-', { q: 'HAYSTACK' })).keys.map((k) => `${k.scope}/${k.key}`)).toEqual(['thread:other/needle']);
+    expect((await keysPage(source, '-', { q: 'other k2' })).matched).toBe(10);
+    expect((await keysPage(source, '-', { scope: 'global' })).matched).toBe(20);
+
+    await a.ok('state_set', { key: 'k00', value: 'changed' });
+    const recent = await timeline(source, '-', 3);
+    expect(recent.items.map((c) => c.what)).toEqual(['global/k00', 'thread:other/needle', expect.stringMatching(/^thread:other\/k\d\d$/)]);
+    expect(recent.items[0]).toMatchObject({ kind: 'key', version: 2, deleted: false, by: 'writer' });
+    const one = await timeline(source, '-', 10, { scope: 'global', key: 'k00' });
+    expect(one.items.map((c) => [c.version, c.by ?? 'replaced'])).toEqual([
+      [2, 'writer'],
+      [1, 'replaced'],
+    ]);
+  });
+});
