@@ -23,6 +23,15 @@ export async function server(url: string, agent: string): Promise<Spawned> {
   spawned.push(a);
   return a;
 }
+/**
+ * A server that has answered its first call. Over SDK v2 a client is connected before the server process has opened
+ * its store (the version probe runs on a sibling process), so fault clocks start from this, not from the connect.
+ */
+export async function readyServer(url: string, agent: string): Promise<Spawned> {
+  const a = await server(url, agent);
+  await a.raw('state_get', { key: 'list-0' }, { timeout: 60_000 });
+  return a;
+}
 export async function proxyTo(url: string): Promise<FaultProxy> {
   const proxy = await startFaultProxy(url);
   proxies.push(proxy);
