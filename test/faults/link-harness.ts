@@ -186,3 +186,34 @@ export function load(agents: Spawned[], ledger: Ledger, perCallPauseMs = 5) {
     await Promise.all(loops);
   };
 }
+
+/**
+ * A `watch` on `key` for a version after `after`, asked again after an error or a timed-out wait, until it sees one
+ * (or 90 s pass): the version it saw, when, and how many of its calls failed on the way.
+ */
+export async function watchFor(agent: Spawned, key: string, after: number): Promise<{ version?: number; at: number; errors: number }> {
+  let errors = 0;
+  const end = Date.now() + 90_000;
+  while (Date.now() < end) {
+    try {
+      const reply = await agent.raw('watch', { key, afterVersion: after, waitMs: 40_000 }, { timeout: 60_000 });
+      const content = reply.structuredContent as { version?: number; timedOut?: boolean } | undefined;
+      if (!reply.isError && content && !content.timedOut) return { version: content.version, at: Date.now(), errors };
+      if (reply.isError) errors++;
+    } catch {
+      errors++;
+    }
+    await sleep(200);
+  }
+  return { at: Date.now(), errors };
+}
+
+/** Sets `key` through `agent`, asking again until it succeeds; resolves to when it was acknowledged. */
+export async function setUntilDone(agent: Spawned, key: string, value: unknown): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const reply = await agent.raw('state_set', { key, value, idempotencyKey: `${key}-${JSON.stringify(value)}` }, { timeout: 60_000 });
+    if (!reply.isError) return Date.now();
+    await sleep(200);
+  }
+  throw new Error(`${key} could not be set`);
+}

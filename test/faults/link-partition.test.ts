@@ -17,6 +17,8 @@ import {
   readyServer,
   REDIS,
   server,
+  setUntilDone,
+  watchFor,
 } from './link-harness.js';
 
 for (const kind of ['postgres', 'redis'] as const) {
@@ -35,6 +37,8 @@ for (const kind of ['postgres', 'redis'] as const) {
         const feed = follow(agents[0], ledger, 0);
         // Writers on the servers that will be killed, and on the ones that stay.
         let stop = load(agents, ledger, 20);
+        // A watch waiting across the partition (on a key written only after it heals).
+        const acrossPartition = watchFor(agents[1], 'bell', 0);
         await sleep(2000);
         const healed = proxy.partition(12_000);
         await sleep(4000);
@@ -46,7 +50,11 @@ for (const kind of ['postgres', 'redis'] as const) {
         await stop();
         const survivors = [...agents.slice(0, 3), await replacement];
         const startedIn = Date.now() - healedAt;
+        const rungAfterPartition = await setUntilDone(agents[2], 'bell', 1);
+        const woken = [await acrossPartition];
         stop = load(survivors.slice(1), ledger, 20);
+        // A watch waiting across the database's crash-restart.
+        const acrossCrash = watchFor(agents[0], 'bell', 1);
         await sleep(2000);
         // The database crashes and comes back; another server is killed meanwhile.
         await started.kill9();
@@ -55,6 +63,8 @@ for (const kind of ['postgres', 'redis'] as const) {
         await started.restart();
         await sleep(4000);
         await stop();
+        const rungAfterCrash = await setUntilDone(agents[2], 'bell', 2);
+        woken.push(await acrossCrash);
         // Recovered by itself: every surviving server answers again.
         for (const agent of survivors.slice(0, 3)) {
           let reply = await ledger.call(agent, 'state_get', { key: 'list-0' });
@@ -69,7 +79,11 @@ for (const kind of ['postgres', 'redis'] as const) {
         await feed.drain((await reader.ok('state_changes', {})).revision as number);
         checkFeed(feed.changes, versions);
         const summary = `${ledger.calls} calls, replacement served ${startedIn} ms after the heal, ${ledger.failed} failed, ${ledger.unknown} unknown, slowest ${ledger.slowest} ms; ${ledger.errors.slice(0, 5).join(' | ')}`;
-        console.error(`[link faults] ${kind} partition: ${summary}`);
+        const wakes = `watches woke ${woken[0].at - rungAfterPartition} ms after the write past the partition and ${woken[1].at - rungAfterCrash} ms after the one past the crash-restart, ${woken[0].errors + woken[1].errors} watch calls failed`;
+        console.error(`[link faults] ${kind} partition: ${summary}; ${wakes}`);
+        expect(woken.map((w) => w.version)).toEqual([1, 2]);
+        expect(woken[0].at - rungAfterPartition, wakes).toBeLessThan(5000);
+        expect(woken[1].at - rungAfterCrash, wakes).toBeLessThan(5000);
         expect(ledger.slowest, summary).toBeLessThan(15_000);
         expect(ledger.acked.size).toBeGreaterThan(100);
       },
