@@ -54,6 +54,8 @@ export class Ledger {
   failed = 0;
   unknown = 0;
   slowest = 0;
+  /** which call was the slowest, and when it ended */
+  slowestCall = '';
   /** append items by what their reply said */
   readonly acked = new Map<string, { key: string; version: number }>();
   readonly unchanged = new Set<string>();
@@ -71,6 +73,7 @@ export class Ledger {
       result = await agent.raw(tool, args, { timeout: 60_000 });
     } finally {
       this.last = Date.now() - started;
+      if (this.last > this.slowest) this.slowestCall = `${tool}, ${Date.now() - t0} ms after start`;
       this.slowest = Math.max(this.slowest, this.last);
       this.calls++;
     }

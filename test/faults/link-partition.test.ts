@@ -78,7 +78,7 @@ for (const kind of ['postgres', 'redis'] as const) {
         const versions = await checkFinal(reader, ledger);
         await feed.drain((await reader.ok('state_changes', {})).revision as number);
         checkFeed(feed.changes, versions);
-        const summary = `${ledger.calls} calls, replacement served ${startedIn} ms after the heal, ${ledger.failed} failed, ${ledger.unknown} unknown, slowest ${ledger.slowest} ms; ${ledger.errors.slice(0, 5).join(' | ')}`;
+        const summary = `${ledger.calls} calls, replacement served ${startedIn} ms after the heal, ${ledger.failed} failed, ${ledger.unknown} unknown, slowest ${ledger.slowest} ms (${ledger.slowestCall}); ${ledger.errors.slice(0, 5).join(' | ')}`;
         const wakes = `watches woke ${woken[0].at - rungAfterPartition} ms after the write past the partition and ${woken[1].at - rungAfterCrash} ms after the one past the crash-restart, ${woken[0].errors + woken[1].errors} watch calls failed`;
         console.error(`[link faults] ${kind} partition: ${summary}; ${wakes}`);
         expect(woken.map((w) => w.version)).toEqual([1, 2]);
