@@ -138,8 +138,13 @@ export async function spawnAgent(args: string[], env: Record<string, string> = {
   let closing = false;
   // A server that dies on its own is a failure worth its stderr in the test output.
   const clientOnClose = transport.onclose;
+  // how it ended (exit code or signal), for the message below
+  const child = (transport as unknown as { _process?: ChildProcess })._process;
+  let ended = 'still running';
+  child?.once('exit', (code, signal) => (ended = signal ? `signal ${signal}` : `exit code ${code}`));
   transport.onclose = () => {
-    if (!closing) console.error(`server process exited unexpectedly; its stderr:\n${stderr}`);
+    if (!closing)
+      console.error(`[${new Date().toISOString()}] server process ${child?.pid} exited unexpectedly (${ended}); its stderr:\n${stderr}`);
     clientOnClose?.();
   };
   agent.close = () => {

@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js';
 import { exposureError } from '../hosts.js';
 import { runHttp } from '../transports/http-command.js';
 import { firstRunHint, serveStdio } from '../transports/stdio.js';
+import { startWhenReachable } from './reach.js';
 import { type Command, openCommandStore } from './command.js';
 import { commaList, flag, flagHelp, helpFlag, namespaceFlag, oneOf, readFlags, storeFlag, switchFlag, text, wholeNumber } from './flags.js';
 
@@ -220,11 +221,14 @@ export async function runServe(argv: string[], commands: Record<string, Pick<Com
   if (parsed.kind === 'help') return print(serveHelp(commands));
   if (parsed.kind === 'version') return print(`${VERSION}\n`);
   const config = parsed.config;
-  const store = await openCommandStore(config.store, {
-    maxValueBytes: config.maxValueBytes,
-    synchronous: config.sync,
-    changeRetentionMs: config.changeRetentionSeconds * 1000,
-  });
+  // A database that cannot be reached for a moment (a failover, a partition) delays the start instead of ending it.
+  const store = await startWhenReachable(() =>
+    openCommandStore(config.store, {
+      maxValueBytes: config.maxValueBytes,
+      synchronous: config.sync,
+      changeRetentionMs: config.changeRetentionSeconds * 1000,
+    }),
+  );
   const shutdown = async (code: number): Promise<never> => {
     await store.close().catch(() => {});
     process.exit(code);
@@ -235,7 +239,7 @@ export async function runServe(argv: string[], commands: Record<string, Pick<Com
   const warning = (store.backend as { warning?: string }).warning;
   if (warning) console.error(`mcp-blackboard: warning: ${warning}`);
   if (config.http) return runHttp(config, store);
-  const { tools, closed } = await serveStdio(config, store);
+  const { tools, closed } = await startWhenReachable(() => serveStdio(config, store));
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   console.error(`mcp-blackboard ${VERSION} on stdio: ${tools} tools, store=${store.backend.description}${ns}`);
   const hint = firstRunHint(process.stdin.isTTY === true, process.argv[1], argv);

@@ -36,6 +36,11 @@ const MAX_INTERVAL_MS = 5000;
  */
 const WRITTEN = new WeakMap<VersionedStore, Map<string, number>>();
 
+/** Renewals under way per store and holder (at most one each), shared like {@link WRITTEN}. */
+const RENEWING = new WeakMap<VersionedStore, Set<string>>();
+/** How long a reply waits for its renewal (a few ms when the store is reachable). */
+const REPLY_WAIT_MS = 500;
+
 /** How long a sign of life is kept at least (the team roster lists callers seen within the last hour). */
 const MIN_KEEP_MS = 3600 * 1000;
 
@@ -82,14 +87,30 @@ export class Presence {
     const key = this.key(this.holder());
     const at = this.written.get(key);
     if (at !== undefined && this.store.now() - at < this.intervalMs) return;
-    try {
-      await this.store.transact(async (tx) => {
+    const renewing = RENEWING.get(this.store) ?? new Set<string>();
+    RENEWING.set(this.store, renewing);
+    if (renewing.has(key)) return;
+    renewing.add(key);
+    const renewal = this.store
+      .transact(async (tx) => {
         await this.touchIn(tx);
         return {};
-      });
-    } catch {
+      })
       // a missed renewal is made up by the next call; the call itself goes on and reports its own failures
-    }
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => renewing.delete(key));
+    // The reply waits for it only briefly: one held up by a broken link (a call's whole time) goes on without it.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      renewal,
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, REPLY_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Writes the caller's sign of life inside a transaction (claims and step moves do, so a grant is always inside one stretch). */

@@ -27,7 +27,7 @@ for (const kind of ['postgres', 'redis'] as const) {
         const versions = await checkFinal(reader, ledger);
         await feed.drain((await reader.ok('state_changes', {})).revision as number);
         checkFeed(feed.changes, versions);
-        const summary = `${ledger.calls} calls, ${ledger.failed} failed, ${ledger.unknown} unknown, ${resets} resets, slowest ${ledger.slowest} ms; ${ledger.errors.join(' | ')}`;
+        const summary = `${ledger.calls} calls, ${ledger.failed} failed, ${ledger.unknown} unknown, ${resets} resets, slowest ${ledger.slowest} ms (${ledger.slowestCall}); ${ledger.errors.join(' | ')}`;
         console.error(`[link faults] ${kind} resets: ${summary}`);
         expect(resets).toBeGreaterThanOrEqual(10);
         expect(ledger.calls).toBeGreaterThan(300);

@@ -1,11 +1,12 @@
 // Each failure point of a write on Postgres and Redis (before send, after the commit was sent, its reply lost, during
 // the doorbell, and a fate that cannot be looked up): the reply tells the truth and the store agrees.
 import { createClient } from '@redis/client';
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BlackboardError } from '../../src/errors.js';
 import { PostgresBackend } from '../../src/store/postgres/backend.js';
-import type { FailPoint as PgPoint } from '../../src/store/postgres/fate.js';
+import { type FailPoint as PgPoint, resolveFate } from '../../src/store/postgres/fate.js';
+import { parsePostgresUrl, tablesOf } from '../../src/store/postgres/schema.js';
 import { RedisBackend } from '../../src/store/redis/backend.js';
 import type { FailPoint as RedisPoint } from '../../src/store/redis/fate.js';
 import { commitArgs } from '../../src/store/redis/records.js';
@@ -146,6 +147,19 @@ for (const [name, available, open] of [
       },
     );
 
+    it.skipIf(!available)('a lookup that ends past the call\'s time is not followed by a late retry: "nothing was changed"', async () => {
+      const { store, faults, other } = await open();
+      await increment(store);
+      // cut as the commit is sent; the lookup fails 7 times (about 2.25 s of pauses, past the 2 s budget), then finds it unapplied
+      faults.at('commit').at('resolve', 7);
+      const started = Date.now();
+      const error = await failure(increment(store));
+      expect(faults.hit.filter((p) => p === 'resolve')).toHaveLength(7);
+      expect(error.message).toMatch(/Nothing was changed/);
+      expect(Date.now() - started).toBeLessThan(BUDGET_MS + 2500);
+      expect(await other.get('n')).toMatchObject({ value: 1 });
+    });
+
     it.skipIf(!available)('the commit applied but its reply was lost: looked up and answered as a success with its revision', async () => {
       const { store, faults, other } = await open();
       await increment(store);
@@ -210,6 +224,46 @@ describe('postgres: the doorbell after a commit', () => {
     unsubscribe();
     expect(heard.some((e) => 'keys' in e && e.revision === revision)).toBe(true);
   });
+});
+
+describe('postgres: a transaction id after a crash-restart', () => {
+  it.skipIf(!PG)(
+    'a "committed" status once the server restarted counts only with the write\'s own change log rows (ids are handed out again)',
+    async () => {
+      const url = withFreshSchema(PG!);
+      const store = new VersionedStore(await PostgresBackend.open(url), { sweepIntervalMs: 0 });
+      stores.push(store);
+      await increment(store); // the tables exist
+      const parsed = parsePostgresUrl(url);
+      const t = tablesOf(parsed.schema);
+      const client = new pg.Client({ connectionString: parsed.connectionString });
+      await client.connect();
+      try {
+        // A committed transaction that logged `n` at revision 7 with clock 1234, and one that logged nothing.
+        await client.query('BEGIN');
+        const logged = (await client.query('SELECT pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started'))
+          .rows[0];
+        await client.query(`INSERT INTO ${t.changes} (revision, key, version, deleted, at) VALUES (7, 'n', 2, false, 1234)`);
+        await client.query('COMMIT');
+        await client.query('BEGIN');
+        const other = (await client.query('SELECT pg_current_xact_id()::text AS xid')).rows[0];
+        await client.query(`UPDATE ${t.meta} SET compacted = compacted WHERE id = 1`);
+        await client.query('COMMIT');
+        const sent = { xid: logged.xid, started: logged.started, next: 7, now: 1234, logged: ['n'], changes: t.changes };
+        const look = (write: typeof sent) => resolveFate({ connectionString: parsed.connectionString }, write, null, Date.now() + 3000);
+        // no restart: the status is trusted
+        expect(await look(sent)).toBe('committed');
+        expect(await look({ ...sent, xid: other.xid })).toBe('committed');
+        // a restart since: the change log decides
+        const restarted = { ...sent, started: '2000-01-01 00:00:00+00' };
+        expect(await look(restarted)).toBe('committed');
+        expect(await look({ ...restarted, xid: other.xid, now: 1235 })).toBe('aborted'); // another transaction's id
+        expect(await look({ ...restarted, logged: [] })).toBe('unknown');
+      } finally {
+        await client.end();
+      }
+    },
+  );
 });
 
 describe('redis: the fence', () => {

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { VERSION_FLOOR_KEY } from '../keys.js';
 import { WriteFateUnknown } from '../../errors.js';
 import { Connections } from './connections.js';
-import { describeError, isDriverError, RESOLVE_GRACE_MS, resolveFate, type FailPoint } from './fate.js';
+import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, type FailPoint, type SentWrite } from './fate.js';
 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
@@ -156,7 +156,7 @@ export class PostgresBackend implements Backend {
     if ('failed' in lent) return { unchanged: lent.failed };
     const { client, done } = lent;
     const q = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => this.db.query<R>(client, deadline, text, values);
-    let sent: { next: number; xid: string; keys: string[]; result: T } | undefined;
+    let sent: (SentWrite & { keys: string[]; result: T }) | undefined;
     try {
       await this.failPoint?.('begin', client);
       // One round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted) the clock,
@@ -165,13 +165,13 @@ export class PostgresBackend implements Backend {
       const results = (await q(
         `BEGIN ISOLATION LEVEL READ COMMITTED;
          SELECT revision FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
-         SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid;
+         SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started;
          SELECT key, record FROM ${this.t.records} WHERE key = ANY(${array(keys.map(lit), 'text')})`,
       )) as unknown as pg.QueryResult[];
       if (results[1].rows.length === 0) throw tablesGone(this.t);
       const revision = Number(results[1].rows[0].revision);
       const now = Number(results[2].rows[0].now);
-      const xid = String(results[2].rows[0].xid);
+      const { xid, started } = results[2].rows[0] as { xid: string; started: string };
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
@@ -204,7 +204,7 @@ export class PostgresBackend implements Backend {
       const next = revision + 1;
       const statement = `${writeStatement(this.t, writes, next, now)}; COMMIT`;
       // From here on the store may change: a failure is looked up, never retried blindly.
-      sent = { next, xid, keys: [...writes.keys()], result };
+      sent = { next, xid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
       await this.failPoint?.('commit', client);
       await q(statement);
       await this.failPoint?.('committed', client);
@@ -226,9 +226,7 @@ export class PostgresBackend implements Backend {
       }
       done(error as Error);
       const pid = Number(Reflect.get(client, 'processID')) || null;
-      const fate = await resolveFate(this.db.config, sent.xid, pid, deadline + RESOLVE_GRACE_MS, (point) =>
-        this.failPoint?.(point, client),
-      );
+      const fate = await resolveFate(this.db.config, sent, pid, deadline + RESOLVE_GRACE_MS, (point) => this.failPoint?.(point, client));
       if (fate === 'committed') {
         this.ring(sent.next, sent.keys);
         return { value: { result: sent.result, revision: sent.next } };

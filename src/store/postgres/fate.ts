@@ -1,11 +1,30 @@
 // Where a Postgres write failed and what became of it: driver errors, the call's time, and a transaction's fate.
 import pg from 'pg';
+import type { Writes } from '../types.js';
 
 /** The moments of a write a test may break the connection at (see `PostgresOptions.failPoint`). */
 export type FailPoint = 'begin' | 'commit' | 'committed' | 'doorbell' | 'resolve';
 
 /** A write's fate once the connection broke after its COMMIT was sent. */
 export type Fate = 'committed' | 'aborted' | 'unknown';
+
+/** A write whose COMMIT was sent: what its fate is looked up by. */
+export interface SentWrite {
+  /** its transaction id (`pg_current_xact_id()`) */
+  xid: string;
+  /** `pg_postmaster_start_time()` as the transaction saw it: another one later means the server restarted since */
+  started: string;
+  /** the revision it commits, and the database clock it read (its change log rows carry both) */
+  next: number;
+  now: number;
+  /** the keys it logs in the change log */
+  logged: string[];
+  /** the change log table */
+  changes: string;
+}
+
+/** The keys a commit of `writes` logs. */
+export const loggedOf = (writes: Writes): string[] => [...writes].filter(([, w]) => w.log && w.record !== null).map(([key]) => key);
 
 /** How long a call may spend on its attempts (a retry included), and how much longer on finding out a write's fate. */
 export const CALL_BUDGET_MS = 11_000;
@@ -44,7 +63,7 @@ export function boundedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
  */
 export async function resolveFate(
   config: pg.ClientConfig,
-  xid: string,
+  sent: SentWrite,
   pid: number | null,
   deadline: number,
   failPoint?: (point: FailPoint) => void | Promise<void>,
@@ -63,8 +82,14 @@ export async function resolveFate(
       while (Date.now() < deadline) {
         let status: string | null;
         try {
-          const { rows } = await client.query<{ status: string | null }>('SELECT pg_xact_status($1::xid8) AS status', [xid]);
+          const { rows } = await client.query<{ status: string | null; started: string }>(
+            'SELECT pg_xact_status($1::xid8) AS status, pg_postmaster_start_time()::text AS started',
+            [sent.xid],
+          );
           status = rows[0]?.status ?? null;
+          // After a crash-restart, an id whose transaction left nothing on disk is handed out again: a "committed"
+          // may then be another transaction's, and only the write's own change log rows can tell.
+          if (status === 'committed' && rows[0].started !== sent.started) return await committedInLog(client, sent);
         } catch (error) {
           if (error instanceof pg.DatabaseError && /in the future/.test(error.message)) return 'aborted';
           throw error;
@@ -74,7 +99,7 @@ export async function resolveFate(
         if (status !== 'in progress' || pid === null) break;
         await client.query(`SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity WHERE pid = $1 AND backend_xid = $2::xid8::xid`, [
           pid,
-          xid,
+          sent.xid,
         ]);
         await sleep(20);
       }
@@ -96,4 +121,14 @@ export function describeError(error: unknown): string {
   }
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0] || String((error as { code?: unknown })?.code ?? 'unknown error');
+}
+
+/** Whether the change log holds the write's rows (its revision, its clock, each key it logs); unknown when it logs none. */
+async function committedInLog(client: pg.Client, sent: SentWrite): Promise<Fate> {
+  if (sent.logged.length === 0) return 'unknown';
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${sent.changes} WHERE revision = $1 AND at = $2 AND key = ANY($3::text[])`,
+    [sent.next, sent.now, sent.logged],
+  );
+  return rows[0].n === sent.logged.length ? 'committed' : 'aborted';
 }

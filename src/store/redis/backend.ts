@@ -285,9 +285,9 @@ export class RedisBackend implements Backend {
     }
   }
 
-  /** Whether the connection is back soon (a reset reconnects within milliseconds; a Redis that is down does not). */
-  private reconnected(deadline: number): Promise<boolean> {
-    return this.redis.ready(Math.min(deadline, Date.now() + RECONNECT_WAIT_MS));
+  /** Whether the connection is back soon (a reset reconnects within milliseconds; a Redis that is down does not) with time left. */
+  private async reconnected(deadline: number): Promise<boolean> {
+    return Date.now() < deadline - 200 && this.redis.ready(Math.min(deadline, Date.now() + RECONNECT_WAIT_MS));
   }
 
   private see(revision: number): void {
