@@ -90,7 +90,7 @@ export const SERVE_FLAGS = {
   }),
   rosterWindowSeconds: flag({
     flag: 'roster-window',
-    arg: 'SECONDS',
+    arg: 'S',
     env: 'BLACKBOARD_ROSTER_WINDOW',
     default: DEFAULTS.rosterWindowSeconds as number,
     parse: wholeNumber(1, 30 * 24 * 3600),
@@ -98,7 +98,7 @@ export const SERVE_FLAGS = {
   }),
   messageRetentionSeconds: flag({
     flag: 'message-retention',
-    arg: 'SECONDS',
+    arg: 'S',
     env: 'BLACKBOARD_MESSAGE_RETENTION',
     default: DEFAULTS.messageRetentionSeconds as number,
     shownDefault: `${DEFAULTS.messageRetentionSeconds} = 7 days`,

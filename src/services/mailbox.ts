@@ -72,7 +72,9 @@ export async function positionOf(store: VersionedStore, k: Keys, who: Recipient)
 
 /** The sequence numbers of a recipient's messages after `position`, oldest first (at most {@link UNREAD_CAP}). */
 export async function pendingOf(store: VersionedStore, k: Keys, who: Recipient, position: number): Promise<number[]> {
-  const pages = await Promise.all(mailRanges(k, who).map(({ range, key }) => store.list({ ...range, after: key(position), limit: UNREAD_CAP })));
+  const pages = await Promise.all(
+    mailRanges(k, who).map(({ range, key }) => store.list({ ...range, after: key(position), limit: UNREAD_CAP })),
+  );
   const seqs = new Set<number>();
   for (const { entries } of pages) for (const [storage] of entries) seqs.add(k.messageSeq(storage));
   return [...seqs].sort((a, b) => a - b).slice(0, UNREAD_CAP);
@@ -81,4 +83,3 @@ export async function pendingOf(store: VersionedStore, k: Keys, who: Recipient, 
 /** How many messages a recipient has after its acknowledged position. */
 export const unreadOf = async (store: VersionedStore, k: Keys, who: Recipient): Promise<number> =>
   (await pendingOf(store, k, who, await positionOf(store, k, who))).length;
-

@@ -51,7 +51,10 @@ const LOCAL_CHANGES = new WeakMap<VersionedStore, { n: number }>();
 const UNREAD = new WeakMap<VersionedStore, Map<string, { unread: number; at: number; n: number }>>();
 const localChanges = (store: VersionedStore): { n: number } => {
   let c = LOCAL_CHANGES.get(store);
-  if (!c) LOCAL_CHANGES.set(store, (c = { n: 0 }));
+  if (!c) {
+    c = { n: 0 };
+    LOCAL_CHANGES.set(store, c);
+  }
   return c;
 };
 
@@ -106,7 +109,12 @@ export class MessageService {
       .map((s) => (s.agent !== undefined ? { agent: s.agent, thread: s.thread } : { thread: s.thread }));
     let awaited: string | undefined;
     if (recipients.length === 0) {
-      if (!args.waitForRecipient || kind === 'all') throw noRecipient(args.to, kind, signs.flatMap((s) => s.agent ?? []));
+      if (!args.waitForRecipient || kind === 'all')
+        throw noRecipient(
+          args.to,
+          kind,
+          signs.flatMap((s) => s.agent ?? []),
+        );
       awaited = `${kind === 'agent' ? 'a' : kind === 'thread' ? 't' : 'y'}.${name}`;
     }
     const ttlMs = this.times.retentionMs;
@@ -163,7 +171,10 @@ export class MessageService {
    */
   async unreadHint(): Promise<number> {
     let cache = UNREAD.get(this.store);
-    if (!cache) UNREAD.set(this.store, (cache = new Map()));
+    if (!cache) {
+      cache = new Map();
+      UNREAD.set(this.store, cache);
+    }
     const id = `${this.session.identity.namespace ?? ''}\u0000${holderId(this.holder())}`;
     const n = localChanges(this.store).n;
     const now = Date.now();

@@ -286,7 +286,7 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
   const out = z.toJSONSchema(schema, {
     target: 'draft-7',
     io,
-    override: ({ jsonSchema: node }) => {
+    override: ({ jsonSchema: node, path }) => {
       if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
       if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
       // A result never has properties beyond its schema's; saying so in every object is noise. An argument object
@@ -297,6 +297,8 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
       // A result's word lists (statuses, kinds) are named in the descriptions; listing them in every result schema
       // would cost each model turn tokens for what no client validates against.
       if (io === 'output' && node.type === 'string' && Array.isArray(node.enum)) delete node.enum;
+      // a nested result object is told by its properties (the result itself stays `type: object`, as MCP asks)
+      if (io === 'output' && node.type === 'object' && node.properties !== undefined && path.length > 0) delete node.type;
     },
   }) as Record<string, unknown>;
   delete out.$schema;

@@ -20,7 +20,7 @@ export function registerRunTools(
     'whoami',
     {
       title: 'Who am I',
-      description: 'Your identity (agent, thread, run, parent), lifecycle state, budgets left and unread messages. Call it first. Returns them.',
+      description: 'Your identity, lifecycle state, budgets, unread messages. Call it first. Returns them.',
       input: z.object({}).strict(),
       output: z.object({
         namespace: z.string().nullable(),
@@ -46,7 +46,7 @@ export function registerRunTools(
     'run_start',
     {
       title: 'Start a new run',
-      description: 'Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.',
+      description: 'New run, or enter a thread (made your child); run scope, notes, answer reset. Returns thread, run.',
       input: z
         .object({
           thread: z.string().optional(),

@@ -7,17 +7,14 @@ import { waitOf } from './bounds.js';
 import { counter, cursor, idempotencyKey, isoTime, waitMs } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
-const holder = z.object({ agent: z.string().optional(), thread: z.string() });
-
 /** Registers the team family: the roster the server keeps, and durable messages between agents. */
 export function registerTeamTools(host: ToolHost, team: TeamService, messages: MessageService): void {
   defineTool(
     host,
     'team_list',
     {
-      title: 'List the team',
-      description:
-        'Who is on the team: every agent that called here lately, most recently seen first, with status (active, idle, gone), steps held and unread. Message one with {tool:message_send}. Returns agents, nextCursor.',
+      title: 'Team',
+      description: 'Who is here (status, held steps, unread), newest first; message: {tool:message_send}. Returns agents, nextCursor.',
       input: z.object({ cursor }).strict(),
       output: z.object({
         agents: z.array(
@@ -42,34 +39,37 @@ export function registerTeamTools(host: ToolHost, team: TeamService, messages: M
     host,
     'message_send',
     {
-      title: 'Send a message',
-      description:
-        'Send a durable message to an agent, agentType:T, thread:ID or all; it waits in their {tool:inbox} until acknowledged. For shared state use {tool:state_set}. Returns messageId, recipients.',
+      title: 'Send message',
+      description: 'Message an agent, agentType:T, thread:ID or all; kept till acked in their {tool:inbox}. Returns messageId, recipients.',
       input: z
         .object({
-          to: z.string().describe('Agent name, agentType:T, thread:ID or all'),
-          content: z.string().describe('Text, at most 16 KiB'),
-          replyTo: z.string().optional().describe('Message id answered'),
-          waitForRecipient: z.boolean().optional().describe('Keep it for an agent not here yet'),
+          to: z.string(),
+          content: z.string(),
+          replyTo: z.string().optional(),
+          waitForRecipient: z.boolean().optional(),
           idempotencyKey,
         })
         .strict(),
-      output: z.object({ messageId: z.string(), revision: counter, recipients: z.array(holder), awaiting: z.string().optional() }),
+      output: z.object({ messageId: z.string(), revision: counter, recipients: counter, awaiting: z.string().optional() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
-    (args, _extra, call) => messages.send(args, call),
+    async (args, _extra, call) => {
+      const sent = await messages.send(args, call);
+      return { ...sent, recipients: sent.recipients.length };
+    },
   );
   defineTool(
     host,
     'inbox',
     {
-      title: 'Read your messages',
-      description: `Your messages after your acknowledged position, oldest first; pass ack: cursor once handled (unacked ones come again). Waits waitMs when empty, ≤50 s without progress token. Returns messages, cursor, unread.`,
+      title: 'Inbox',
+      description:
+        'Your unacked messages, oldest first; ack: cursor when done. Waits waitMs, ≤50 s without progress token. Returns messages, cursor, unread.',
       input: z
         .object({
           waitMs,
-          limit: z.number().int().min(1).max(INBOX_MAX_LIMIT).optional().describe('Default 10'),
-          ack: z.string().optional().describe('A cursor returned earlier'),
+          limit: z.number().int().min(1).max(INBOX_MAX_LIMIT).optional(),
+          ack: z.string().optional(),
         })
         .strict(),
       output: z.object({

@@ -80,7 +80,11 @@ describe('profiles', () => {
     ]);
     expect(await names(['whoami', 'history_list'])).toEqual(['whoami', 'history_list']);
     const all = await names(['all']);
-    expect(all).toHaveLength(34 + (all.includes('plan_step') ? 1 : 0));
+    expect(all).toHaveLength(37 + (all.includes('plan_step') ? 1 : 0));
+    // the team profile adds the roster and messages to agent's tools, and combines with others
+    const team = await names(['agent', 'team']);
+    expect(team).toHaveLength((await names(['agent'])).length + 3);
+    expect(team).toEqual(expect.arrayContaining(['team_list', 'message_send', 'inbox']));
     expect(all).not.toContain('budget_increase');
   });
 
