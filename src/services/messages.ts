@@ -6,7 +6,18 @@ import type { Json } from '../store/types.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { checkTimeout } from './arguments.js';
 import { decode, encode } from './records.js';
-import { InboxPosition, MessageRecord, mailRanges, messageView, pendingOf, positionOf, type MailRange, type Message } from './mailbox.js';
+import {
+  InboxPosition,
+  MessageRecord,
+  UNREAD_CAP,
+  mailRanges,
+  messageView,
+  pendingOf,
+  positionOf,
+  type MailRange,
+  type Message,
+} from './mailbox.js';
+import type { Keys } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, nearestName, readSigns, type RosterTimes } from './roster.js';
 import type { Session } from './session.js';
@@ -209,6 +220,28 @@ export class MessageService {
     return result.seq;
   }
 
+  /** What the inbox resource of `agent` shows: its newest messages (any thread), oldest first, and the newest's number. */
+  async recentFor(agent: string, n = 20): Promise<{ agent: string; messages: Message[]; last: number }> {
+    const seqs = (await mailOf(this.store, this.keys, agent)).slice(-n);
+    const entries = await Promise.all(seqs.map((seq) => this.store.get(this.keys.message(seq))));
+    const messages = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
+    return { agent, messages, last: seqs.at(-1) ?? 0 };
+  }
+
+  /** Waits until `agent` (any thread) has a message numbered above `after`; the newest number, or `undefined` at the deadline. */
+  async waitForMail(agent: string, after: number, waitMs: number, signal?: AbortSignal): Promise<number | undefined> {
+    const range = this.keys.mailboxRange(agent);
+    const { value, timedOut } = await this.store.waitFor(
+      (wake) => this.store.subscribeRange(range.lo, range.hi, wake),
+      async () => {
+        const last = (await mailOf(this.store, this.keys, agent)).at(-1) ?? 0;
+        return { ready: last > after, value: last };
+      },
+      { timeoutMs: waitMs, signal },
+    );
+    return timedOut ? undefined : value;
+  }
+
   /**
    * The caller's messages after its acknowledged position (after moving it to `ack`), oldest first, waiting up to
    * `waitMs` when there are none. Nothing is consumed by reading: only `ack` moves the position.
@@ -251,6 +284,12 @@ export class MessageService {
     }
     return { messages, cursor: String(cursor), unread: seqs.length, ...(timedOut ? { timedOut } : {}) };
   }
+}
+
+/** The sequence numbers in an agent's mailboxes (all its threads), oldest first, at most {@link UNREAD_CAP} of the newest. */
+async function mailOf(store: VersionedStore, k: Keys, agent: string): Promise<number[]> {
+  const { entries } = await store.list({ ...k.mailboxRange(agent), limit: 10 * UNREAD_CAP });
+  return [...new Set(entries.map(([key]) => k.messageSeq(key)))].sort((a, b) => a - b).slice(-UNREAD_CAP);
 }
 
 type ToKind = 'agent' | 'type' | 'thread' | 'all';

@@ -168,3 +168,29 @@ describe('message_send and inbox', () => {
     expect((await w1.ok('inbox', { waitMs: 0 })).messages).toEqual([]);
   });
 });
+
+describe('the inbox resource', () => {
+  it('resources/subscribe on blackboard://{namespace}/inbox/{agent} hears of every new message; reading shows them', async () => {
+    const { store, lead } = await crew();
+    const watcher = await agent({ store, config: { agent: 'watcher', thread: 'tw' }, era: 'legacy' });
+    const updated: string[] = [];
+    watcher.client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+    const uri = 'blackboard://_default/inbox/w1';
+    await watcher.client.subscribeResource({ uri });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'w1', content: 'one' });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'w2', content: 'not for w1' });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'agentType:worker', content: 'two' });
+    for (const end = Date.now() + 3000; updated.length < 2 && Date.now() < end; ) await sleep(20);
+    await sleep(100);
+    expect(updated).toEqual([uri, uri]);
+    const read = await watcher.client.readResource({ uri });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).messages.map((m: { content: string }) => m.content)).toEqual([
+      'one',
+      'two',
+    ]);
+    await expect(watcher.client.readResource({ uri: 'blackboard://_default/inbox/bad name' })).rejects.toMatchObject({ code: -32602 });
+  });
+});
