@@ -78,8 +78,11 @@ async function lead(store) {
 async function worker(name, store) {
   const me = await connect(name, store);
   await me.call('whoami'); // on the roster from now on
-  let planId;
-  while (!(planId = (await me.call('state_get', { key: 'plan' })).value)) await sleep(50);
+  let planId = (await me.call('state_get', { key: 'plan' })).value;
+  while (!planId) {
+    await sleep(50);
+    planId = (await me.call('state_get', { key: 'plan' })).value;
+  }
   let asked = false;
   for (;;) {
     const got = await me.call('plan_claim', { planId });
