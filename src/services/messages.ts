@@ -57,17 +57,11 @@ export interface InboxResult {
   timedOut?: boolean;
 }
 
-/** Per store: a count bumped by every send and ack in this process, so cached unread counts know they are stale. */
-const LOCAL_CHANGES = new WeakMap<VersionedStore, { n: number }>();
-const UNREAD = new WeakMap<VersionedStore, Map<string, { unread: number; at: number; n: number }>>();
-const localChanges = (store: VersionedStore): { n: number } => {
-  let c = LOCAL_CHANGES.get(store);
-  if (!c) {
-    c = { n: 0 };
-    LOCAL_CHANGES.set(store, c);
-  }
-  return c;
-};
+/**
+ * Per store, by namespace and holder: unread counts as last read in this process. A send through this process drops
+ * its recipients' counts, an ack the caller's; a send through another process shows within {@link UNREAD_FRESH_MS}.
+ */
+const UNREAD = new WeakMap<VersionedStore, Map<string, { unread: number; at: number }>>();
 
 const MESSAGE_ID_RE = /^m([1-9][0-9]{0,15})$/;
 
@@ -154,7 +148,9 @@ export class MessageService {
       },
       { ...idempotent(me, call, args) },
     );
-    localChanges(this.store).n++;
+    const cache = this.cache();
+    if (awaited !== undefined) cache.clear();
+    for (const r of result.recipients) cache.delete(this.cacheId(r));
     return { ...result, revision };
   }
 
@@ -181,20 +177,29 @@ export class MessageService {
    * process happened since (a send through another process shows within that second).
    */
   async unreadHint(): Promise<number> {
+    const hit = this.cache().get(this.cacheId());
+    if (hit && Date.now() - hit.at < UNREAD_FRESH_MS) return hit.unread;
+    const unread = await this.unread();
+    this.remember(unread);
+    return unread;
+  }
+
+  private cache(): Map<string, { unread: number; at: number }> {
     let cache = UNREAD.get(this.store);
     if (!cache) {
       cache = new Map();
       UNREAD.set(this.store, cache);
     }
-    const id = `${this.session.identity.namespace ?? ''}\u0000${holderId(this.holder())}`;
-    const n = localChanges(this.store).n;
-    const now = Date.now();
-    const hit = cache.get(id);
-    if (hit && hit.n === n && now - hit.at < UNREAD_FRESH_MS) return hit.unread;
-    const unread = await this.unread();
+    return cache;
+  }
+  private cacheId(holder: Holder = this.holder()): string {
+    return `${this.session.identity.namespace ?? ''}\u0000${holderId(holder)}`;
+  }
+  /** Keeps the caller's unread count as just read, for {@link unreadHint}. */
+  private remember(unread: number): void {
+    const cache = this.cache();
     if (cache.size > 10_000) cache.clear();
-    cache.set(id, { unread, at: now, n });
-    return unread;
+    cache.set(this.cacheId(), { unread, at: Date.now() });
   }
 
   /** Moves the acknowledged position to `ack` (never back); INVALID_ARGUMENT for a cursor this namespace never gave. */
@@ -216,7 +221,7 @@ export class MessageService {
       await tx.set(key, { seq } as Json, { by: this.session.by, ttlMs: this.times.retentionMs });
       return { seq };
     });
-    localChanges(this.store).n++;
+    this.cache().delete(this.cacheId());
     return result.seq;
   }
 
@@ -282,6 +287,7 @@ export class MessageService {
       bytes += Buffer.byteLength(view.content, 'utf8');
       messages.push(view);
     }
+    this.remember(seqs.length); // the reply's own unread count serves the _meta of this call and the next second's
     return { messages, cursor: String(cursor), unread: seqs.length, ...(timedOut ? { timedOut } : {}) };
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { teamView } from '../../src/services/team.js';
 import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
 
 const agent = agentsClosedAfterEach();
@@ -192,5 +193,20 @@ describe('the inbox resource', () => {
       'two',
     ]);
     await expect(watcher.client.readResource({ uri: 'blackboard://_default/inbox/bad name' })).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe('teamView (what the board shows)', () => {
+  it('gives the roster with unread counts and the newest messages with their recipients, oldest first', async () => {
+    const { store, lead } = await crew();
+    await lead.ok('message_send', { to: 'w1', content: 'first' });
+    await lead.ok('message_send', { to: 'agentType:worker', content: 'second' });
+    await lead.ok('message_send', { to: 'ghost', content: 'kept', waitForRecipient: true });
+    const view = await teamView(store, undefined, { leaseMs: 600_000, windowMs: 3_600_000, messages: 2 });
+    expect(Object.fromEntries(view.roster.map((e) => [e.agent, e.unread]))).toEqual({ lead: 0, w1: 2, w2: 1 });
+    expect(view.messages).toMatchObject([
+      { content: 'second', to: 'agentType:worker', recipients: [{ agent: 'w1' }, { agent: 'w2' }] },
+      { content: 'kept', to: 'ghost', recipients: [], awaiting: 'ghost' },
+    ]);
   });
 });
