@@ -1,5 +1,5 @@
 // One MCP server over a shared store: the instructions a model sees at initialize, its services and tools.
-import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
 import { VERSION, type Config } from './config.js';
 import { SCOPE_FORMS } from './context.js';
 import { openConnection } from './connection.js';
@@ -66,11 +66,7 @@ export async function createServer(
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
   // over its own connection (a few are kept; the connection's own identity stays the default).
   const others = new Map<string, Promise<ToolHost>>();
-  // the client's name as a 2026-07-28 request carries it (a 2025 client gave it at initialize), for the roster
-  let metaClient: string | undefined;
   const route = async (extra: Extra): Promise<ToolHost | undefined> => {
-    const info = extra._meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
-    if (typeof info?.name === 'string') metaClient = info.name.slice(0, 128);
     const asked = metaIdentity(extra._meta as Record<string, unknown> | undefined);
     const base = session.identity;
     const want = {
@@ -116,7 +112,7 @@ export async function createServer(
     .join(' ');
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
   host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);
-  services.presence.client = () => server.server.getClientVersion()?.name ?? metaClient;
+  services.presence.client = () => server.server.getClientVersion()?.name;
   const stopSubscriptions = registerResources(server, session, services, host);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
