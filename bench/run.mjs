@@ -30,7 +30,7 @@ const FLOOR = join(here, 'floor-server.mjs');
 const SERVER_MEMORY = join(here, '..', 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
 const MEMORY_KEEPER = join(here, '..', 'node_modules', 'mcp-memory-keeper', 'dist', 'index.js');
 const QUICK = process.env.BENCH_QUICK === '1';
-// BENCH_ONLY=watch,concurrency,... runs only those sections (latency, watch, concurrency, scale, peers)
+// BENCH_ONLY=watch,concurrency,... runs only those sections (latency, watch, inbox, concurrency, scale, peers)
 const want = (section) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(section);
 const ROUNDS = QUICK ? 3 : 9;
 const CALLS = QUICK ? 60 : 200; // sequential calls per series; a round runs one series of the floor and one of the operation
@@ -289,6 +289,36 @@ for (const store of stores) {
     await b.close();
   }
 
+  // Cross-process inbox wake-up: an inbox waiting in one process, a message_send in another after a random 5-45 ms pause.
+  if (want('inbox')) {
+    log(`${store.name}: cross-process inbox wake-up`);
+    const url = store.url('inbox');
+    const team = (name) => spawn(CLI, ['--store', url, '--agent', name, '--thread', name, '--tools', 'agent,team']);
+    const a = await team('reader');
+    const b = await team('sender');
+    await call(a.client, 'whoami', {}); // on the roster
+    const afterReply = [];
+    const trials = QUICK ? 20 : 200;
+    let cursor;
+    for (let i = 0; i < trials + 5; i++) {
+      let woke = 0;
+      const waiting = call(a.client, 'inbox', { waitMs: 10_000, ...(cursor ? { ack: cursor } : {}) }).then((r) => {
+        woke = performance.now();
+        return r;
+      });
+      await sleep(5 + Math.random() * 40);
+      await call(b.client, 'message_send', { to: 'reader', content: `m${i}` });
+      const replied = performance.now();
+      const got = await waiting;
+      cursor = got.structuredContent.cursor;
+      if (got.structuredContent.messages.length !== 1) throw new Error(`inbox woke with ${got.structuredContent.messages.length} messages`);
+      if (i >= 5) afterReply.push(woke - replied);
+    }
+    out.inbox = { afterReplyMs: r2(median(afterReply)), afterReplyP99Ms: r2(pct(afterReply, 99)), trials };
+    await a.close();
+    await b.close();
+  }
+
   // 8 processes x 4 in flight incrementing one key, against the same harness driving no-op servers.
   if (want('concurrency')) {
     log(`${store.name}: 8 processes x 4 in flight on one key, against 8 no-op servers`);
@@ -476,6 +506,11 @@ row('state_update increment / floor', 'info', (s) => `${s.latency.state_update.r
 row('state_list 100 / floor', 'info', (s) => `${s.latency.state_list.ratio}x (${s.latency.state_list.ms} ms)`);
 row('watch wake-up after the write reply, p50 / p99', '<= 5 ms p99', (s) =>
   cell(`${s.watch.afterReplyMs} / ${s.watch.afterReplyP99Ms} ms`, s.watch.afterReplyP99Ms <= 5),
+);
+row('inbox wake-up after the send reply, p50 / p99', '<= 5 / 50 ms', (s) =>
+  s.inbox
+    ? cell(`${s.inbox.afterReplyMs} / ${s.inbox.afterReplyP99Ms} ms`, s.inbox.afterReplyMs <= 5 && s.inbox.afterReplyP99Ms <= 50)
+    : undefined,
 );
 row('8 procs x 4 in flight, one key / no-op ceiling', '>= 0.25x, exact', (s) =>
   cell(

@@ -7,7 +7,7 @@ import ts from 'typescript';
 
 const root = join(import.meta.dirname, '..');
 /** The public entry and every module its declarations refer to. */
-const PUBLIC = ['index.ts', 'errors.ts', 'api/index.ts', 'api/options.ts', 'api/kv.ts', 'api/plans.ts', 'api/runs.ts', 'api/records.ts'];
+const PUBLIC = ['index.ts', 'errors.ts', 'api/index.ts', 'api/options.ts', 'api/kv.ts', 'api/plans.ts', 'api/runs.ts', 'api/records.ts', 'api/team.ts'];
 
 const problems = [];
 for (const file of PUBLIC) {

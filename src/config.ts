@@ -38,6 +38,10 @@ export interface Config {
   planTtlSeconds: number;
   /** `--claim-lease`: how long a plan step claim lives without a sign of life from its holder (seconds) */
   claimLeaseSeconds: number;
+  /** `--roster-window`: how long an agent stays on the team roster after its last call (seconds) */
+  rosterWindowSeconds: number;
+  /** `--message-retention`: how long a message is kept (seconds) */
+  messageRetentionSeconds: number;
   keepCheckpoints: number;
   /** how long the change log and deleted keys' tombstones are kept (seconds) */
   changeRetentionSeconds: number;
@@ -53,6 +57,8 @@ export const DEFAULTS = {
   sync: 'FULL',
   planTtlSeconds: 7 * 24 * 3600,
   claimLeaseSeconds: 600,
+  rosterWindowSeconds: 3600,
+  messageRetentionSeconds: 7 * 24 * 3600,
   keepCheckpoints: 20,
   changeRetentionSeconds: 24 * 3600,
   progressIntervalMs: 10_000,
@@ -75,6 +81,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     sync: DEFAULTS.sync,
     planTtlSeconds: DEFAULTS.planTtlSeconds,
     claimLeaseSeconds: DEFAULTS.claimLeaseSeconds,
+    rosterWindowSeconds: DEFAULTS.rosterWindowSeconds,
+    messageRetentionSeconds: DEFAULTS.messageRetentionSeconds,
     keepCheckpoints: DEFAULTS.keepCheckpoints,
     changeRetentionSeconds: DEFAULTS.changeRetentionSeconds,
     allowBudgetAdmin: false,

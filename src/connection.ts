@@ -10,8 +10,11 @@ export interface Connection {
   services: Services;
   /** Run before every write: records the thread of a session opened with `recordOnWrite`, fixes its budgets. */
   beforeWrite(): Promise<void>;
-  /** Run after every call that succeeded, reads included: the caller's sign of life, which keeps its claims alive. */
-  afterCall(): Promise<void>;
+  /**
+   * Run after every call that succeeded, reads included: the caller's sign of life, which keeps its claims alive.
+   * Returns what the reply's `_meta` carries: `unread` when the caller has unread messages.
+   */
+  afterCall(): Promise<{ unread: number } | undefined>;
 }
 
 /**
@@ -43,6 +46,10 @@ export async function openConnection(config: Config, store: VersionedStore, iden
       await session.record();
       await fixBudgets();
     },
-    afterCall: () => services.presence.touch(),
+    afterCall: async () => {
+      await services.presence.touch();
+      const unread = await services.messages.unreadHint().catch(() => 0);
+      return unread > 0 ? { unread } : undefined;
+    },
   };
 }

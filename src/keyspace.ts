@@ -139,6 +139,10 @@ export class Keys {
   plan(planId: string): string {
     return familyKey(this.namespace, FAMILY.plan, PLAN_OWNER, planId);
   }
+  /** Every plan of the namespace. */
+  planRange(): KeyRange {
+    return familyRange(this.namespace, FAMILY.plan, PLAN_OWNER);
+  }
   /** The index entry that lists a plan in the scope it was made in, and a scope's index. */
   planIndex(scopeId: string, planId: string): string {
     return familyKey(this.namespace, FAMILY.planIndex, scopeId, planId);
@@ -191,6 +195,48 @@ export class Keys {
   }
   presenceRange(): KeyRange {
     return familyOwnersRange(this.namespace, FAMILY.presence);
+  }
+
+  /** Messages: the namespace's log by sequence number (and its counter), each recipient's mailbox entries, the
+   * entries kept for a recipient not yet on the roster, and each recipient's acknowledged position. */
+  message(seq: number): string {
+    return familyKey(this.namespace, FAMILY.message, 'all', String(seq).padStart(SEQ_WIDTH, '0'));
+  }
+  messageRange(): KeyRange {
+    return familyRange(this.namespace, FAMILY.message, 'all');
+  }
+  messageCounter(): string {
+    return familyKey(this.namespace, FAMILY.messageSeq, 'all', FAMILIES.messageSeq.key);
+  }
+  mailbox(agent: string | undefined, thread: string, seq: number): string {
+    return familyKey(this.namespace, FAMILY.mailbox, agent ?? '-', `${thread}:${String(seq).padStart(SEQ_WIDTH, '0')}`);
+  }
+  /** One recipient's mailbox (a thread of an agent), or every thread's of an agent name. */
+  mailboxRange(agent: string | undefined, thread?: string): KeyRange {
+    const range = familyRange(this.namespace, FAMILY.mailbox, agent ?? '-');
+    return thread === undefined ? range : { lo: `${range.lo}${thread}:`, hi: prefixEnd(`${range.lo}${thread}:`) };
+  }
+  mailboxWait(awaited: string, seq: number): string {
+    return familyKey(this.namespace, FAMILY.mailboxWait, awaited, String(seq).padStart(SEQ_WIDTH, '0'));
+  }
+  mailboxWaitRange(awaited: string): KeyRange {
+    return familyRange(this.namespace, FAMILY.mailboxWait, awaited);
+  }
+  inboxPosition(agent: string | undefined, thread: string): string {
+    return familyKey(this.namespace, FAMILY.inboxPosition, agent ?? '-', thread);
+  }
+  /** Every mailbox entry of the namespace (what the inbox resource follows), and the agent a mailbox key is for. */
+  mailboxesRange(): KeyRange {
+    return familyOwnersRange(this.namespace, FAMILY.mailbox);
+  }
+  mailboxAgent(storage: string): string | undefined {
+    const parsed = parseKey(this.namespace, storage);
+    return parsed?.kind === 'family' && parsed.family === FAMILY.mailbox ? parsed.owner : undefined;
+  }
+  /** The sequence number of a message log, mailbox or awaited-recipient key. */
+  messageSeq(storage: string): number {
+    const last = lastPart(storage);
+    return Number(last.slice(last.lastIndexOf(':') + 1));
   }
 
   /** Checkpoints: manifests by id, each thread's index of them, and the content-addressed values with their counts. */

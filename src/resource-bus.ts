@@ -5,6 +5,7 @@ import { BlackboardError } from './errors.js';
 import { ChangesService, CHANGES_MAX_LIMIT } from './services/changes.js';
 import { Session } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
+import { keysOf } from './keyspace.js';
 import { DEFAULT_NAMESPACE_URI, revisionParams } from './resources.js';
 
 const WAIT_MS = 30_000;
@@ -78,7 +79,40 @@ export class StoreEventBus implements ServerEventBus {
       }
       started();
     })();
+    void this.followInboxes(namespace, controller.signal);
     return ready;
+  }
+
+  /** Publishes `resource_updated` for `blackboard://{namespace}/inbox/{agent}` after every new message to an agent. */
+  private async followInboxes(namespace: string | undefined, signal: AbortSignal): Promise<void> {
+    const keys = keysOf(namespace);
+    const { lo, hi } = keys.mailboxesRange();
+    let after: number | undefined;
+    while (!signal.aborted) {
+      try {
+        after ??= await this.store.revision();
+        const from = after;
+        const { value: page } = await this.store.waitFor(
+          (wake) => this.store.subscribeRange(lo, hi, wake),
+          async () => {
+            const page = await this.store.changes({ after: from, lo, hi, limit: CHANGES_MAX_LIMIT });
+            return { ready: page.changes.length > 0, value: page };
+          },
+          { timeoutMs: WAIT_MS, signal },
+        );
+        for (const change of page.changes) {
+          const agent = keys.mailboxAgent(change.key);
+          if (agent === undefined || change.deleted) continue;
+          const uri = `blackboard://${namespace ?? DEFAULT_NAMESPACE_URI}/inbox/${encodeURIComponent(agent)}`;
+          this.publish({ kind: 'resource_updated', uri, params: revisionParams(change.revision) });
+        }
+        if (page.changes.length > 0) after = page.revision;
+      } catch {
+        if (signal.aborted) break;
+        after = undefined;
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
   }
 
   /** Stops following every namespace. */

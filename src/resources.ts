@@ -1,6 +1,6 @@
 // MCP resources: blackboard:// URIs for keys and plans, read as JSON, and subscriptions on the change feed.
 import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode, ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
-import { checkKey, resolveScope } from './context.js';
+import { checkKey, checkName, resolveScope } from './context.js';
 import { BlackboardError } from './errors.js';
 import type { Services } from './services/index.js';
 import { checkPlanId } from './services/plan.js';
@@ -8,8 +8,8 @@ import type { Session } from './services/session.js';
 import { WATCH_MAX_MS } from './services/arguments.js';
 import type { ToolHost } from './tools/define.js';
 
-/** What a resource URI names: a key in a scope, or a plan. */
-type Target = { scope: string; key: string } | { plan: string };
+/** What a resource URI names: a key in a scope, a plan, or an agent's inbox. */
+type Target = { scope: string; key: string } | { plan: string } | { inbox: string };
 
 /** How the unnamespaced store is named in URIs (a namespace cannot start with "_"). */
 export const DEFAULT_NAMESPACE_URI = '_default';
@@ -54,6 +54,7 @@ export function registerResources(
     if (namespace !== ns()) throw notFound(uri, `this server serves namespace ${ns()}`);
     try {
       if (scope === 'plans') return { plan: checkPlanId(key) };
+      if (scope === 'inbox') return { inbox: checkName('agent', key) };
       resolveScope(scope, session.identity);
       return { scope, key: checkKey(key) };
     } catch (error) {
@@ -65,6 +66,10 @@ export function registerResources(
 
   /** The current value behind a target, through the services (`undefined`: no such key or plan). */
   const readValue = async (t: Target): Promise<{ value: unknown; version: number } | undefined> => {
+    if ('inbox' in t) {
+      const recent = await services.messages.recentFor(t.inbox);
+      return { value: { agent: recent.agent, messages: recent.messages }, version: recent.last };
+    }
     if ('plan' in t) {
       try {
         const { plan } = await services.plans.get({ planId: t.plan, detail: 'full' });
@@ -85,6 +90,16 @@ export function registerResources(
     return { contents: [{ uri: href, mimeType: 'application/json', text: JSON.stringify(found.value) }] };
   };
 
+  server.registerResource(
+    'inbox',
+    new ResourceTemplate('blackboard://{namespace}/inbox/{agent}', { list: undefined }),
+    {
+      title: 'Inbox',
+      description: "An agent's newest messages (any of its threads), as JSON; subscribers hear of every new one.",
+      mimeType: 'application/json',
+    },
+    (uri) => read(uri),
+  );
   server.registerResource(
     'plan',
     new ResourceTemplate('blackboard://{namespace}/plans/{planId}', {
@@ -143,6 +158,7 @@ export function registerResources(
 
   /** Sends `resources/updated` after every change of the target, by `watch`ing it (versions never repeat). */
   async function follow(uri: string, t: Target, signal: AbortSignal): Promise<void> {
+    if ('inbox' in t) return followInbox(uri, t.inbox, signal);
     let seen = (await readValue(t).catch(() => undefined))?.version;
     while (!signal.aborted) {
       const watched = 'plan' in t ? { key: t.plan, scope: 'plan' } : { key: t.key, scope: t.scope };
@@ -154,6 +170,19 @@ export function registerResources(
       const { revision } = await services.changes.changes({}).catch(() => ({ revision: undefined }));
       await server.server.sendResourceUpdated({ uri, ...(revision !== undefined ? revisionParams(revision) : {}) }).catch(() => {});
       // after a delete, the next change is the key's return
+    }
+  }
+
+  /** Sends `resources/updated` for every new message to `agent` (message numbers only grow). */
+  async function followInbox(uri: string, agent: string, signal: AbortSignal): Promise<void> {
+    let seen = (await services.messages.recentFor(agent, 1).catch(() => undefined))?.last ?? 0;
+    while (!signal.aborted) {
+      const last = await services.messages.waitForMail(agent, seen, WATCH_MAX_MS, signal).catch(() => null);
+      if (last === null || signal.aborted) return;
+      if (last === undefined) continue;
+      seen = last;
+      const { revision } = await services.changes.changes({}).catch(() => ({ revision: undefined }));
+      await server.server.sendResourceUpdated({ uri, ...(revision !== undefined ? revisionParams(revision) : {}) }).catch(() => {});
     }
   }
 

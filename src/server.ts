@@ -33,6 +33,10 @@ const INSTRUCTIONS: Array<[Family | 'all', string]> = [
   ['budget', 'Call {tool:budget_step} before each costly step; on LIMIT_REACHED stop and give your final answer.'],
   ['finalizer', 'Give your result once with {tool:final_answer_set}.'],
   [
+    'team',
+    'See who is working here with {tool:team_list}. Talk to other agents with {tool:message_send}; read yours with {tool:inbox} and pass ack: cursor once you have acted on them (a reply whose _meta has unread means mail is waiting).',
+  ],
+  [
     'all',
     'Every write takes an optional idempotencyKey: send the same call with the same key again on a retry and it applies once; use a new key for each different write. A failed call changes nothing and returns {"error": {code, message, details}}: on VERSION_CONFLICT read again and retry; on INVALID_ARGUMENT fix the argument named in details.path.',
   ],

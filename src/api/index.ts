@@ -4,11 +4,13 @@ import type { Change, FollowArgs, KvApi } from './kv.js';
 import type { PlansApi } from './plans.js';
 import type { BudgetsApi, FinalAnswerApi, LifecycleApi, RunsApi, ScratchpadApi, WhoAmI } from './runs.js';
 import type { BundlesApi, CheckpointsApi, HistoryApi, SignalEvent, SignalKind } from './records.js';
+import type { InboxArgs, InboxPage, Message, SendArgs, SendResult, TeamApi } from './team.js';
 export type * from './options.js';
 export type * from './kv.js';
 export type * from './plans.js';
 export type * from './runs.js';
 export type * from './records.js';
+export type * from './team.js';
 
 /**
  * A blackboard: the tools' operations for code, with the same rules and errors (a {@link BlackboardError} with the
@@ -35,6 +37,18 @@ export interface Blackboard {
   readonly checkpoints: CheckpointsApi;
   /** export and import */
   readonly bundles: BundlesApi;
+  /** the roster the server keeps */
+  readonly team: TeamApi;
+  /** `message_send`: a durable message to an agent, `agentType:T`, `thread:ID` or `all` */
+  send(args: SendArgs): Promise<SendResult>;
+  /**
+   * `inbox` as an iterator: this agent's messages after its acknowledged position, oldest first, waiting for more.
+   * A message is acknowledged when the loop asks for the next one, so one the loop did not finish (a crash, a
+   * `break` in its body) comes again on the next read: at least once, in send order per sender.
+   */
+  inbox(args?: InboxArgs, options?: CallOptions): AsyncIterable<Message>;
+  /** `inbox` one read at a time, acknowledging with `ack: cursor` */
+  readonly mail: { read(args?: InboxArgs & { ack?: string }, options?: CallOptions): Promise<InboxPage> };
   /** `whoami`: this blackboard's identity */
   whoami(): Promise<WhoAmI>;
   /** `signal`: recorded in the thread's history */

@@ -62,6 +62,12 @@ export interface BlackboardOptions extends Identity, StoreOptions {
   planTtlSeconds?: number;
   /** checkpoints kept per thread (default 20) */
   keepCheckpoints?: number;
+  /** a plan step claim lapses this many seconds after its holder's last call (default 600) */
+  claimLeaseSeconds?: number;
+  /** the team roster lists agents seen within this many seconds (default 3600) */
+  rosterWindowSeconds?: number;
+  /** messages expire after this many seconds (default 604800) */
+  messageRetentionSeconds?: number;
 }
 
 /** The tool families a server can offer. */

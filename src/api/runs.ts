@@ -119,4 +119,6 @@ export interface WhoAmI {
   state: AgentState;
   /** the thread's budgets */
   budgets: Budget[];
+  /** messages not acknowledged yet */
+  unread: number;
 }

@@ -89,6 +89,23 @@ export const SERVE_FLAGS = {
     parse: wholeNumber(1, 7 * 24 * 3600),
     help: "a plan step claim lapses this long after its holder's last call",
   }),
+  rosterWindowSeconds: flag({
+    flag: 'roster-window',
+    arg: 'S',
+    env: 'BLACKBOARD_ROSTER_WINDOW',
+    default: DEFAULTS.rosterWindowSeconds as number,
+    parse: wholeNumber(1, 30 * 24 * 3600),
+    help: 'the team roster lists agents seen within this long',
+  }),
+  messageRetentionSeconds: flag({
+    flag: 'message-retention',
+    arg: 'S',
+    env: 'BLACKBOARD_MESSAGE_RETENTION',
+    default: DEFAULTS.messageRetentionSeconds as number,
+    shownDefault: `${DEFAULTS.messageRetentionSeconds} = 7 days`,
+    parse: wholeNumber(1, 365 * 24 * 3600),
+    help: 'messages between agents expire after this',
+  }),
   keepCheckpoints: flag({
     flag: 'keep-checkpoints',
     arg: 'N',

@@ -10,7 +10,15 @@ export interface FamilyDeclaration {
   /** the name in every storage key of the family: renaming it orphans the records already stored */
   stored: string;
   /** whose records they are (the owner part of the key) */
-  owner: 'thread' | 'plan id (owner "id")' | 'scope' | 'all' | 'content hash (owner "v")' | 'thread index (owner "meta")';
+  owner:
+    | 'thread'
+    | 'plan id (owner "id")'
+    | 'scope'
+    | 'all'
+    | 'content hash (owner "v")'
+    | 'thread index (owner "meta")'
+    | 'agent name (- for none)'
+    | 'awaited recipient (a.AGENT, t.THREAD or y.TYPE)';
   /** what the last part of the key is; a fixed word when the owner has exactly one record */
   key: string;
   /**
@@ -45,6 +53,11 @@ export const FAMILIES = {
   blob: { stored: 'cp-blob', owner: 'content hash (owner "v")', key: 'sha-256 of the value' },
   blobRefs: { stored: 'cp-ref', owner: 'content hash (owner "v")', key: 'sha-256 of the value' },
   presence: { stored: 'presence', owner: 'thread', key: 'agent name (- for none)', section: 'threads' },
+  message: { stored: 'message', owner: 'all', key: 'sequence number, zero-padded', section: 'threads' },
+  messageSeq: { stored: 'message-seq', owner: 'all', key: 'seq' },
+  mailbox: { stored: 'mailbox', owner: 'agent name (- for none)', key: 'thread:sequence number' },
+  mailboxWait: { stored: 'mailbox-wait', owner: 'awaited recipient (a.AGENT, t.THREAD or y.TYPE)', key: 'sequence number' },
+  inboxPosition: { stored: 'inbox-pos', owner: 'agent name (- for none)', key: 'thread' },
 } as const satisfies Record<string, FamilyDeclaration>;
 
 export type FamilyName = keyof typeof FAMILIES;

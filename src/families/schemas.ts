@@ -5,6 +5,7 @@ import { AnswerRecord } from '../services/finalizer.js';
 import { HistoryRecord } from '../services/history.js';
 import { LifecycleRecord } from '../services/lifecycle.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
+import { InboxPosition, MailboxEntry, MessageRecord } from '../services/mailbox.js';
 import { PresenceRecord } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/session.js';
 import type { FamilyName } from './registry.js';
@@ -30,4 +31,9 @@ export const SCHEMAS: { readonly [K in FamilyName]: z.ZodType | undefined } = {
   blob: undefined,
   blobRefs: undefined,
   presence: PresenceRecord,
+  message: MessageRecord,
+  messageSeq: undefined,
+  mailbox: MailboxEntry,
+  mailboxWait: MailboxEntry,
+  inboxPosition: InboxPosition,
 };

@@ -1,5 +1,15 @@
 // openBlackboard: the tools' operations for code, each a call into the same services, with the tools' argument rules and errors.
-import type { Blackboard, BlackboardOptions, CallOptions, Change, FollowArgs, Identity } from '../api/index.js';
+import type {
+  Blackboard,
+  BlackboardOptions,
+  CallOptions,
+  Change,
+  FollowArgs,
+  Identity,
+  InboxArgs,
+  InboxPage,
+  Message,
+} from '../api/index.js';
 import type { Config } from '../config.js';
 import type { CallOptions as ServiceCall } from '../context.js';
 import { openConnection } from '../connection.js';
@@ -54,6 +64,9 @@ const METHODS: Record<string, string> = {
   checkpoint_list: 'checkpoints.list()',
   checkpoint_restore: 'checkpoints.restore()',
   checkpoint_delete: 'checkpoints.delete()',
+  team_list: 'team.list()',
+  message_send: 'send()',
+  inbox: 'inbox()',
 };
 
 const render = (text: string): string => renderMentions(text, (name) => METHODS[name] ?? name);
@@ -194,9 +207,18 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       },
     },
     whoami: op('whoami', async () => {
-      const [me, { state }, { budgets }] = await Promise.all([s.runs.whoami(), s.lifecycle.get(), s.budget.status()]);
-      return { ...me, state, budgets };
+      const [me, { state }, { budgets }, unread] = await Promise.all([
+        s.runs.whoami(),
+        s.lifecycle.get(),
+        s.budget.status(),
+        s.messages.unread(),
+      ]);
+      return { ...me, state, budgets, unread };
     }),
+    team: { list: op('team_list', (a) => s.team.list(a)) },
+    send: op('message_send', (a, _, c) => s.messages.send(a, c)),
+    mail: { read: op('inbox', (a, signal) => s.messages.inbox(a, signal)) },
+    inbox: (args: InboxArgs = {}, callOptions: CallOptions = {}) => readInbox(args, callOptions),
     signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
     changes: (args: FollowArgs = {}, callOptions: CallOptions = {}) => follow(args, callOptions),
     as: async (identity: Identity) => {
@@ -238,6 +260,32 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       }
       for (const change of result.changes) yield change;
       after = result.revision;
+    }
+  }
+
+  /** The inbox as an iterator: each message is acknowledged when the loop asks for the next one. */
+  async function* readInbox(args: InboxArgs, callOptions: CallOptions): AsyncGenerator<Message, void, undefined> {
+    let ack: string | undefined;
+    let sent: string | undefined;
+    try {
+      while (!closed) {
+        let page: InboxPage;
+        try {
+          page = await blackboard.mail.read({ ...args, ...(ack !== undefined ? { ack } : {}) }, callOptions);
+          sent = ack;
+        } catch (error) {
+          if (closed && !callOptions.signal?.aborted) return;
+          throw error;
+        }
+        for (const message of page.messages) {
+          yield message;
+          ack = message.id.slice(1);
+        }
+        ack = page.cursor; // every message of the page was handled (and any expired between them)
+      }
+    } finally {
+      // the loop stopped (break, return): what it finished before the message it stopped on is acknowledged
+      if (ack !== undefined && ack !== sent && !closed) await blackboard.mail.read({ waitMs: 0, limit: 1, ack }).catch(() => {});
     }
   }
 

@@ -43,6 +43,9 @@ const OptionsSchema = z
       .optional(),
     planTtlSeconds: whole(1, 10 * 365 * 24 * 3600),
     keepCheckpoints: whole(1, 10_000),
+    claimLeaseSeconds: whole(1, 7 * 24 * 3600),
+    rosterWindowSeconds: whole(1, 30 * 24 * 3600),
+    messageRetentionSeconds: whole(1, 365 * 24 * 3600),
     tools: z
       .array(z.string())
       .optional()
@@ -91,6 +94,9 @@ export function configOf(options: BlackboardServerOptions): Config {
       'maxValueBytes',
       'planTtlSeconds',
       'keepCheckpoints',
+      'claimLeaseSeconds',
+      'rosterWindowSeconds',
+      'messageRetentionSeconds',
       'changeRetentionSeconds',
       'allowBudgetAdmin',
       'progressIntervalMs',

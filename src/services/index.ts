@@ -10,10 +10,12 @@ import { KvService } from './kv.js';
 import { LifecycleService } from './lifecycle.js';
 import { PlanService } from './plan.js';
 import { PlanWork } from './plan-work.js';
+import { MessageService } from './messages.js';
 import { Presence } from './presence.js';
 import { RunService } from './run.js';
 import { ScratchpadService } from './scratchpad.js';
 import { SignalService } from './signal.js';
+import { TeamService } from './team.js';
 import { familySelected } from '../tool-profiles.js';
 import { runScopeGuard } from './run-guard.js';
 import type { Session } from './session.js';
@@ -38,12 +40,16 @@ export interface Services {
   /** the store and session the services share (the board tools read through them) */
   store: VersionedStore;
   session: Session;
+  /** the roster, and messages between agents */
+  team: TeamService;
+  messages: MessageService;
 }
 
 export function createServices(store: VersionedStore, session: Session, config: Config): Services {
   const lifecycle = new LifecycleService(store, session);
   const history = new HistoryService(store, session);
-  const presence = new Presence(store, session, config.claimLeaseSeconds * 1000);
+  const presence = new Presence(store, session, config.claimLeaseSeconds * 1000, config.rosterWindowSeconds * 1000);
+  const times = { leaseMs: config.claimLeaseSeconds * 1000, windowMs: config.rosterWindowSeconds * 1000 };
   const plans = new PlanService(store, session, config.planTtlSeconds * 1000, presence, history);
   const scratchpad = new ScratchpadService(store, session, lifecycle);
   const limits: Record<string, number> = { ...config.budgets };
@@ -71,5 +77,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
     checkpoints,
     store,
     session,
+    team: new TeamService(store, session, times),
+    messages: new MessageService(store, session, { ...times, retentionMs: config.messageRetentionSeconds * 1000 }),
   };
 }

@@ -17,6 +17,8 @@ export const PresenceRecord = z.object({
   client: z.string().optional(),
   lastSeen: z.number(),
   since: z.number(),
+  /** when its stdio connection closed (the roster shows it `gone` until it calls again) */
+  gone: z.number().optional(),
 });
 export type PresenceRecord = z.infer<typeof PresenceRecord>;
 export const presenceOf = (value: Json | undefined): PresenceRecord | undefined =>
@@ -68,6 +70,8 @@ export class Presence {
     private readonly session: Session,
     /** `--claim-lease` */
     readonly leaseMs: number,
+    /** `--roster-window`: how long a sign of life is kept (and at least twice the lease) */
+    private readonly keepMs = MIN_KEEP_MS,
   ) {
     this.intervalMs = Math.max(1, Math.min(MAX_INTERVAL_MS, Math.floor(leaseMs / 4)));
   }
@@ -128,7 +132,7 @@ export class Presence {
       lastSeen: now,
       since: previous !== undefined && previous.lastSeen + this.leaseMs >= now ? Math.min(previous.since, now) : now,
     };
-    await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(MIN_KEEP_MS, 2 * this.leaseMs) });
+    await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) });
     this.written.set(key, now);
     // forget holders not seen for a while, so the map stays the size of the live roster
     if (this.written.size > 10_000) for (const [k, t] of this.written) if (now - t > this.leaseMs) this.written.delete(k);
@@ -144,6 +148,28 @@ export class Presence {
     const previous = await this.readIn(tx, this.holder());
     if (previous !== undefined && tx.now - previous.lastSeen < this.intervalMs && previous.lastSeen + this.leaseMs >= tx.now) return;
     await this.touchIn(tx);
+  }
+
+  /**
+   * Marks the caller `gone` (its stdio connection closed): best-effort, its last sign of life is kept as it was, so
+   * its claims lapse by the lease as always. The next call by the same holder makes it present again.
+   */
+  async leave(): Promise<void> {
+    const holder = this.holder();
+    const key = this.key(holder);
+    this.written.delete(key);
+    try {
+      await this.store.transact(async (tx) => {
+        const previous = await this.readIn(tx, holder);
+        if (previous === undefined) return {};
+        const entry = await tx.get(key);
+        const ttlMs = entry?.expiresAt !== undefined ? Math.max(1, entry.expiresAt - tx.now) : undefined;
+        await tx.set(key, { ...previous, gone: tx.now } as Json, { by: this.session.by, ...(ttlMs ? { ttlMs } : {}) });
+        return {};
+      });
+    } catch {
+      // the roster turns the entry idle, then gone, by its window
+    }
   }
 
   /** A holder's sign of life as a transaction (or the store) sees it (`undefined` when none, or unreadable). */

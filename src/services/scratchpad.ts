@@ -24,11 +24,11 @@ const padOf = (value: Json | undefined): Scratchpad => (value === undefined ? em
 
 export const SCRATCHPAD_KINDS = ['variable', 'observation', 'failed_approach'] as const;
 export type ScratchpadKind = (typeof SCRATCHPAD_KINDS)[number];
-export interface ScratchpadCounts {
+export type ScratchpadCounts = {
   variables: number;
   observations: number;
   failedApproaches: number;
-}
+};
 const counts = (p: Scratchpad): ScratchpadCounts => ({
   variables: Object.keys(p.variables).length,
   observations: p.observations.length,

@@ -35,8 +35,7 @@ export function registerBoardTools(host: ToolHost, boards: BoardService): void {
     'board_show',
     () => ({
       title: 'Show the board',
-      description:
-        'Show the person the board, live where the client renders MCP Apps. Returns a summary and the board (threads, plans, keys).',
+      description: 'Show the board to the person, live where MCP Apps render. Returns a summary and the board.',
       input: z.object({ section }).strict(),
       output: board,
       annotations: { readOnlyHint: true },

@@ -14,7 +14,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_status',
     () => ({
       title: 'Budgets left',
-      description: 'Read budgets without spending ({tool:whoami} too). Returns current, max, remaining, reached each.',
+      description: 'Budgets, no spending ({tool:whoami} too). Returns current, max, remaining, reached each.',
       input: z.object({}).strict(),
       output: z.object({ budgets: z.array(view) }),
       annotations: { readOnlyHint: true },
@@ -26,8 +26,7 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     'budget_step',
     () => ({
       title: 'Spend budget',
-      description:
-        'Spend budget before a costly step. Returns current, max, remaining; LIMIT_REACHED: nothing spent, stop and {tool:final_answer_set}.',
+      description: 'Spend budget before a costly step. Returns current, max, remaining; LIMIT_REACHED: stop, {tool:final_answer_set}.',
       input: z
         .object({
           name: name.optional().describe('Default "iterations"'),

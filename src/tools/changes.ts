@@ -13,7 +13,7 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
     () => ({
       title: 'Follow changes',
       description:
-        'Follow every change after afterRevision; one key: {tool:watch}. Waits waitMs (≤50 s without progress token). Returns changes, revision.',
+        'Every change after afterRevision; one key: {tool:watch}. Waits waitMs, ≤50 s without progress token. Returns changes, revision.',
       input: z
         .object({
           afterRevision: z.number().int().min(0).optional(),

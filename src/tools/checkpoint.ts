@@ -22,7 +22,8 @@ const savedState = z.object({
   kind: z.literal('thread'),
   thread: z.string(),
   run: z.string(),
-  records: z.record(z.string(), z.object({ v: z.unknown(), ver: counter, at: z.number(), by: z.string(), exp: z.number().optional() })),
+  /** each saved record by its storage key: `{v: value, ver: version, at, by, exp?}` */
+  records: z.record(z.string(), z.unknown()),
 });
 
 /** Registers the checkpoint family: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete. */
@@ -32,7 +33,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_save',
     () => ({
       title: 'Save a checkpoint',
-      description: "Save this thread's state for {tool:checkpoint_restore}. Returns its id, size.",
+      description: "Save this thread's state for {tool:checkpoint_restore}. Returns id, size.",
       input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint
@@ -45,7 +46,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_list',
     () => ({
       title: 'List checkpoints',
-      description: "A thread's checkpoints, newest first; checkpointId: that one with its state. Returns them, nextCursor.",
+      description: "A thread's checkpoints, newest first (checkpointId: one in full). Returns them, nextCursor.",
       input: z
         .object({
           thread: threadArg,
@@ -68,7 +69,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_restore',
     () => ({
       title: 'Restore a checkpoint',
-      description: 'Put a thread back as a checkpoint saved it, atomically. Returns records restored.',
+      description: 'Restore a thread as a checkpoint saved it, atomically. Returns records restored.',
       input: z
         .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed since'), idempotencyKey })
         .strict(),

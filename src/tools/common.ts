@@ -8,19 +8,23 @@ import type { Json } from '../store/types.js';
 
 export const json = (schema: z.ZodType): z.ZodType<Json> => schema as z.ZodType<Json>;
 /** a value that is any JSON: the one kind of property left untyped */
-export const jsonValue = z.unknown().describe('Any JSON value');
+/** how an any-JSON value is described in argument schemas */
+export const ANY_JSON = 'Any JSON value';
+export const jsonValue = z.unknown().describe(ANY_JSON);
 
 export const scope = z.string().optional().describe('Default global');
 export const ifVersion = z.number().int().min(0).optional().describe('Version read; 0: new');
-export const idempotencyKey = z.string().optional().describe('Applies once per key');
-export const threadArg = z.string().optional().describe('Default yours');
+export const idempotencyKey = z.string().optional().describe('Retry-safe');
+/** a thread to read other than the caller's (the caller's when left out: needs no description) */
+export const threadArg = z.string().optional();
 /** a list's nextCursor, passed back (the descriptions say so) */
 export const cursor = z.string().optional();
 
 /** Default and largest value bytes of a bounded read. */
 export const READ_DEFAULT_BYTES = 16 * 1024;
 export const READ_MAX_BYTES = 1024 * 1024;
-export const maxBytes = z.number().int().min(64).max(READ_MAX_BYTES).optional().describe(`Default ${READ_DEFAULT_BYTES}`);
+/** a bounded read's size (default {@link READ_DEFAULT_BYTES}; the read tools' descriptions name it) */
+export const maxBytes = z.number().int().min(64).max(READ_MAX_BYTES).optional();
 
 /** Waits of blocking tools, in ms: the default, the cap without a progress token, and the cap with one. */
 export const WAIT_DEFAULT_MS = 25_000;

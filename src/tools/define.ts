@@ -81,8 +81,8 @@ export class ToolHost {
       readOnly?: boolean;
       /** runs before every tool not annotated `readOnlyHint` (the session records its thread on its first write) */
       beforeWrite?: () => Promise<void>;
-      /** runs after every call that succeeded, reads included (the caller's sign of life, which keeps its claims) */
-      afterCall?: () => Promise<void>;
+      /** runs after every call that succeeded, reads included (the caller's sign of life); returns the reply's `_meta` */
+      afterCall?: () => Promise<Record<string, unknown> | undefined>;
       /** the tools of the identity a request names in its `_meta`, when it is not this host's */
       route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
@@ -251,8 +251,9 @@ export class ToolHost {
     try {
       if (writes) await this.access.beforeWrite?.();
       const result = await tool.handler(parsed.data as never, extra, { operation: tool.name });
-      await this.access.afterCall?.();
-      return tool.spec.text ? { ...ok(result), content: [{ type: 'text', text: tool.spec.text(result as never) }] } : ok(result);
+      const meta = await this.access.afterCall?.();
+      const reply = ok(result, meta);
+      return tool.spec.text ? { ...reply, content: [{ type: 'text', text: tool.spec.text(result as never) }] } : reply;
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
@@ -295,6 +296,7 @@ const SPECS = new Map<string, ToolSpec<z.ZodObject, z.ZodObject>>();
 const LISTINGS = new Map<string, Tool[]>();
 
 /** A success: `structuredContent` plus the same JSON as text. */
-export function ok(data: object): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
+export function ok(data: object, _meta?: Record<string, unknown>): CallToolResult {
+  const text = JSON.stringify(data);
+  return { content: [{ type: 'text', text }], structuredContent: data as Record<string, unknown>, ...(_meta ? { _meta } : {}) };
 }

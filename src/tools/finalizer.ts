@@ -26,7 +26,7 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
     () => ({
       title: 'Give the final answer',
       description:
-        "Set this run's final answer, once; the delegator reads it with {tool:final_answer_get}. Returns it; MULTIPLE_FINAL_ANSWERS: do not retry.",
+        "Set this run's final answer, once; the delegator reads it: {tool:final_answer_get}. Returns it; MULTIPLE_FINAL_ANSWERS: stop.",
       input: z.object({ content: z.string(), metadata: json(jsonValue).optional(), idempotencyKey }).strict(),
       output: z.object({ answer }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -38,8 +38,7 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
     'final_answer_get',
     () => ({
       title: 'Read (or wait for) a final answer',
-      description:
-        "Read your or a child thread's final answer, waiting waitMs (≤50 s without progress token). Returns isSet, answer (preview over maxBytes) or timedOut.",
+      description: "Your or a child's final answer; waits waitMs, ≤50 s without progress token. Returns isSet, answer, timedOut.",
       input: z.object({ thread: threadArg, waitMs, maxBytes }).strict(),
       output: z.object({ isSet: z.boolean(), answer: answer.extend(bounded).optional(), timedOut: z.boolean().optional() }),
       annotations: { readOnlyHint: true },

@@ -14,7 +14,7 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_append',
     () => ({
       title: 'Record an event',
-      description: "Record an event in this thread's history for others; private notes: {tool:scratchpad_write}. Returns seq.",
+      description: "Log an event in this thread's history for others; private: {tool:scratchpad_write}. Returns seq.",
       input: z
         .object({
           kind: z.string().describe('e.g. decision, tool_call'),
@@ -33,7 +33,7 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_list',
     () => ({
       title: 'Read the history',
-      description: "A thread's history (yours or a child's), newest first. Returns entries, nextCursor (asc: nextAfterSeq).",
+      description: "A thread's history (yours, a child's), newest first. Returns entries, nextCursor (asc: nextAfterSeq).",
       input: z
         .object({
           thread: threadArg,
@@ -60,7 +60,7 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
     'history_prune',
     () => ({
       title: 'Prune the history',
-      description: "Keep only the newest keepLast events of this thread's history. Returns removed.",
+      description: 'Keep only the newest keepLast events of your history. Returns removed.',
       input: z.object({ keepLast: z.number().int().min(0), idempotencyKey }).strict(),
       output: z.object({ removed: counter }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },

@@ -17,6 +17,7 @@ import { registerPlanTools } from './plan.js';
 import { registerRunTools } from './run.js';
 import { registerScratchpadTools } from './scratchpad.js';
 import { registerSignalTools } from './signal.js';
+import { registerTeamTools } from './team.js';
 
 /**
  * Declares every tool family on the host, which keeps the tools {@link toolSelection} chose; `host.install` then
@@ -30,11 +31,12 @@ export function registerTools(host: ToolHost, config: Config, services: Services
   registerFinalizerTools(host, services.finalizer);
   registerBudgetTools(host, services.budget, config.allowBudgetAdmin);
   registerLifecycleTools(host, services.lifecycle);
-  registerRunTools(host, services.runs, services.budget, services.lifecycle);
+  registerRunTools(host, services.runs, services.budget, services.lifecycle, services.messages);
   registerHistoryTools(host, services.history);
   registerSignalTools(host, services.signals);
   registerCheckpointTools(host, services.checkpoints);
   registerBoardTools(host, new BoardService(services.store, services.session.identity.namespace));
+  registerTeamTools(host, services.team, services.messages);
 }
 
 /** The tools `--tools`, `--allow-budget-admin` and `--read-only` let a server register. */

@@ -21,8 +21,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_get',
     () => ({
       title: 'Read a key',
-      description:
-        'Read a key; to wait for a change use {tool:watch}. Returns value, version (your ifVersion); over maxBytes a preview, truncated:true.',
+      description: 'Read a key; to wait for a change: {tool:watch}. Returns value, version (for ifVersion), a preview over maxBytes.',
       input: z.object({ key, scope, maxBytes }).strict(),
       output: z.object({
         found: z.boolean(),
@@ -45,8 +44,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_set',
     () => ({
       title: 'Write a key',
-      description:
-        'Write a key, with ifVersion only if unchanged. Counters, lists, merges: {tool:state_update}. Returns version, revision.',
+      description: 'Write a key (ifVersion: if unchanged). Counters, lists, merges: {tool:state_update}. Returns version, revision.',
       input: z.object({ key, value, scope, ifVersion, ttlSeconds, idempotencyKey }).strict(),
       output: z.object({ version: counter, revision: counter }),
       annotations: { ...write, idempotentHint: false },
@@ -72,7 +70,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_list',
     () => ({
       title: 'List keys',
-      description: 'List keys without values ({tool:state_snapshot} has values). Returns key, version, bytes each; nextCursor.',
+      description: 'List keys (values: {tool:state_snapshot}). Returns key, version, bytes each; nextCursor.',
       input: z
         .object({
           scope,
@@ -95,7 +93,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_snapshot',
     () => ({
       title: 'Read many keys at once',
-      description: 'Many values in one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped (too big).',
+      description: 'Many values, one consistent read, maxBytes a page. Returns entries, revision, nextCursor, skipped.',
       input: z
         .object({
           scope,
@@ -121,8 +119,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_update',
     () => ({
       title: 'Atomically update a key',
-      description:
-        'Atomic increment, append, merge (null drops a field) or add_to_set; a missing key starts empty. Returns value, version.',
+      description: 'Atomic increment, append, merge (null drops), add_to_set; missing key: empty. Returns value, version.',
       input: z
         .object({
           key,
@@ -145,7 +142,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_batch',
     () => ({
       title: 'Apply several writes together',
-      description: 'Up to 100 sets, deletes, updates in order, all or none (atomic:false: each alone). Returns results, revision.',
+      description: 'Up to 100 sets, deletes, updates, all or none (atomic:false: each alone). Returns results, revision.',
       input: z
         .object({
           ops: z.array(
@@ -193,7 +190,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     () => ({
       title: 'Wait for a key to change',
       description:
-        'Wait for a key to exist or, after afterVersion, change (scope plan: a plan id). Waits waitMs, ≤50 s without progress token. Returns value, version or timedOut.',
+        'Wait for a key to exist or change after afterVersion (scope plan: plan id), waitMs, ≤50 s without progress token. Returns value, version, timedOut.',
       input: z
         .object({
           key,

@@ -22,7 +22,7 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_get',
     () => ({
       title: 'Read the lifecycle state',
-      description: "Read a thread's lifecycle state ({tool:whoami} shows yours). Returns state, reason, allowed next.",
+      description: "A thread's lifecycle state ({tool:whoami} shows yours). Returns state, reason, allowed next.",
       input: z.object({ thread: threadArg }).strict(),
       output: view,
       annotations: { readOnlyHint: true },
@@ -34,7 +34,7 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
     'agent_state_set',
     () => ({
       title: 'Change the lifecycle state',
-      description: "Move this run's lifecycle state. Returns state, previous; INVALID_TRANSITION lists the allowed ones.",
+      description: "Move this run's lifecycle state. Returns state, previous; INVALID_TRANSITION: see allowed.",
       input: z.object({ state, reason: z.string().optional(), idempotencyKey }).strict(),
       output: view.extend({ previous: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },

@@ -1,6 +1,7 @@
 // How a tool is shown in tools/list: its schemas as compact JSON Schema, and only the annotations that say something.
 import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import { ANY_JSON } from './common.js';
 
 /**
  * Annotations as listed: only what differs from MCP's defaults (not read-only, destructive, not idempotent, open
@@ -26,7 +27,7 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
   const out = z.toJSONSchema(schema, {
     target: 'draft-7',
     io,
-    override: ({ jsonSchema: node }) => {
+    override: ({ jsonSchema: node, path }) => {
       if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
       if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
       // A result never has properties beyond its schema's; saying so in every object is noise. An argument object
@@ -37,6 +38,12 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
       // A result's word lists (statuses, kinds) are named in the descriptions; listing them in every result schema
       // would cost each model turn tokens for what no client validates against.
       if (io === 'output' && node.type === 'string' && Array.isArray(node.enum)) delete node.enum;
+      // object keys are strings in JSON: a record's `propertyNames: {type: string}` says nothing
+      if (node.propertyNames !== undefined && JSON.stringify(node.propertyNames) === '{"type":"string"}') delete node.propertyNames;
+      // a result's any-JSON value needs no words (an argument's keeps them: converters want every property described)
+      if (io === 'output' && node.description === ANY_JSON) delete node.description;
+      // a nested result object is told by its properties (the result itself stays `type: object`, as MCP asks)
+      if (io === 'output' && node.type === 'object' && node.properties !== undefined && path.length > 0) delete node.type;
     },
   }) as Record<string, unknown>;
   delete out.$schema;

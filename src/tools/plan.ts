@@ -59,7 +59,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     () => ({
       title: 'Create a plan',
       description:
-        'Create a plan: title, steps (ids s1, s2…). Scope global unless given; workers find it with {tool:plan_list}. Returns planId, stepIds.',
+        'Create a plan: title, steps (ids s1, s2…), global unless scoped; workers find it via {tool:plan_list}. Returns planId, stepIds.',
       input: z
         .object({
           title: z.string(),
@@ -82,7 +82,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_get',
     () => ({
       title: 'Read a plan',
-      description: 'Read a plan (content cut short; detail "full": notes, claims). Wait for changes: {tool:watch} key planId, scope plan.',
+      description: 'Read a plan (content cut; detail "full": notes, claims); to follow: {tool:watch} planId, scope plan.',
       input: z.object({ planId, detail: z.enum(['summary', 'full']).optional().describe('Default summary') }).strict(),
       output: z.object({ plan }),
       annotations: { readOnlyHint: true },
@@ -98,9 +98,9 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
       description: "List plans you can see (or a scope's), newest first, with step counts. More with nextCursor.",
       input: z
         .object({
-          status: z.enum(PLAN_STATUSES).optional().describe('Filter'),
+          status: z.enum(PLAN_STATUSES).optional(),
           scope: z.string().optional().describe('Default: all yours'),
-          cursor: z.string().optional().describe('nextCursor'),
+          cursor: z.string().optional(),
           limit: z.number().int().min(1).max(PLAN_LIST_MAX).optional().describe(`Default ${PLAN_LIST_DEFAULT}`),
         })
         .strict(),
@@ -116,7 +116,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     () => ({
       title: 'Update a plan',
       description:
-        'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or the list (steps, needs ifVersion). Returns changed steps, counts.',
+        'Edit a plan: title, status, steps by id (stepUpdates; owner reassigns) or all (steps + ifVersion). Returns changes, counts.',
       input: z
         .object({
           planId,
@@ -166,7 +166,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     () => ({
       title: 'Take a step of a plan',
       description:
-        'Take the next free step (or stepId). Returns it and claim {fence, leaseUntil}; your calls renew it. Finish with {tool:plan_step}. Else claimed:false, reason.',
+        'Take the next free step (or stepId); your calls renew it; finish with {tool:plan_step}. Returns step, claim, or claimed:false, reason.',
       input: z.object({ planId, stepId: z.string().optional().describe('Default: next free'), idempotencyKey }).strict(),
       output: z.object({
         claimed: z.boolean(),
@@ -185,13 +185,13 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     () => ({
       title: 'Move your step',
       description:
-        'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked. CLAIM_LOST: it lapsed to another.',
+        'Move your step: completed, skipped, pending (give back), in_progress. Returns step, counts, unblocked; CLAIM_LOST: lapsed.',
       input: z
         .object({
           planId,
           stepId: z.string(),
-          status: z.enum(WORK_STATUSES).describe('To'),
-          note: z.string().optional().describe('Note'),
+          status: z.enum(WORK_STATUSES),
+          note: z.string().optional(),
           fence: z.number().int().min(1).optional().describe('Strict check'),
           idempotencyKey,
         })

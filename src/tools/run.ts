@@ -3,17 +3,24 @@ import * as z from 'zod';
 import type { BudgetService } from '../services/budget.js';
 import { END_STATES, type RunService } from '../services/run.js';
 import type { LifecycleService } from '../services/lifecycle.js';
+import type { MessageService } from '../services/messages.js';
 import { counter, idempotencyKey } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 /** Registers the run family: whoami (with the thread's budgets and lifecycle state), run_start, run_end. */
-export function registerRunTools(host: ToolHost, runs: RunService, budget: BudgetService, lifecycle: LifecycleService): void {
+export function registerRunTools(
+  host: ToolHost,
+  runs: RunService,
+  budget: BudgetService,
+  lifecycle: LifecycleService,
+  messages: MessageService,
+): void {
   defineTool(
     host,
     'whoami',
     () => ({
       title: 'Who am I',
-      description: 'Your identity (agent, thread, run, parent), lifecycle state and budgets left. Call it first. Returns them.',
+      description: 'Your identity, lifecycle state, budgets, unread messages. Call it first. Returns them.',
       input: z.object({}).strict(),
       output: z.object({
         namespace: z.string().nullable(),
@@ -25,12 +32,13 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
         delegateLevel: counter,
         state: z.string(),
         budgets: z.array(z.object({ name: z.string(), current: counter, max: counter, remaining: counter, reached: z.boolean() })),
+        unread: counter,
       }),
       annotations: { readOnlyHint: true },
     }),
     async () => {
-      const [me, { state }, { budgets }] = await Promise.all([runs.whoami(), lifecycle.get(), budget.status()]);
-      return { ...me, state, budgets };
+      const [me, { state }, { budgets }, unread] = await Promise.all([runs.whoami(), lifecycle.get(), budget.status(), messages.unread()]);
+      return { ...me, state, budgets, unread };
     },
   );
   defineTool(
@@ -38,7 +46,7 @@ export function registerRunTools(host: ToolHost, runs: RunService, budget: Budge
     'run_start',
     () => ({
       title: 'Start a new run',
-      description: 'Start a new run, or enter a thread (made your child). Run scope, notes, answer start empty. Returns thread, run.',
+      description: 'New run, or enter a thread (made your child); run scope, notes, answer reset. Returns thread, run.',
       input: z
         .object({
           thread: z.string().optional(),

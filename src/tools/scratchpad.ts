@@ -13,8 +13,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_write',
     () => ({
       title: 'Note something for this run',
-      description:
-        "Note a variable (named), observation or failed_approach in this run's private memory; shared: {tool:state_set}. Returns counts.",
+      description: 'Note a variable, observation or failed_approach in private run memory; shared: {tool:state_set}. Returns counts.',
       input: z
         .object({
           kind: z.enum(SCRATCHPAD_KINDS),
@@ -33,7 +32,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
     'scratchpad_read',
     () => ({
       title: 'Read the scratchpad',
-      description: "Read this run's notes (new run: empty). Returns variables, observations, failedApproaches, context (as prompt text).",
+      description: "This run's notes (new run: none). Returns variables, observations, failedApproaches, context.",
       input: z.object({ maxBytes }).strict(),
       output: z.object({
         variables: z.record(z.string(), json(jsonValue)),
@@ -41,7 +40,7 @@ export function registerScratchpadTools(host: ToolHost, scratchpad: ScratchpadSe
         failedApproaches: z.array(z.object({ approach: z.string(), reason: z.string().optional() })),
         context: z.string(),
         truncated: z.boolean().optional(),
-        omitted: z.object(counts).optional(),
+        omitted: z.record(z.string(), counter).optional(),
       }),
       annotations: { readOnlyHint: true },
     }),

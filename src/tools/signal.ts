@@ -11,7 +11,7 @@ export function registerSignalTools(host: ToolHost, signals: SignalService): voi
     'signal',
     () => ({
       title: 'Signal your confidence',
-      description: 'Say how you are doing: uncertain (need help), explore, commit; logged to client and history. Returns it.',
+      description: 'Say how it goes: uncertain, explore or commit; logged to history. Returns it.',
       input: z
         .object({
           kind: z.enum(SIGNAL_KINDS),

@@ -224,6 +224,7 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
   // second one is made only when the SDK discarded the first after a client's `server/discover` probe.
   let first: Awaited<ReturnType<typeof createServer>> | undefined = await createServer(config, store);
   const tools = first.tools.length;
+  const opened = first;
   const transport = new LimitedStdioTransport(maxStdioMessageBytes(config));
   let close!: () => void;
   const closed = new Promise<void>((resolve) => {
@@ -252,7 +253,10 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
   );
   transport.closed.then(close, close).finally(() => bus.stop());
   void handle;
-  return { tools, closed };
+  // the client went away: the roster shows this agent gone at once (best-effort, bounded so exit never waits long)
+  const leave = (): Promise<void> =>
+    Promise.race([(current ?? opened).services.presence.leave(), new Promise<void>((r) => setTimeout(r, 2000).unref())]);
+  return { tools, closed: closed.then(leave) };
 }
 
 /**

@@ -19,6 +19,25 @@ afterEach(() => {
 });
 
 describe('examples run as documented', () => {
+  it('team.mjs: a lead and three worker processes split a plan; the lead redirects one mid-step, a worker asks and gets an answer', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'team.mjs')], { timeout: 120_000 });
+    expect(stdout).toMatch(/lead: created plan-[0-9a-f]{12} with 6 steps/);
+    const away = /lead: redirected w2 away from (s\d)/.exec(stdout)![1];
+    expect(stdout).toContain(`w2: redirected mid-step ${away}: gave it back and checked the sources`);
+    expect(stdout).toContain('lead: answered w3: question: which format for the results?');
+    expect(stdout).toContain('w3: asked the lead, answer: JSON, one file per quarter');
+    // every step completed once, each by the worker the plan names
+    const owners = Object.fromEntries(
+      /lead: completed: (.*)/
+        .exec(stdout)![1]
+        .split(' ')
+        .map((pair) => pair.split('=')),
+    );
+    expect(Object.keys(owners).sort()).toEqual(['s1', 's2', 's3', 's4', 's5', 's6']);
+    for (const [step, owner] of Object.entries(owners))
+      expect(stdout.match(new RegExp(`${owner}: completed ${step}$`, 'gm'))).toHaveLength(1);
+  }, 150_000);
+
   it('two-agents.mjs: a planner and a worker process coordinate through one SQLite file', async () => {
     const { stdout } = await run(process.execPath, [join(examples, 'two-agents.mjs')], { timeout: 30_000 });
     expect(stdout).toContain('worker: got task "find the answer" at version 1');

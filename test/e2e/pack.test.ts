@@ -48,6 +48,7 @@ describe('the npm package', () => {
         'dist/api/plans.d.ts',
         'dist/api/records.d.ts',
         'dist/api/runs.d.ts',
+        'dist/api/team.d.ts',
         'dist/errors.d.ts',
         'dist/index.d.ts',
       ]);

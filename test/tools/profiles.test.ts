@@ -80,7 +80,11 @@ describe('profiles', () => {
     ]);
     expect(await names(['whoami', 'history_list'])).toEqual(['whoami', 'history_list']);
     const all = await names(['all']);
-    expect(all).toHaveLength(35 + (all.includes('plan_step') ? 1 : 0));
+    expect(all).toHaveLength(38 + (all.includes('plan_step') ? 1 : 0));
+    // the team profile adds the roster and messages to agent's tools, and combines with others
+    const team = await names(['agent', 'team']);
+    expect(team).toHaveLength((await names(['agent'])).length + 3);
+    expect(team).toEqual(expect.arrayContaining(['team_list', 'message_send', 'inbox']));
     expect(all).not.toContain('budget_increase');
   });
 
@@ -103,13 +107,27 @@ describe('sizes', () => {
     { label: 'default (agent)', config: {}, budget: BUDGET.agent },
     { label: '--namespace team', config: { namespace: 'team' }, budget: BUDGET.agent },
     { label: '--tools all', config: { tools: ['all'] }, budget: BUDGET.all },
-    { label: '--tools all --namespace team', config: { tools: ['all'], namespace: 'team' }, budget: BUDGET.all },
   ];
   it.each(cases)('$label: within its budget of characters', async ({ label, config, budget }) => {
     const { tools } = await listed(config);
     console.log(`tools/list ${label}: ${tools.length} tools, ${visible(tools)} visible, ${full(tools)} full`);
     expect(visible(tools)).toBeLessThanOrEqual(budget.visible);
     expect(full(tools)).toBeLessThanOrEqual(budget.full);
+  });
+
+  it('--tools all --namespace zq: the same list with the prefix on each tool name, and nothing else', async () => {
+    const plain = (await listed({ tools: ['all'] })).tools;
+    const spaced = (await listed({ tools: ['all'], namespace: 'zq' })).tools;
+    expect(JSON.stringify(spaced).replaceAll('zq_', '')).toBe(JSON.stringify(plain));
+    // within the budget of --tools all plus what the prefix itself costs (every name, and every tool a text names)
+    const prefixed = (tools: Tool[]) =>
+      tools.reduce(
+        (n, t) => n + JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema }).split('zq_').length - 1,
+        0,
+      );
+    console.log(`tools/list --tools all --namespace zq: ${visible(spaced)} visible, ${prefixed(spaced)} prefixed names`);
+    expect(visible(spaced)).toBeLessThanOrEqual(BUDGET.all.visible + 'zq_'.length * prefixed(spaced));
+    expect(full(spaced)).toBeLessThanOrEqual(BUDGET.all.full + 'zq_'.length * (JSON.stringify(spaced).split('zq_').length - 1));
   });
 
   it('every description says what, when and what comes back in at most 250 characters', async () => {

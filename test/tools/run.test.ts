@@ -18,6 +18,7 @@ describe('run tools', () => {
       delegateLevel: 0,
       state: 'loading',
       budgets: [{ name: 'iterations', current: 1, max: 5, remaining: 4, reached: false }],
+      unread: 0,
     });
     expect(JSON.stringify(me)).not.toMatch(/memory:|sqlite:|store/);
   });

@@ -1,0 +1,319 @@
+// Messages between agents: one append-only log per namespace, a mailbox entry per recipient, and acknowledged positions.
+import * as z from 'zod';
+import { BlackboardError, invalid } from '../errors.js';
+import { checkName, idempotent, type CallOptions } from '../context.js';
+import type { Json } from '../store/types.js';
+import type { VersionedStore } from '../store/versioned-store.js';
+import { checkTimeout } from './arguments.js';
+import { decode, encode } from './records.js';
+import {
+  InboxPosition,
+  MessageRecord,
+  UNREAD_CAP,
+  mailRanges,
+  messageView,
+  pendingOf,
+  positionOf,
+  type MailRange,
+  type Message,
+} from './mailbox.js';
+import type { Keys } from '../keyspace.js';
+import type { Holder } from './presence.js';
+import { holderId, nearestName, readSigns, type RosterTimes } from './roster.js';
+import type { Session } from './session.js';
+
+/** Largest message content, in UTF-8 bytes. */
+export const MESSAGE_MAX_BYTES = 16 * 1024;
+/** How much message content one inbox reply carries at most (always at least one message). */
+const PAGE_BYTES = 16 * 1024;
+export const INBOX_DEFAULT_LIMIT = 10;
+export const INBOX_MAX_LIMIT = 100;
+/** How long a caller's unread count is reused for the `_meta` of its other replies (a local send or ack renews it). */
+const UNREAD_FRESH_MS = 1000;
+
+export interface SendArgs {
+  to: string;
+  content: string;
+  replyTo?: string;
+  waitForRecipient?: boolean;
+  idempotencyKey?: string;
+}
+export interface SendResult {
+  messageId: string;
+  revision: number;
+  recipients: Holder[];
+  /** the recipient the message is kept for until it arrives */
+  awaiting?: string;
+}
+export interface InboxArgs {
+  waitMs?: number;
+  limit?: number;
+  ack?: string;
+}
+export interface InboxResult {
+  messages: Message[];
+  cursor: string;
+  unread: number;
+  timedOut?: boolean;
+}
+
+/**
+ * Per store, by namespace and holder: unread counts as last read in this process. A send through this process drops
+ * its recipients' counts, an ack the caller's; a send through another process shows within {@link UNREAD_FRESH_MS}.
+ */
+const UNREAD = new WeakMap<VersionedStore, Map<string, { unread: number; at: number }>>();
+
+const MESSAGE_ID_RE = /^m([1-9][0-9]{0,15})$/;
+
+/**
+ * Messages of one connection's caller. A send takes the namespace's next sequence number and writes the message
+ * once, plus one mailbox entry per recipient (resolved from the roster at send time), all in one transaction: a
+ * recipient's mail is exactly its mailbox, in sequence order, which is send order. An inbox reads its mailbox after
+ * the caller's acknowledged position, which moves only on `ack`.
+ */
+export class MessageService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+    private readonly times: RosterTimes & { retentionMs: number },
+  ) {}
+
+  private get keys() {
+    return this.session.keys;
+  }
+  private holder(): Holder {
+    const { agent, thread } = this.session.identity;
+    return agent === undefined ? { thread } : { agent, thread };
+  }
+
+  async send(args: SendArgs, call: CallOptions): Promise<SendResult> {
+    if (typeof args.content !== 'string') throw invalid('content must be text.');
+    const bytes = Buffer.byteLength(args.content, 'utf8');
+    if (bytes > MESSAGE_MAX_BYTES) {
+      throw new BlackboardError(
+        'VALUE_TOO_LARGE',
+        `content is ${bytes} bytes, over the ${MESSAGE_MAX_BYTES}-byte limit of a message. Nothing was sent: put the text in a key with {tool:state_set} and send its name.`,
+        { bytes, maxBytes: MESSAGE_MAX_BYTES },
+      );
+    }
+    if (args.replyTo !== undefined && !MESSAGE_ID_RE.test(args.replyTo)) {
+      throw invalid(`replyTo must be a message id as {tool:inbox} shows it (e.g. "m12"), got "${args.replyTo.slice(0, 40)}".`, {
+        path: 'replyTo',
+      });
+    }
+    const me = this.session.identity;
+    const { kind, name } = parseTo(args.to);
+    const now = this.store.now();
+    const signs = [...(await readSigns(this.store, this.keys, now, this.times)).values()];
+    const isMe = (h: Holder): boolean => holderId(h) === holderId(this.holder());
+    const recipients: Holder[] = signs
+      .filter((s) =>
+        kind === 'agent' ? s.agent === name : kind === 'thread' ? s.thread === name : kind === 'type' ? s.agentType === name : true,
+      )
+      .filter((s) => kind === 'agent' || kind === 'thread' || !isMe(s))
+      .map((s) => (s.agent !== undefined ? { agent: s.agent, thread: s.thread } : { thread: s.thread }));
+    let awaited: string | undefined;
+    if (recipients.length === 0) {
+      if (!args.waitForRecipient || kind === 'all')
+        throw noRecipient(
+          args.to,
+          kind,
+          signs.flatMap((s) => s.agent ?? []),
+        );
+      awaited = `${kind === 'agent' ? 'a' : kind === 'thread' ? 't' : 'y'}.${name}`;
+    }
+    const ttlMs = this.times.retentionMs;
+    const by = this.session.by;
+    const { result, revision } = await this.store.transact(
+      async (tx) => {
+        const counter = await tx.update(this.keys.messageCounter(), 'increment', 1, { by });
+        const seq = decode(z.number().int().min(1), counter.value, 'message counter');
+        const record: MessageRecord = {
+          id: `m${seq}`,
+          seq,
+          from: by,
+          fromThread: me.thread,
+          ...(me.agentType !== undefined ? { fromType: me.agentType } : {}),
+          to: args.to,
+          content: args.content,
+          sentAt: tx.now,
+          ...(args.replyTo !== undefined ? { replyTo: args.replyTo } : {}),
+          recipients,
+          ...(awaited !== undefined ? { awaited } : {}),
+        };
+        await tx.set(this.keys.message(seq), encode(record), { by, ifVersion: 0, ttlMs });
+        for (const r of recipients) await tx.set(this.keys.mailbox(r.agent, r.thread, seq), { seq }, { by, ttlMs });
+        if (awaited !== undefined) await tx.set(this.keys.mailboxWait(awaited, seq), { seq }, { by, ttlMs });
+        return { messageId: record.id, recipients, ...(awaited !== undefined ? { awaiting: awaited.slice(2) } : {}) };
+      },
+      { ...idempotent(me, call, args) },
+    );
+    const cache = this.cache();
+    if (awaited !== undefined) cache.clear();
+    for (const r of result.recipients) cache.delete(this.cacheId(r));
+    return { ...result, revision };
+  }
+
+  private ranges(): MailRange[] {
+    return mailRanges(this.keys, this.session.identity);
+  }
+
+  /** The caller's acknowledged position (0: nothing acknowledged yet). */
+  position(): Promise<number> {
+    return positionOf(this.store, this.keys, this.session.identity);
+  }
+
+  private pending(position: number): Promise<number[]> {
+    return pendingOf(this.store, this.keys, this.session.identity, position);
+  }
+
+  /** How many messages the caller has after its acknowledged position. */
+  async unread(): Promise<number> {
+    return (await this.pending(await this.position())).length;
+  }
+
+  /**
+   * The caller's unread count for the `_meta` of its replies, reused for a second unless a send or ack in this
+   * process happened since (a send through another process shows within that second).
+   */
+  async unreadHint(): Promise<number> {
+    const hit = this.cache().get(this.cacheId());
+    if (hit && Date.now() - hit.at < UNREAD_FRESH_MS) return hit.unread;
+    const unread = await this.unread();
+    this.remember(unread);
+    return unread;
+  }
+
+  private cache(): Map<string, { unread: number; at: number }> {
+    let cache = UNREAD.get(this.store);
+    if (!cache) {
+      cache = new Map();
+      UNREAD.set(this.store, cache);
+    }
+    return cache;
+  }
+  private cacheId(holder: Holder = this.holder()): string {
+    return `${this.session.identity.namespace ?? ''}\u0000${holderId(holder)}`;
+  }
+  /** Keeps the caller's unread count as just read, for {@link unreadHint}. */
+  private remember(unread: number): void {
+    const cache = this.cache();
+    if (cache.size > 10_000) cache.clear();
+    cache.set(this.cacheId(), { unread, at: Date.now() });
+  }
+
+  /** Moves the acknowledged position to `ack` (never back); INVALID_ARGUMENT for a cursor this namespace never gave. */
+  private async acknowledge(ack: string): Promise<number> {
+    const seq = /^(0|[1-9][0-9]{0,15})$/.test(ack) ? Number(ack) : Number.NaN;
+    if (!Number.isSafeInteger(seq)) {
+      throw invalid('ack must be a cursor from an earlier {tool:inbox} reply, passed back as it was.', { path: 'ack' });
+    }
+    const { agent, thread } = this.session.identity;
+    const key = this.keys.inboxPosition(agent, thread);
+    const { result } = await this.store.transact(async (tx) => {
+      const last = (await tx.get(this.keys.messageCounter()))?.value;
+      if (seq > (typeof last === 'number' ? last : 0)) {
+        throw invalid(`ack ${ack} is past the last message sent here: pass a cursor from an earlier {tool:inbox} reply.`, { path: 'ack' });
+      }
+      const current = await tx.get(key);
+      const at = current === undefined ? 0 : decode(InboxPosition, current.value, 'inbox position').seq;
+      if (seq <= at) return { seq: at };
+      await tx.set(key, { seq } as Json, { by: this.session.by, ttlMs: this.times.retentionMs });
+      return { seq };
+    });
+    this.cache().delete(this.cacheId());
+    return result.seq;
+  }
+
+  /** What the inbox resource of `agent` shows: its newest messages (any thread), oldest first, and the newest's number. */
+  async recentFor(agent: string, n = 20): Promise<{ agent: string; messages: Message[]; last: number }> {
+    const seqs = (await mailOf(this.store, this.keys, agent)).slice(-n);
+    const entries = await Promise.all(seqs.map((seq) => this.store.get(this.keys.message(seq))));
+    const messages = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
+    return { agent, messages, last: seqs.at(-1) ?? 0 };
+  }
+
+  /** Waits until `agent` (any thread) has a message numbered above `after`; the newest number, or `undefined` at the deadline. */
+  async waitForMail(agent: string, after: number, waitMs: number, signal?: AbortSignal): Promise<number | undefined> {
+    const range = this.keys.mailboxRange(agent);
+    const { value, timedOut } = await this.store.waitFor(
+      (wake) => this.store.subscribeRange(range.lo, range.hi, wake),
+      async () => {
+        const last = (await mailOf(this.store, this.keys, agent)).at(-1) ?? 0;
+        return { ready: last > after, value: last };
+      },
+      { timeoutMs: waitMs, signal },
+    );
+    return timedOut ? undefined : value;
+  }
+
+  /**
+   * The caller's messages after its acknowledged position (after moving it to `ack`), oldest first, waiting up to
+   * `waitMs` when there are none. Nothing is consumed by reading: only `ack` moves the position.
+   */
+  async inbox(args: InboxArgs, signal?: AbortSignal): Promise<InboxResult> {
+    const limit = args.limit ?? INBOX_DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > INBOX_MAX_LIMIT) {
+      throw invalid(`limit must be a whole number from 1 to ${INBOX_MAX_LIMIT}.`, { limit });
+    }
+    const waitMs = checkTimeout(args.waitMs, 0, 'waitMs');
+    const position = args.ack !== undefined ? await this.acknowledge(args.ack) : await this.position();
+    const attempt = async (): Promise<{ ready: boolean; value: number[] }> => {
+      const seqs = await this.pending(position);
+      return { ready: seqs.length > 0, value: seqs };
+    };
+    let seqs: number[];
+    let timedOut: boolean | undefined;
+    if (waitMs === 0) seqs = (await attempt()).value;
+    else {
+      const subscribe = (wake: () => void): (() => void) => {
+        const stops = this.ranges().map(({ range }) => this.store.subscribeRange(range.lo, range.hi, wake));
+        return () => {
+          for (const stop of stops) stop();
+        };
+      };
+      ({ value: seqs, timedOut } = await this.store.waitFor(subscribe, attempt, { timeoutMs: waitMs, signal }));
+      if (!timedOut) timedOut = undefined;
+    }
+    const messages: Message[] = [];
+    let bytes = 0;
+    let cursor = position;
+    const records = await Promise.all(seqs.slice(0, limit).map((seq) => this.store.get(this.keys.message(seq))));
+    for (const [i, entry] of records.entries()) {
+      if (messages.length > 0 && bytes >= PAGE_BYTES) break;
+      cursor = seqs[i];
+      if (entry === undefined) continue; // expired with the retention
+      const view = messageView(decode(MessageRecord, entry.value, 'message'));
+      bytes += Buffer.byteLength(view.content, 'utf8');
+      messages.push(view);
+    }
+    this.remember(seqs.length); // the reply's own unread count serves the _meta of this call and the next second's
+    return { messages, cursor: String(cursor), unread: seqs.length, ...(timedOut ? { timedOut } : {}) };
+  }
+}
+
+/** The sequence numbers in an agent's mailboxes (all its threads), oldest first, at most {@link UNREAD_CAP} of the newest. */
+async function mailOf(store: VersionedStore, k: Keys, agent: string): Promise<number[]> {
+  const { entries } = await store.list({ ...k.mailboxRange(agent), limit: 10 * UNREAD_CAP });
+  return [...new Set(entries.map(([key]) => k.messageSeq(key)))].sort((a, b) => a - b).slice(-UNREAD_CAP);
+}
+
+type ToKind = 'agent' | 'type' | 'thread' | 'all';
+
+/** What `to` addresses: an agent name, `agentType:T`, `thread:ID` or `all`. */
+function parseTo(to: string): { kind: ToKind; name: string } {
+  if (to === 'all') return { kind: 'all', name: '' };
+  const m = /^(agentType|thread):(.*)$/.exec(to);
+  if (m) return { kind: m[1] === 'thread' ? 'thread' : 'type', name: checkName(m[1] === 'thread' ? 'thread' : 'agent type', m[2]) };
+  return { kind: 'agent', name: checkName('to', to) };
+}
+
+function noRecipient(to: string, kind: ToKind, names: string[]): BlackboardError {
+  const near = kind === 'agent' ? nearestName(to, names) : undefined;
+  const nobody = kind === 'all' ? 'Nobody else is on the roster' : `No agent on the roster matches "${to}"`;
+  return new BlackboardError(
+    'NOT_FOUND',
+    `${nobody}${near ? `: did you mean "${near}"?` : '.'} Nothing was sent. See who is here with {tool:team_list}${kind === 'all' ? '' : ', or pass waitForRecipient: true to keep the message for an agent that has not arrived yet'}.`,
+    { to, ...(near ? { suggestion: near } : {}) },
+  );
+}

@@ -1,0 +1,119 @@
+// The team roster: who called within the roster window, read from signs of life, with status and the steps held.
+import type { KeyRange, Keys } from '../keyspace.js';
+import type { Entry, VersionedStore } from '../store/versioned-store.js';
+import { claimAlive, type Holder, PresenceRecord } from './presence.js';
+import { PlanRecordSchema } from './plan-steps.js';
+
+/** How many signs of life and plans a roster reads at most (a roster beyond this lists the most recently written). */
+const MAX_RECORDS = 10_000;
+
+export type RosterStatus = 'active' | 'idle' | 'gone';
+
+/** One agent (an agent name in a thread) as the roster shows it. */
+export interface RosterEntry {
+  agent?: string;
+  agentType?: string;
+  thread: string;
+  /** the MCP client's name (`clientInfo`), when it gave one */
+  client?: string;
+  /** ISO time of its last sign of life */
+  lastSeen: string;
+  status: RosterStatus;
+  holding: Array<{ planId: string; stepId: string }>;
+}
+
+/** The roster's clocks: `--claim-lease` (active within it) and `--roster-window` (listed within it). */
+export interface RosterTimes {
+  leaseMs: number;
+  windowMs: number;
+}
+
+/** A holder's identity as a map key. */
+export const holderId = (h: Holder): string => `${h.agent ?? ''}\u0000${h.thread}`;
+
+/** Every live record of a range, page by page, up to `max`. */
+export async function listAll(store: VersionedStore, range: KeyRange, max = MAX_RECORDS): Promise<Array<[string, Entry]>> {
+  const out: Array<[string, Entry]> = [];
+  let after: string | undefined;
+  for (;;) {
+    const limit = Math.min(1000, max - out.length);
+    if (limit <= 0) break;
+    const { entries } = await store.list({ ...range, ...(after !== undefined ? { after } : {}), limit });
+    out.push(...entries);
+    if (entries.length < limit) break;
+    after = entries[entries.length - 1][0];
+  }
+  return out;
+}
+
+/** What a sign of life says of its holder's status at `now`. */
+export function statusOf(sign: PresenceRecord, now: number, times: RosterTimes): RosterStatus {
+  if (sign.gone !== undefined && sign.gone >= sign.lastSeen) return 'gone';
+  if (now - sign.lastSeen > times.windowMs) return 'gone';
+  return now - sign.lastSeen <= times.leaseMs ? 'active' : 'idle';
+}
+
+/** Signs of life within the window, by holder id (unreadable records are left out, never fatal to a listing). */
+export async function readSigns(store: VersionedStore, keys: Keys, now: number, times: RosterTimes): Promise<Map<string, PresenceRecord>> {
+  const signs = new Map<string, PresenceRecord>();
+  for (const [, entry] of await listAll(store, keys.presenceRange())) {
+    const parsed = PresenceRecord.safeParse(entry.value);
+    if (!parsed.success || now - parsed.data.lastSeen > times.windowMs) continue;
+    signs.set(holderId(parsed.data), parsed.data);
+  }
+  return signs;
+}
+
+/**
+ * The roster: every holder seen within the window, most recently seen first, with its status and the plan steps it
+ * holds by a live claim (a claim whose holder stopped is not shown as held, as the plan tools would lapse it).
+ */
+export async function readRoster(store: VersionedStore, keys: Keys, times: RosterTimes): Promise<RosterEntry[]> {
+  const now = store.now();
+  const signs = await readSigns(store, keys, now, times);
+  const holding = new Map<string, Array<{ planId: string; stepId: string }>>();
+  for (const [storage, entry] of await listAll(store, keys.planRange())) {
+    const plan = PlanRecordSchema.safeParse(entry.value);
+    if (!plan.success) continue;
+    const planId = storage.slice(keys.plan('').length);
+    for (const step of plan.data.steps) {
+      const claim = step.claim;
+      if (!claim || step.status !== 'in_progress') continue;
+      const id = holderId(claim);
+      if (!claimAlive(claim.at, claim.leaseMs, signs.get(id), now)) continue;
+      holding.set(id, [...(holding.get(id) ?? []), { planId, stepId: step.id }]);
+    }
+  }
+  const entries = [...signs.values()].sort((a, b) => b.lastSeen - a.lastSeen);
+  return entries.map((sign) => ({
+    ...(sign.agent !== undefined ? { agent: sign.agent } : {}),
+    ...(sign.agentType !== undefined ? { agentType: sign.agentType } : {}),
+    thread: sign.thread,
+    ...(sign.client !== undefined ? { client: sign.client } : {}),
+    lastSeen: new Date(sign.lastSeen).toISOString(),
+    status: statusOf(sign, now, times),
+    holding: holding.get(holderId(sign)) ?? [],
+  }));
+}
+
+/** The roster name closest to `name` by edit distance (case and `_`/`-` ignored), for a NOT_FOUND's suggestion. */
+export function nearestName(name: string, names: string[]): string | undefined {
+  const norm = (s: string): string => s.toLowerCase().replace(/[_-]/g, '');
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of new Set(names)) {
+    const distance = editDistance(norm(name), norm(candidate));
+    if (!best || distance < best.distance) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length];
+}

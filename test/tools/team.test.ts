@@ -1,0 +1,212 @@
+import { describe, expect, it } from 'vitest';
+import { teamView } from '../../src/services/team.js';
+import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+async function crew(store = memoryStore(), config: Record<string, unknown> = {}) {
+  const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl', ...config } });
+  // a 2025-11-25 client names itself at initialize (a 2026-07-28 one may in each request's _meta)
+  const w1 = await agent({ store, config: { agent: 'w1', agentType: 'worker', thread: 't1', ...config }, era: 'legacy' });
+  const w2 = await agent({ store, config: { agent: 'w2', agentType: 'worker', thread: 't2', ...config } });
+  // every call is a sign of life: each is on the roster after one
+  for (const a of [lead, w1, w2]) await a.ok('whoami');
+  return { store, lead, w1, w2 };
+}
+
+describe('team_list: the roster the server keeps', () => {
+  it('lists every agent that called, most recently seen first, with client name, status and the steps it holds', async () => {
+    const { lead, w1 } = await crew();
+    const { planId } = await lead.ok('plan_create', { title: 'P', steps: ['a', 'b'] });
+    await w1.ok('plan_claim', { planId, stepId: 's2' });
+    const { agents, nextCursor } = await lead.ok('team_list');
+    expect(nextCursor).toBeUndefined();
+    expect(agents.map((a: { agent: string }) => a.agent).sort()).toEqual(['lead', 'w1', 'w2']);
+    const byName = Object.fromEntries(agents.map((a: { agent: string }) => [a.agent, a]));
+    expect(byName.w1).toMatchObject({
+      agentType: 'worker',
+      thread: 't1',
+      client: 'test-agent',
+      status: 'active',
+      holding: [{ planId, stepId: 's2' }],
+      unread: 0,
+    });
+    expect(byName.w2).toMatchObject({ status: 'active', holding: [] });
+    const seen = agents.map((a: { lastSeen: string }) => a.lastSeen);
+    expect([...seen].sort().reverse()).toEqual(seen);
+  });
+
+  it('an agent silent past the claim lease is idle; one closed is gone', async () => {
+    const { lead, w1, w2 } = await crew(memoryStore(), { claimLeaseSeconds: 1 });
+    await sleep(1300);
+    await lead.ok('whoami');
+    await w2.bb.services.presence.leave();
+    const byName = Object.fromEntries((await lead.ok('team_list')).agents.map((a: { agent: string }) => [a.agent, a]));
+    expect(byName.lead.status).toBe('active');
+    expect(byName.w1.status).toBe('idle');
+    expect(byName.w2.status).toBe('gone');
+    await w2.ok('whoami');
+    await w1.ok('whoami');
+    const again = Object.fromEntries((await lead.ok('team_list')).agents.map((a: { agent: string }) => [a.agent, a]));
+    expect(again.w2.status).toBe('active');
+  });
+
+  it('pages with cursor and refuses a cursor it never gave', async () => {
+    const store = memoryStore();
+    for (let i = 0; i < 55; i++) await (await agent({ store, config: { agent: `a${i}`, thread: `t${i}` } })).ok('whoami');
+    const viewer = await agent({ store, config: { agent: 'viewer', thread: 'tv' } });
+    const first = await viewer.ok('team_list');
+    expect(first.agents).toHaveLength(50);
+    const second = await viewer.ok('team_list', { cursor: first.nextCursor });
+    expect(second.nextCursor).toBeUndefined();
+    const names = [...first.agents, ...second.agents].map((a: { agent: string }) => a.agent);
+    expect(new Set(names).size).toBe(55);
+    expect((await viewer.err('team_list', { cursor: 'nope' })).code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('message_send and inbox', () => {
+  it('delivers to an agent, a type, a thread and all (not the sender), stamping the sender, in send order', async () => {
+    const { lead, w1, w2 } = await crew();
+    const direct = await lead.ok('message_send', { to: 'w1', content: 'stop, the spec changed' });
+    expect(direct).toMatchObject({ messageId: expect.stringMatching(/^m\d+$/), recipients: 1 });
+    expect(direct.revision).toBeGreaterThan(0);
+    const byType = await lead.ok('message_send', { to: 'agentType:worker', content: 'workers: sync' });
+    expect(byType.recipients).toBe(2);
+    await w2.ok('message_send', { to: 'thread:t1', content: 'from w2' });
+    const all = await w1.ok('message_send', { to: 'all', content: 'hello all' });
+    expect(all.recipients).toBe(2);
+
+    const box1 = await w1.ok('inbox', { waitMs: 0 });
+    expect(box1.messages.map((m: { content: string }) => m.content)).toEqual(['stop, the spec changed', 'workers: sync', 'from w2']);
+    expect(box1.messages[0]).toMatchObject({ from: 'lead', fromThread: 'tl', to: 'w1', id: direct.messageId });
+    expect(box1.unread).toBe(3);
+    const box2 = await w2.ok('inbox', { waitMs: 0 });
+    expect(box2.messages.map((m: { content: string }) => m.content)).toEqual(['workers: sync', 'hello all']);
+    const boxLead = await lead.ok('inbox', { waitMs: 0 });
+    expect(boxLead.messages.map((m: { content: string }) => m.content)).toEqual(['hello all']);
+  });
+
+  it('nothing is consumed by reading: only ack moves the position, and never back', async () => {
+    const { lead, w1 } = await crew();
+    for (const n of [1, 2, 3]) await lead.ok('message_send', { to: 'w1', content: `n${n}` });
+    const first = await w1.ok('inbox', { waitMs: 0, limit: 2 });
+    expect(first.messages.map((m: { content: string }) => m.content)).toEqual(['n1', 'n2']);
+    expect((await w1.ok('inbox', { waitMs: 0, limit: 2 })).messages.map((m: { content: string }) => m.content)).toEqual(['n1', 'n2']);
+    const after = await w1.ok('inbox', { waitMs: 0, ack: first.cursor });
+    expect(after.messages.map((m: { content: string }) => m.content)).toEqual(['n3']);
+    expect(after.unread).toBe(1);
+    // an older cursor does not move the position back
+    expect((await w1.ok('inbox', { waitMs: 0, ack: '0' })).messages.map((m: { content: string }) => m.content)).toEqual(['n3']);
+    const done = await w1.ok('inbox', { waitMs: 0, ack: after.cursor });
+    expect(done).toMatchObject({ messages: [], unread: 0, cursor: after.cursor });
+    expect((await w1.err('inbox', { ack: '999999' })).code).toBe('INVALID_ARGUMENT');
+    expect((await w1.err('inbox', { ack: 'abc' })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('a blocking inbox wakes on a send; an empty one times out', async () => {
+    const { lead, w1 } = await crew();
+    const started = Date.now();
+    const waiting = w1.ok('inbox', { waitMs: 5000 });
+    await sleep(100);
+    await lead.ok('message_send', { to: 'w1', content: 'wake up' });
+    const got = await waiting;
+    expect(got.messages.map((m: { content: string }) => m.content)).toEqual(['wake up']);
+    expect(Date.now() - started).toBeLessThan(3000);
+    const empty = await lead.ok('inbox', { waitMs: 200 });
+    expect(empty).toMatchObject({ messages: [], unread: 0, timedOut: true });
+  });
+
+  it('unread rides in the _meta of other replies and in whoami', async () => {
+    const { lead, w1 } = await crew();
+    const before = await w1.raw('state_get', { key: 'k' });
+    expect(before._meta?.unread).toBeUndefined();
+    await lead.ok('message_send', { to: 'w1', content: 'ping' });
+    await sleep(1100); // the hint is reused for up to a second
+    const after = await w1.raw('state_get', { key: 'k' });
+    expect(after._meta?.unread).toBe(1);
+    expect((await w1.ok('whoami')).unread).toBe(1);
+  });
+
+  it('refuses what it cannot deliver: too large, unknown recipient (with the closest name), nobody for all; changes nothing', async () => {
+    const { lead, w1 } = await crew();
+    expect((await lead.err('message_send', { to: 'w1', content: 'x'.repeat(16 * 1024 + 1) })).code).toBe('VALUE_TOO_LARGE');
+    const unknown = await lead.err('message_send', { to: 'w3', content: 'hi' });
+    expect(unknown).toMatchObject({ code: 'NOT_FOUND', details: { suggestion: expect.stringMatching(/^w[12]$/) } });
+    expect(unknown.message).toContain('waitForRecipient');
+    expect((await lead.err('message_send', { to: 'agentType:nobody', content: 'hi' })).code).toBe('NOT_FOUND');
+    expect((await lead.err('message_send', { to: 'bad name!', content: 'hi' })).code).toBe('INVALID_ARGUMENT');
+    expect((await lead.err('message_send', { to: 'w1', content: 'hi', replyTo: 'x1' })).code).toBe('INVALID_ARGUMENT');
+    expect((await w1.ok('inbox', { waitMs: 0 })).messages).toEqual([]);
+    const alone = await agent({ config: { agent: 'solo', thread: 'ts' } });
+    expect((await alone.err('message_send', { to: 'all', content: 'anyone?' })).code).toBe('NOT_FOUND');
+  });
+
+  it('waitForRecipient keeps a message for an agent that has not arrived yet', async () => {
+    const { store, lead } = await crew();
+    const kept = await lead.ok('message_send', { to: 'late', content: 'welcome', waitForRecipient: true });
+    expect(kept).toMatchObject({ recipients: 0, awaiting: 'late' });
+    const late = await agent({ store, config: { agent: 'late', thread: 'tz' } });
+    const box = await late.ok('inbox', { waitMs: 0 });
+    expect(box.messages).toMatchObject([{ content: 'welcome', from: 'lead' }]);
+  });
+
+  it('an idempotencyKey sends once; a reply names the message it answers', async () => {
+    const { lead, w1 } = await crew();
+    const a = await lead.ok('message_send', { to: 'w1', content: 'q?', idempotencyKey: 'k1' });
+    const b = await lead.ok('message_send', { to: 'w1', content: 'q?', idempotencyKey: 'k1' });
+    expect(b.messageId).toBe(a.messageId);
+    expect((await lead.err('message_send', { to: 'w1', content: 'other', idempotencyKey: 'k1' })).code).toBe('INVALID_ARGUMENT');
+    await w1.ok('message_send', { to: 'lead', content: 'answer', replyTo: a.messageId });
+    expect((await lead.ok('inbox', { waitMs: 0 })).messages[0]).toMatchObject({ content: 'answer', replyTo: a.messageId });
+    expect((await w1.ok('inbox', { waitMs: 0 })).messages).toHaveLength(1);
+  });
+
+  it('messages expire after the retention', async () => {
+    const { lead, w1 } = await crew(memoryStore(), { messageRetentionSeconds: 1 });
+    await lead.ok('message_send', { to: 'w1', content: 'short-lived' });
+    await sleep(1200);
+    expect((await w1.ok('inbox', { waitMs: 0 })).messages).toEqual([]);
+  });
+});
+
+describe('the inbox resource', () => {
+  it('resources/subscribe on blackboard://{namespace}/inbox/{agent} hears of every new message; reading shows them', async () => {
+    const { store, lead } = await crew();
+    const watcher = await agent({ store, config: { agent: 'watcher', thread: 'tw' }, era: 'legacy' });
+    const updated: string[] = [];
+    watcher.client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+    const uri = 'blackboard://_default/inbox/w1';
+    await watcher.client.subscribeResource({ uri });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'w1', content: 'one' });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'w2', content: 'not for w1' });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'agentType:worker', content: 'two' });
+    for (const end = Date.now() + 3000; updated.length < 2 && Date.now() < end; ) await sleep(20);
+    await sleep(100);
+    expect(updated).toEqual([uri, uri]);
+    const read = await watcher.client.readResource({ uri });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).messages.map((m: { content: string }) => m.content)).toEqual([
+      'one',
+      'two',
+    ]);
+    await expect(watcher.client.readResource({ uri: 'blackboard://_default/inbox/bad name' })).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe('teamView (what the board shows)', () => {
+  it('gives the roster with unread counts and the newest messages with their recipients, oldest first', async () => {
+    const { store, lead } = await crew();
+    await lead.ok('message_send', { to: 'w1', content: 'first' });
+    await lead.ok('message_send', { to: 'agentType:worker', content: 'second' });
+    await lead.ok('message_send', { to: 'ghost', content: 'kept', waitForRecipient: true });
+    const view = await teamView(store, undefined, { leaseMs: 600_000, windowMs: 3_600_000, messages: 2 });
+    expect(Object.fromEntries(view.roster.map((e) => [e.agent, e.unread]))).toEqual({ lead: 0, w1: 2, w2: 1 });
+    expect(view.messages).toMatchObject([
+      { content: 'second', to: 'agentType:worker', recipients: [{ agent: 'w1' }, { agent: 'w2' }] },
+      { content: 'kept', to: 'ghost', recipients: [], awaiting: 'ghost' },
+    ]);
+  });
+});
