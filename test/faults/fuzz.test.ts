@@ -56,6 +56,15 @@ const badName = fc.oneof(
   fc.constantFrom('-lead', '.dot', '_under'),
   fc.stringMatching(/^[a-z]{129,140}$/),
 );
+// a thread id may also hold ':' and be up to 160 characters long
+const badThread = fc.oneof(
+  fc.constant(''),
+  fc
+    .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(' ', '%', '/', '*', '\u00e9', '\u{1F600}', '\n'))
+    .map(([x, c]) => `a${x}${c}`),
+  fc.constantFrom('-lead', '.dot', '_under', ':colon'),
+  fc.stringMatching(/^[a-z]{161,170}$/),
+);
 const badScope = fc.oneof(
   fc.constantFrom(
     'Global',
@@ -74,7 +83,7 @@ const badScope = fc.oneof(
     'Group:x',
   ),
   badName.map((n) => `group:${n}`),
-  badName.map((n) => `thread:${n}`),
+  badThread.map((n) => `thread:${n}`),
   fc.array(nameChar, { minLength: 1, maxLength: 6 }).map((cs) => `${cs.join('')}:${cs.join('')}`),
 );
 const wrongType = fc.oneof(
@@ -111,7 +120,15 @@ const malformed: fc.Arbitrary<Call> = fc.oneof(
   fc.tuple(goodKey, deepValue).map(([key, value]) => call('state_set', { key, value })),
   fc.tuple(wrongType, anyJson).map(([key, value]) => call('state_set', { key, value })),
   fc
-    .tuple(goodKey, fc.oneof(fc.string(), fc.double({ noInteger: true }), fc.integer({ max: -1 })))
+    // a numeric string is taken as its number ("3" is 3), so only strings that are not numbers are wrong
+    .tuple(
+      goodKey,
+      fc.oneof(
+        fc.string().filter((v) => Number.isNaN(Number(v))),
+        fc.double({ noInteger: true }),
+        fc.integer({ max: -1 }),
+      ),
+    )
     .map(([key, ifVersion]) => call('state_set', { key, value: 1, ifVersion })),
   fc
     .tuple(goodKey, fc.integer({ min: 2, max: 1e6 }))
@@ -154,7 +171,7 @@ const malformed: fc.Arbitrary<Call> = fc.oneof(
   hugeValue.map((value) => call('scratchpad_write', { kind: 'variable', name: 'big', value })),
   fc.string({ minLength: 1, maxLength: 20 }).map((content) => call('final_answer_set', { content })),
   fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 600_001 })).map((waitMs) => call('final_answer_get', { waitMs })),
-  badName.map((thread) => call('final_answer_get', { thread })),
+  badThread.map((thread) => call('final_answer_get', { thread })),
   fc.constant(call('budget_step', {})),
   fc.integer({ min: 1, max: 100 }).map((amount) => call('budget_step', { amount })),
   fc.oneof(fc.integer({ max: 0 })).map((amount) => call('budget_step', { amount })),
@@ -180,7 +197,7 @@ const malformed: fc.Arbitrary<Call> = fc.oneof(
     .map((kind) => call('signal', { kind })),
   fc.string({ maxLength: 30 }).map((checkpointId) => call('checkpoint_restore', { checkpointId })),
   fc.stringMatching(/^[0-9a-f]{8}$/).map((hex) => call('checkpoint_delete', { checkpointId: `cp-000000000-${hex}` })),
-  badName.map((thread) => call('run_start', { thread })),
+  badThread.map((thread) => call('run_start', { thread })),
   fc.constantFrom('done', 'running', '').map((status) => call('run_end', { status })),
   // unknown arguments are refused, never ignored
   fc.tuple(goodKey).map(([key]) => call('state_set', { key, value: 1, if_version: 0 })),
