@@ -30,6 +30,8 @@ export const INBOX_DEFAULT_LIMIT = 10;
 export const INBOX_MAX_LIMIT = 100;
 /** How long a caller's unread count is reused for the `_meta` of its other replies (a local send or ack renews it). */
 const UNREAD_FRESH_MS = 1000;
+/** How long a reply waits for the unread count (a few ms when the store is reachable). */
+const HINT_WAIT_MS = 500;
 
 export interface SendArgs {
   to: string;
@@ -179,9 +181,22 @@ export class MessageService {
   async unreadHint(): Promise<number> {
     const hit = this.cache().get(this.cacheId());
     if (hit && Date.now() - hit.at < UNREAD_FRESH_MS) return hit.unread;
-    const unread = await this.unread();
-    this.remember(unread);
-    return unread;
+    const reading = this.unread().then((unread) => {
+      this.remember(unread);
+      return unread;
+    });
+    // A reply waits for the count only briefly: on a broken link (a read can take a call's whole time) it goes
+    // without the hint, or with the last one known, and the next call catches up.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<number>((resolve) => {
+      timer = setTimeout(() => resolve(hit?.unread ?? 0), HINT_WAIT_MS);
+    });
+    try {
+      return await Promise.race([reading, late]);
+    } finally {
+      clearTimeout(timer);
+      reading.catch(() => {});
+    }
   }
 
   private cache(): Map<string, { unread: number; at: number }> {
