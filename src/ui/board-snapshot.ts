@@ -141,7 +141,11 @@ export function boardSummary(board: BoardSnapshot): string {
   }
   if (board.team) {
     const { roster, rosterTotal, messages } = board.team;
-    const agents = roster.slice(0, 8).map((a) => `${a.agent ?? '(no name)'} [${a.status}]${a.holding.length ? ` holds ${a.holding.map((s) => s.stepId).join(', ')}` : ''}`);
+    const agents = roster
+      .slice(0, 8)
+      .map(
+        (a) => `${a.agent ?? '(no name)'} [${a.status}]${a.holding.length ? ` holds ${a.holding.map((s) => s.stepId).join(', ')}` : ''}`,
+      );
     lines.push(`Team (${rosterTotal} on the roster): ${agents.join('; ') || 'none'}`);
     const last = messages[messages.length - 1];
     if (last) lines.push(`Last message: ${last.from} → ${last.to}: ${oneLine(last.content, 80)}`);
