@@ -37,7 +37,8 @@ export class TeamService {
   }
 }
 
-async function withUnread(store: VersionedStore, keys: Keys, entries: RosterEntry[]): Promise<TeamMember[]> {
+/** Roster entries with their unread counts (the board reads them for the agents it shows only). */
+export async function withUnread(store: VersionedStore, keys: Keys, entries: RosterEntry[]): Promise<TeamMember[]> {
   return Promise.all(entries.map(async (e) => ({ ...e, unread: await unreadOf(store, keys, e) })));
 }
 

@@ -35,7 +35,7 @@ export function registerTools(host: ToolHost, config: Config, services: Services
   registerHistoryTools(host, services.history);
   registerSignalTools(host, services.signals);
   registerCheckpointTools(host, services.checkpoints);
-  registerBoardTools(host, new BoardService(services.store, services.session.identity.namespace));
+  registerBoardTools(host, new BoardService(services.store, services.session.identity.namespace, services.team.times));
   registerTeamTools(host, services.team, services.messages);
 }
 

@@ -16,6 +16,7 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
       namespace: config.namespace,
       description: store.backend.description,
       version: VERSION,
+      times: { leaseMs: config.claimLeaseSeconds * 1000, windowMs: config.rosterWindowSeconds * 1000 },
       auth: http.auth ? fileAuth(http.auth.file) : http.token !== undefined ? tokenAuth(http.token) : undefined,
     });
   let page = board();

@@ -54,6 +54,7 @@ const BODY = `
 <main class="board">
   <section class="panel" id="threads-panel" aria-labelledby="threads-title"><h2 id="threads-title">Threads</h2><div id="threads" class="stack"></div></section>
   <section class="panel" id="plans-panel" aria-labelledby="plans-title"><h2 id="plans-title">Plans</h2><div id="plans" class="stack"></div></section>
+  <section class="panel" id="team-panel" aria-labelledby="team-title" hidden><h2 id="team-title">Team</h2><div id="team" class="stack"></div></section>
   <section class="panel wide" id="keys-panel" aria-labelledby="keys-title"><h2 id="keys-title">Recent keys</h2><div id="scopes" class="stack"></div></section>
 </main>`;
 

@@ -27,6 +27,9 @@ import { PlanRecordSchema } from '../services/plan-steps.js';
 import { PresenceRecord, type Holder } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/session.js';
 import { deriveStatus } from './board-status.js';
+import { readTeam } from './board-team.js';
+import { DEFAULTS } from '../config.js';
+import type { RosterTimes } from '../services/roster.js';
 import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
 
 export type * from './board-views.js';
@@ -81,7 +84,11 @@ function decode<T>(schema: z.ZodType<T>, entry: Entry | undefined): T | undefine
 
 /** Reads boards from a {@link BoardSource}. Stateless: every call reads the store afresh. */
 export class BoardReader {
-  constructor(private readonly source: BoardSource) {}
+  constructor(
+    private readonly source: BoardSource,
+    /** the roster's clocks (`--claim-lease`, `--roster-window`); the defaults when not given */
+    private readonly times: RosterTimes = { leaseMs: DEFAULTS.claimLeaseSeconds * 1000, windowMs: DEFAULTS.rosterWindowSeconds * 1000 },
+  ) {}
 
   /** The namespaces that hold any record, in key order (found by skipping from one namespace to the next). */
   async namespaces(): Promise<string[]> {
@@ -102,11 +109,14 @@ export class BoardReader {
     const view: BoardView = { namespace, revision: await this.source.revision(), at: Date.now(), truncated: [] };
     const wantThreads = sections.includes('threads');
     const signs = sections.includes('plans') || wantThreads ? await this.presence(namespace) : new Map<string, PresenceRecord>();
-    const [scopes, plans, threads] = await Promise.all([
+    const [scopes, plans, threads, team] = await Promise.all([
       sections.includes('scopes') ? this.scopes(namespace) : undefined,
       sections.includes('plans') || wantThreads ? this.plans(namespace, signs) : undefined,
       wantThreads ? this.threads(namespace) : undefined,
+      // the roster follows calls and claims (plans), the messages move the threads section
+      sections.includes('plans') || wantThreads ? readTeam(this.source, namespace, this.times) : undefined,
     ]);
+    if (team) view.team = team;
     // A thread's activity comes from its claims and calls as well as its records.
     if (threads) deriveStatus(threads.threads, plans?.plans ?? [], signs.values());
     if (scopes) {

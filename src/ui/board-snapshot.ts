@@ -1,6 +1,7 @@
 // The board as a tool result: a bounded snapshot of one namespace's board, and a wait for its next change.
 import { invalid } from '../errors.js';
 import { checkTimeout } from '../services/arguments.js';
+import type { RosterTimes } from '../services/roster.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { BoardReader, readOnlyView, type BoardView } from './board-reader.js';
 import { DEFAULT_NAMESPACE, SECTIONS, boardWaitRanges, type Section } from './layout.js';
@@ -35,8 +36,10 @@ export class BoardService {
     private readonly store: BoardStore,
     /** the caller's namespace (none: the default one) */
     namespace: string | undefined,
+    /** the roster's clocks (`--claim-lease`, `--roster-window`) */
+    times?: RosterTimes,
   ) {
-    this.reader = new BoardReader(readOnlyView(store));
+    this.reader = new BoardReader(readOnlyView(store), times);
     this.namespace = namespace ?? DEFAULT_NAMESPACE;
   }
 
@@ -135,6 +138,17 @@ export function boardSummary(board: BoardSnapshot): string {
       const held = p.steps.filter((s) => s.claim).map((s) => `${s.id} held by ${s.owner ?? s.claim!.thread}`);
       lines.push(`- ${p.title} (${p.planId}) ${p.status} ${done}/${p.steps.length}${held.length ? ` · ${held.join(', ')}` : ''}`);
     }
+  }
+  if (board.team) {
+    const { roster, rosterTotal, messages } = board.team;
+    const agents = roster
+      .slice(0, 8)
+      .map(
+        (a) => `${a.agent ?? '(no name)'} [${a.status}]${a.holding.length ? ` holds ${a.holding.map((s) => s.stepId).join(', ')}` : ''}`,
+      );
+    lines.push(`Team (${rosterTotal} on the roster): ${agents.join('; ') || 'none'}`);
+    const last = messages[messages.length - 1];
+    if (last) lines.push(`Last message: ${last.from} → ${last.to}: ${oneLine(last.content, 80)}`);
   }
   if (board.scopes) {
     const keys = board.scopes.reduce((n, s) => n + s.keys.length, 0) + board.hidden.keys;

@@ -1,5 +1,6 @@
 // What the board shows, as the JSON the page receives: keys, scopes, plans and steps, threads, history.
 import type { Json } from '../store/types.js';
+import type { TeamView } from './board-team.js';
 import type { Section } from './layout.js';
 
 /** A key as the board shows it. The value is JSON text, cut at MAX_VALUE_CHARS characters (board-reader.ts). */
@@ -101,4 +102,6 @@ export interface BoardView {
   threadsTotal?: number;
   /** sections that hold only the first part of what the store has */
   truncated: Section[];
+  /** the roster and the newest messages, read with the plans or threads, when the namespace has either */
+  team?: TeamView;
 }

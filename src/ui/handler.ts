@@ -10,6 +10,7 @@ import type { BoardAuth, Viewer } from './auth.js';
 import { keysPage } from './board-keys.js';
 import { timeline } from './board-timeline.js';
 import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
+import type { RosterTimes } from '../services/roster.js';
 import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
 import { LiveBoard } from './live.js';
 
@@ -25,6 +26,8 @@ export interface BoardHandlerOptions {
   auth?: BoardAuth;
   /** The product version shown in the footer. */
   version?: string;
+  /** The roster's clocks (`--claim-lease`, `--roster-window`) for the team section; the defaults when not given. */
+  times?: RosterTimes;
 }
 
 /**
@@ -77,7 +80,7 @@ function loadAssets(): Map<string, Asset> {
 
 export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
   const source: BoardSource = readOnlyView(options.store);
-  const reader = new BoardReader(source);
+  const reader = new BoardReader(source, options.times);
   const live = new LiveBoard(source);
   const assets = loadAssets();
   const { auth } = options;

@@ -13,6 +13,7 @@ import {
   parseKey as parseStorageKey,
   userDataRange,
   type KeyRange,
+  type Keys,
   type ParsedKey,
 } from '../keyspace.js';
 import { familiesOfSection } from '../families/registry.js';
@@ -48,6 +49,9 @@ export const ofOwner = (namespace: string, family: string, owner: string): KeyRa
 
 /** A storage key of the namespace, parsed: a user key in a scope, or a family's record. */
 export const parseKey = (namespace: string, storage: string): ParsedKey | undefined => parseStorageKey(ns(namespace), storage);
+
+/** The storage keys of a namespace's records (the team section reads the roster and messages through them). */
+export const teamKeys = (namespace: string): Keys => keysOf(ns(namespace));
 
 /** The history entry key of `seq` in a thread, to read the entries after it; and an entry key's sequence number. */
 export const historyKey = (namespace: string, thread: string, seq: number): string => keysOf(ns(namespace)).historyEvent(thread, seq);

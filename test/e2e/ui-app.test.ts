@@ -144,6 +144,12 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     await expect(analyst.locator('.final .text').textContent()).resolves.toBe('Root cause: an expired certificate on the gateway.');
     await expect(analyst.locator('.badge').textContent()).resolves.toBe('done');
 
+    // the team: who is on the roster, its status and the step it holds
+    const team = app.getByRole('region', { name: /^Team/ });
+    const rosterWorker = team.locator('.agent[data-agent="worker-a"]');
+    await expect(rosterWorker.locator('.badge').textContent()).resolves.toBe('active');
+    await expect(rosterWorker.locator('.holds b').textContent()).resolves.toBe('s1');
+
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: join(SHOTS, 'board-app-1280.png') });
 
@@ -154,6 +160,12 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     expect(Date.now() - started).toBeLessThan(2000);
     await worker.ok('plan_step', { planId, stepId: 's1', status: 'completed' });
     await plan.locator('.step[data-step="s1"].st-completed').waitFor({ timeout: 2000 });
+    // a message by another process appears in the team's timeline within 2 s too
+    const sentAt = Date.now();
+    await planner.ok('message_send', { to: 'worker-a', content: 'Draft the summary next.' });
+    await team.locator('.message', { hasText: 'Draft the summary next.' }).waitFor({ timeout: 2000 });
+    expect(Date.now() - sentAt).toBeLessThan(2000);
+    await expect(team.locator('.message .meta').first().textContent()).resolves.toMatch(/^planner to worker-a/);
 
     await page.setViewportSize({ width: 420, height: 900 });
     await page.waitForTimeout(200);

@@ -216,6 +216,40 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await page.close();
   });
 
+  it('shows the team: agents on the roster with status and the step each holds, and a message sent live', async () => {
+    const page = await board();
+    const { planId: review } = await planner.ok('plan_create', { title: 'Review queue', steps: ['Review the draft'] });
+    await worker.ok('plan_claim', { planId: review });
+    const team = page.getByRole('region', { name: /^Team/ });
+    await team.waitFor({ state: 'visible', timeout: 2000 });
+    const roster = team.getByRole('list', { name: /^Roster · \d+ agents$/ });
+    const w = roster.locator('.agent[data-agent="worker-1"]');
+    await w.locator('.holds', { hasText: 's1' }).waitFor({ timeout: 2000 });
+    await expect(w.locator('.holds').textContent()).resolves.toBe(`holds s1 of ${review.length > 14 ? `${review.slice(0, 8)}…` : review}`);
+    await expect(w.locator('.badge').textContent()).resolves.toBe('active');
+    await expect(w.locator('.meta .mono').getAttribute('title')).resolves.toBe('worker-1-thread');
+    await expect(roster.locator('.agent[data-agent="planner"] .badge.a-working').textContent()).resolves.toBe('active');
+    // A message appears in the timeline within a second of message_send in another process, and the unread count with it.
+    const messages = team.getByRole('list', { name: 'Messages, newest first' });
+    let started = Date.now();
+    await planner.ok('message_send', { to: 'worker-1', content: 'Stop: the pricing data changed.' });
+    const sent = messages.locator('.message', { hasText: 'Stop: the pricing data changed.' });
+    await sent.waitFor({ timeout: 1000 });
+    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(sent.locator('.meta').textContent()).resolves.toMatch(/^planner to worker-1/);
+    await w.locator('.chip.unread', { hasText: '1 unread' }).waitFor({ timeout: 1000 });
+    // One kept for a recipient not on the roster yet says so; the newest message comes first.
+    started = Date.now();
+    await worker.ok('message_send', { to: 'reviewer', content: 'Please check s1 when you join.', waitForRecipient: true });
+    const kept = messages.locator('.message').first();
+    await kept.filter({ hasText: 'Please check s1 when you join.' }).waitFor({ timeout: 1000 });
+    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(kept.locator('.chip').textContent()).resolves.toBe('awaiting reviewer');
+    await expect(kept.locator('.meta').textContent()).resolves.toMatch(/^worker-1 to reviewer/);
+    await team.screenshot({ path: join(SHOTS, 'board-team.png') });
+    await page.close();
+  });
+
   it('shows when it is disconnected, reconnects by itself, and catches up', async () => {
     const page = await board(true);
     const port = new URL(ui.url).port;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysPage } from '../../src/ui/board-keys.js';
 import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
+import { TEAM_SHOWN } from '../../src/ui/board-team.js';
 import { timeline } from '../../src/ui/board-timeline.js';
 import { type Connected, connect, memoryStore } from '../helpers.js';
 
@@ -18,6 +19,40 @@ async function agent(store: ReturnType<typeof memoryStore>, agentName: string, t
 }
 
 describe('the board reader', () => {
+  it('shows the team only once someone is on the roster: status, held step, unread, and the newest messages, bounded', async () => {
+    const store = memoryStore();
+    const reader = new BoardReader(readOnlyView(store));
+    expect((await reader.board('-', ['plans', 'threads'])).team).toBeUndefined();
+    // more agents than the board shows: the most recently seen are shown, all are counted
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < TEAM_SHOWN.agents; i++) {
+      await (await agent(store, `x${i}`, `tx${i}`)).ok('whoami');
+      if (i === 0) await pause(); // x0 is seen strictly least recently
+    }
+    await pause();
+    const lead = await agent(store, 'lead', 'tl');
+    const worker = await agent(store, 'w1', 't1');
+    const { planId } = await lead.ok('plan_create', { title: 'P', steps: ['a', 'b'] });
+    await worker.ok('plan_claim', { planId, stepId: 's2' });
+    const total = TEAM_SHOWN.messages + 3;
+    for (let i = 1; i <= total; i++) await lead.ok('message_send', { to: 'w1', content: `m${i}` });
+    await lead.ok('message_send', { to: 'ghost', content: 'kept', waitForRecipient: true });
+    const { team } = await reader.board('-', ['threads']);
+    expect(team?.rosterTotal).toBe(TEAM_SHOWN.agents + 2);
+    expect(team?.roster).toHaveLength(TEAM_SHOWN.agents);
+    const byName = new Map(team?.roster.map((a) => [a.agent, a]));
+    expect(byName.get('w1')).toMatchObject({ thread: 't1', status: 'active', holding: [{ planId, stepId: 's2' }], unread: total });
+    expect(byName.get('lead')).toMatchObject({ status: 'active', holding: [], unread: 0 });
+    expect(byName.has('x0')).toBe(false); // seen least recently: counted, not shown
+    // the newest messages, oldest first; the earlier ones counted
+    expect(team?.messages).toHaveLength(TEAM_SHOWN.messages);
+    expect(team?.messagesHidden).toBe(total + 1 - TEAM_SHOWN.messages);
+    expect(team?.messages.at(-1)).toMatchObject({ from: 'lead', to: 'ghost', content: 'kept', recipients: [], awaiting: 'ghost' });
+    expect(team?.messages.at(-2)).toMatchObject({ to: 'w1', content: `m${total}`, recipients: [{ agent: 'w1', thread: 't1' }] });
+    // a read of the keys alone leaves the team out
+    expect((await reader.board('-', ['scopes'])).team).toBeUndefined();
+  });
+
   it("derives a thread's activity from its claims, calls and answer; a claim-only worker is a thread", async () => {
     const store = memoryStore();
     const planner = await agent(store, 'planner', 'plan-thread');

@@ -1,7 +1,7 @@
 // The board as an MCP App: renders board_show's result with the web board's renderer, then follows the board through
 // the host with the app-only board_wait tool. It reads through the host only: no network, no writes.
 import { App } from '@modelcontextprotocol/ext-apps';
-import { clock, empty, marks, renderPlan, renderScope, renderThread, replace, sortThreads, summaryStats, tick } from './render.js';
+import { clock, empty, marks, renderPlan, renderScope, renderTeam, renderThread, replace, sortThreads, summaryStats, tick } from './render.js';
 
 const $ = (id) => document.getElementById(id);
 const app = new App({ name: 'mcp-blackboard board', version: '1' });
@@ -30,6 +30,9 @@ function show(next) {
   replace($('plans'), plans.length ? [...plans.map(renderPlan), hiddenNote(next.hidden.plans, 'plans')].filter(Boolean) : [empty('No plans.')]);
   const scopes = next.scopes ?? [];
   replace($('scopes'), scopes.length ? [...scopes.map((s) => renderScope(s)), hiddenNote(next.hidden.keys, 'keys')].filter(Boolean) : [empty('No keys yet.')]);
+  const team = next.team;
+  $('team-panel').hidden = !team;
+  replace($('team'), team ? renderTeam(team) : []);
   $('summary').replaceChildren(...summaryStats(next));
   marks.first = false;
   $('revision').textContent = `revision ${next.revision}`;

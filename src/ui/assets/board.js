@@ -1,7 +1,7 @@
 // The board page: reads the namespace's board as JSON, renders it (render.js, shared with the MCP App), and re-reads
 // what changed when the server says so.
 import {
-  clock, empty, h, marks, reconcile, renderKeyRow, renderPlan, renderScope, renderThread, renderTimeline, sortThreads, summaryStats, tick,
+  clock, empty, h, marks, reconcile, renderKeyRow, replace, renderPlan, renderScope, renderTeam, renderThread, renderTimeline, sortThreads, summaryStats, tick,
 } from './render.js';
 
 const SECTIONS = ['scopes', 'plans', 'threads'];
@@ -38,6 +38,12 @@ function render(sections) {
     reconcile($('plans'), plans.length
       ? [...plans.map(renderPlan), truncatedNote('plans', `first ${plans.length} plans (active first)`)].filter(Boolean)
       : [empty('No plans. plan_create puts one here.')]);
+  }
+  if (sections.includes('plans') || sections.includes('threads')) {
+    const { team } = state.board;
+    $('team-panel').hidden = !team;
+    $('team-count').textContent = team ? String(team.rosterTotal) : '';
+    replace($('team'), team ? renderTeam(team) : []);
   }
   renderSummary();
   marks.first = false;
@@ -212,7 +218,8 @@ async function refresh(sections) {
       const view = await api(`/board/api/board?ns=${encodeURIComponent(ns)}&sections=${others.join(',')}`);
       if (ns !== state.namespace) continue;
       const truncated = state.board.truncated.filter((s) => !asked.includes(s)).concat(view.truncated);
-      state.board = { ...state.board, ...view, truncated };
+      // a namespace with nobody on its roster and no messages has no team (any read of plans or threads says so)
+      state.board = { ...state.board, ...view, truncated, team: view.team };
       if (typeof view.at === 'number') clock.skew = view.at - Date.now();
       for (const s of others) state.readAt[s] = view.revision;
       render(others);

@@ -1,0 +1,75 @@
+// The board's team section: the roster (most recently seen first) and the newest messages, each cut to a bound.
+import { MessageRecord, messageView } from '../services/mailbox.js';
+import { readRoster, type RosterTimes } from '../services/roster.js';
+import { withUnread, type TeamMember, type TimelineMessage } from '../services/team.js';
+import type { Entry, VersionedStore } from '../store/versioned-store.js';
+import { teamKeys } from './layout.js';
+
+/** How many agents and messages the board shows, and how many earlier messages it counts at most. */
+export const TEAM_SHOWN = { agents: 50, messages: 40, countedEarlier: 1000, contentChars: 2000 } as const;
+
+/** The namespace's team as the board shows it. */
+export interface TeamView {
+  /** the most recently seen agents first, at most {@link TEAM_SHOWN}.agents, with their unread counts */
+  roster: TeamMember[];
+  /** how many agents the roster holds in all */
+  rosterTotal: number;
+  /** the newest messages, oldest first (a content longer than TEAM_SHOWN.contentChars is cut, with `cut`) */
+  messages: Array<TimelineMessage & { cut?: true }>;
+  /** how many earlier messages are kept but not shown (counted up to TEAM_SHOWN.countedEarlier) */
+  messagesHidden: number;
+}
+
+/** What the team section reads through: ranges of the store (the board's read-only view). */
+export interface TeamSource {
+  list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
+}
+
+/**
+ * The roster and mail functions take a store but read only through `list`, `get` and `now`: this gives them those,
+ * over the board's read-only view (a `get` is a one-key range), so the board still cannot write.
+ */
+function readsOf(source: TeamSource): VersionedStore {
+  const reads: Pick<VersionedStore, 'list' | 'get' | 'now'> = {
+    list: (query) => source.list(query),
+    get: async (key) => (await source.list({ lo: key, hi: `${key}\u0000`, limit: 1 })).entries[0]?.[1],
+    now: () => Date.now(),
+  };
+  return reads as VersionedStore;
+}
+
+/** The namespace's team, or undefined when nobody is on its roster and it keeps no messages. */
+export async function readTeam(source: TeamSource, namespace: string, times: RosterTimes): Promise<TeamView | undefined> {
+  const store = readsOf(source);
+  const keys = teamKeys(namespace);
+  const [roster, counter] = await Promise.all([readRoster(store, keys, times), store.get(keys.messageCounter())]);
+  const last = typeof counter?.value === 'number' ? counter.value : 0;
+  const from = Math.max(0, last - TEAM_SHOWN.messages);
+  const range = keys.messageRange();
+  const [page, earlier] = await Promise.all([
+    source.list({ ...range, lo: keys.message(from + 1), limit: TEAM_SHOWN.messages }),
+    from > 0 ? source.list({ lo: range.lo, hi: keys.message(from + 1), limit: TEAM_SHOWN.countedEarlier }) : undefined,
+  ]);
+  const messages = page.entries.flatMap(([, entry]) => {
+    const parsed = MessageRecord.safeParse(entry.value);
+    if (!parsed.success) return [];
+    const m = parsed.data;
+    const view = messageView(m);
+    const cut = view.content.length > TEAM_SHOWN.contentChars;
+    return [
+      {
+        ...view,
+        ...(cut ? { content: view.content.slice(0, TEAM_SHOWN.contentChars), cut: true as const } : {}),
+        recipients: m.recipients,
+        ...(m.awaited !== undefined ? { awaiting: m.awaited.slice(2) } : {}),
+      },
+    ];
+  });
+  if (roster.length === 0 && messages.length === 0) return undefined;
+  return {
+    roster: await withUnread(store, keys, roster.slice(0, TEAM_SHOWN.agents)),
+    rosterTotal: roster.length,
+    messages,
+    messagesHidden: earlier?.entries.length ?? 0,
+  };
+}
