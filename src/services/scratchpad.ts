@@ -140,10 +140,17 @@ function fitPad(pad: Scratchpad, maxBytes: number): ScratchpadRead {
   const omitted: ScratchpadCounts = { variables: 0, observations: 0, failedApproaches: 0 };
   const names = Object.keys(kept.variables);
   const dropOne = (): boolean => {
-    if (kept.observations.length > 0) kept.observations.shift(), omitted.observations++;
-    else if (omitted.variables < names.length) delete kept.variables[names[omitted.variables++]];
-    else if (kept.failedApproaches.length > 0) kept.failedApproaches.shift(), omitted.failedApproaches++;
-    else return false;
+    if (kept.observations.length > 0) {
+      kept.observations.shift();
+      omitted.observations++;
+    } else if (omitted.variables < names.length) {
+      delete kept.variables[names[omitted.variables++]];
+    } else if (kept.failedApproaches.length > 0) {
+      kept.failedApproaches.shift();
+      omitted.failedApproaches++;
+    } else {
+      return false;
+    }
     return true;
   };
   const fitted = (): ScratchpadRead => {

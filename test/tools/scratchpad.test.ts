@@ -60,7 +60,14 @@ describe('scratchpad tools', () => {
     for (let i = 0; i < 40; i++) await a.ok('scratchpad_write', { kind: 'observation', value: `observation ${i} ${'x'.repeat(500)}` });
     const bounded = await a.raw('scratchpad_read', {});
     expect(Buffer.byteLength(JSON.stringify(bounded.structuredContent))).toBeLessThanOrEqual(16 * 1024);
-    const pad = bounded.structuredContent as Record<string, any>;
+    const pad = bounded.structuredContent as {
+      truncated?: boolean;
+      failedApproaches: unknown[];
+      variables: Record<string, unknown>;
+      observations: string[];
+      omitted: Record<string, number>;
+      context: string;
+    };
     expect(pad.truncated).toBe(true);
     expect(pad.failedApproaches).toEqual([{ approach: 'retry the flaky endpoint: it stays down' }]);
     expect(Object.keys(pad.variables)).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
