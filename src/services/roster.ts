@@ -3,6 +3,7 @@ import type { KeyRange, Keys } from '../keyspace.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import { claimAlive, type Holder, PresenceRecord } from './presence.js';
 import { PlanRecordSchema } from './plan-steps.js';
+import { editDistance } from '../edit-distance.js';
 
 /** How many signs of life and plans a roster reads at most (a roster beyond this lists the most recently written). */
 const MAX_RECORDS = 10_000;
@@ -105,15 +106,4 @@ export function nearestName(name: string, names: string[]): string | undefined {
     if (!best || distance < best.distance) best = { name: candidate, distance };
   }
   return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length];
 }

@@ -2,6 +2,7 @@
 // reported all at once (up to 5), each naming the argument, a likely name for a typo and, for a union, the closest form.
 import * as z from 'zod';
 import { BlackboardError } from '../errors.js';
+import { editDistance } from '../edit-distance.js';
 
 /** Schema problems reported per call. */
 const MAX_ISSUES = 5;
@@ -199,15 +200,4 @@ export function closestTool(name: string, registered: string[], namespace: strin
   const exact = registered.find((r) => r === `${prefix}${name}` || (prefix && r === name.replace(/^[a-z][a-z0-9_]*?_(?=[a-z]+_)/, prefix)));
   const unprefixed = registered.find((r) => name.endsWith(`_${r.slice(prefix.length)}`) && r.length > prefix.length);
   return exact ?? unprefixed ?? closest(name.startsWith(prefix) ? name : `${prefix}${name}`, registered);
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length];
 }
