@@ -11,6 +11,7 @@ import { familySelected, type Family } from './tool-profiles.js';
 import { ToolHost, type Extra } from './tools/define.js';
 import { metaIdentity } from './request-identity.js';
 import { registerResources } from './resources.js';
+import { ProcessCache } from './process-cache.js';
 import { registerBoardApp } from './tools/board.js';
 
 /** how many identities named by requests' `_meta` one server keeps tools for */
@@ -44,19 +45,14 @@ const INSTRUCTIONS: Array<[Family | 'all', string]> = [
 
 /** The instructions for a tool set, rendered once per namespace and tool set (a server is made per stateless request). */
 function instructionsFor(config: Config, host: ToolHost): string {
-  const key = `${config.namespace ?? ''}|${host.names.join(',')}`;
-  let text = RENDERED.get(key);
-  if (text === undefined) {
-    if (RENDERED.size >= 64) RENDERED.delete(RENDERED.keys().next().value!);
-    text = INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
+  return RENDERED.get(`${config.namespace ?? ''}|${host.names.join(',')}`, () =>
+    INSTRUCTIONS.filter(([family]) => family === 'all' || familySelected(config.tools, family))
       .map(([, paragraph]) => host.render(paragraph))
       .filter(Boolean)
-      .join(' ');
-    RENDERED.set(key, text);
-  }
-  return text;
+      .join(' '),
+  );
 }
-const RENDERED = new Map<string, string>();
+const RENDERED = new ProcessCache<string>();
 
 export interface BlackboardServer {
   server: McpServer;

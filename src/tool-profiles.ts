@@ -1,5 +1,6 @@
 // Which tools a server registers: the one table of every tool's family and profile, and `--tools` selections.
 import { closest } from './tools/argument-errors.js';
+import { ProcessCache } from './process-cache.js';
 
 /** Tool families: a family is the set of tools over one kind of record. */
 export const FAMILIES = [
@@ -112,18 +113,12 @@ export function parseToolList(raw: string | undefined): string[] {
  * only with `allowBudgetAdmin`.
  */
 export function selectTools(items: readonly string[], options: { allowBudgetAdmin?: boolean } = {}): ReadonlySet<string> {
-  const key = `${items.join(',')}|${options.allowBudgetAdmin === true}`;
-  let chosen = SELECTIONS.get(key);
-  if (!chosen) {
-    if (SELECTIONS.size >= 64) SELECTIONS.delete(SELECTIONS.keys().next().value!);
-    chosen = computeSelection(items, options.allowBudgetAdmin === true);
-    SELECTIONS.set(key, chosen);
-  }
-  return chosen;
+  const admin = options.allowBudgetAdmin === true;
+  return SELECTIONS.get(`${items.join(',')}|${admin}`, () => computeSelection(items, admin));
 }
 
 /** Selections already worked out (a server is made per stateless request; its `--tools` never changes). */
-const SELECTIONS = new Map<string, ReadonlySet<string>>();
+const SELECTIONS = new ProcessCache<ReadonlySet<string>>();
 
 function computeSelection(items: readonly string[], allowBudgetAdmin: boolean): ReadonlySet<string> {
   const chosen = new Set<string>();

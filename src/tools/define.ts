@@ -17,6 +17,7 @@ import { renderMentions } from '../tool-mentions.js';
 import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
 import { clientCapabilities } from './client-capabilities.js';
 import { compactAnnotations, jsonSchema } from './listing.js';
+import { ProcessCache } from '../process-cache.js';
 
 export { withProgress } from './progress.js';
 
@@ -187,14 +188,7 @@ export class ToolHost {
       .filter((t) => t.spec.requires && this.offered(t, capabilities))
       .map((t) => t.name)
       .join(',');
-    const key = `${this.namespace ?? ''}|${this.names.join(',')}|${variant}`;
-    let tools = LISTINGS.get(key);
-    if (!tools) {
-      if (LISTINGS.size >= 64) LISTINGS.delete(LISTINGS.keys().next().value!);
-      tools = this.listing(capabilities);
-      LISTINGS.set(key, tools);
-    }
-    return tools;
+    return LISTINGS.get(`${this.namespace ?? ''}|${this.names.join(',')}|${variant}`, () => this.listing(capabilities));
   }
 
   /**
@@ -293,7 +287,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
  */
 const SPECS = new Map<string, ToolSpec<z.ZodObject, z.ZodObject>>();
 /** tools/list as rendered, per namespace and tool set */
-const LISTINGS = new Map<string, Tool[]>();
+const LISTINGS = new ProcessCache<Tool[]>();
 
 /** A success: `structuredContent` plus the same JSON as text. */
 export function ok(data: object, _meta?: Record<string, unknown>): CallToolResult {
