@@ -3,6 +3,7 @@
 // person gets when they start the server in a terminal.
 import { relative } from 'node:path';
 import {
+  CLIENT_INFO_META_KEY,
   ProtocolErrorCode as ErrorCode,
   STDIO_DEFAULT_MAX_BUFFER_SIZE,
   deserializeMessage,
@@ -239,12 +240,22 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
     if (event.kind === 'resource_updated')
       void current?.server.server.sendResourceUpdated({ ...event.params, uri: event.uri }).catch(() => {});
   });
+  // a 2026-07-28 client sends no `initialize`: its name comes in each request's `_meta`, and the roster shows it
+  let clientName: string | undefined;
+  const named = (bb: Awaited<ReturnType<typeof createServer>>) => {
+    bb.services.presence.client = () => bb.server.server.getClientVersion()?.name ?? clientName;
+    return bb;
+  };
+  named(opened);
   transport.onInbound = (message) => {
-    if ('method' in message && message.method === 'subscriptions/listen') void bus.follow(config.namespace);
+    if (!('method' in message)) return;
+    if (message.method === 'subscriptions/listen') void bus.follow(config.namespace);
+    const info = message.params?._meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+    if (typeof info?.name === 'string') clientName = info.name.slice(0, 200);
   };
   const handle = serveStdioEntry(
     async () => {
-      const bb = first ?? (await createServer(config, store));
+      const bb = first ?? named(await createServer(config, store));
       first = undefined;
       current = bb;
       return bb.server;

@@ -49,6 +49,18 @@ describe('the team across processes (SQLite file)', () => {
     expect(status).toBe('gone');
   });
 
+  it('a stdio client of either revision is on the roster under its own name (2026-07-28 sends it in each request)', async () => {
+    const store = db();
+    const modern = await spawnAgent(['--store', store, '--agent', 'm', '--thread', 't-m'], {}, undefined, 'modern');
+    const legacy = await spawnAgent(['--store', store, '--agent', 'l', '--thread', 't-l'], {}, undefined, 'legacy');
+    open.push(modern, legacy);
+    await modern.ok('whoami');
+    await legacy.ok('whoami');
+    const team = (await byName(modern)) as Record<string, { client?: string }>;
+    expect(team.m.client).toBe('test-process');
+    expect(team.l.client).toBe('test-process');
+  });
+
   it('a server process killed with kill -9 turns idle after the claim lease, still showing the step it holds', async () => {
     const store = db();
     const worker = await agentProcess(store, 'w', ['--claim-lease', '2']);
