@@ -204,7 +204,9 @@ export class ToolHost {
       const name = request.params.name;
       const found = byName.get(name);
       const tool =
-        found && (!only || only(name)) && (!found.spec.requires || this.offered(found, clientCapabilities(server, ctx))) ? found : undefined;
+        found && (!only || only(name)) && (!found.spec.requires || this.offered(found, clientCapabilities(server, ctx)))
+          ? found
+          : undefined;
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
       const suggestion = closestTool(name, names, this.namespace);
       return this.fail(
