@@ -198,11 +198,15 @@ export class ToolHost {
    */
   private answerCalls(server: McpServer, only?: (name: string) => boolean): void {
     const names = this.names;
+    // by registered name, built once: a call looks its tool up without walking the list
+    const byName = new Map(this.declared.map((t) => [this.nameOf(t.name), t]));
     server.server.setRequestHandler('tools/call', (request, ctx) => {
       const name = request.params.name;
-      const tool = this.declared.find(
-        (t) => this.nameOf(t.name) === name && (!only || only(name)) && this.offered(t, clientCapabilities(server, ctx)),
-      );
+      const found = byName.get(name);
+      const tool =
+        found && (!only || only(name)) && (!found.spec.requires || this.offered(found, clientCapabilities(server, ctx)))
+          ? found
+          : undefined;
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
       const suggestion = closestTool(name, names, this.namespace);
       return this.fail(
@@ -246,8 +250,7 @@ export class ToolHost {
       if (writes) await this.access.beforeWrite?.();
       const result = await tool.handler(parsed.data as never, extra, { operation: tool.name });
       const meta = await this.access.afterCall?.();
-      const reply = ok(result, meta);
-      return tool.spec.text ? { ...reply, content: [{ type: 'text', text: tool.spec.text(result as never) }] } : reply;
+      return ok(result, meta, tool.spec.text?.(result as never));
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
@@ -289,8 +292,7 @@ const SPECS = new Map<string, ToolSpec<z.ZodObject, z.ZodObject>>();
 /** tools/list as rendered, per namespace and tool set */
 const LISTINGS = new ProcessCache<Tool[]>();
 
-/** A success: `structuredContent` plus the same JSON as text. */
-export function ok(data: object, _meta?: Record<string, unknown>): CallToolResult {
-  const text = JSON.stringify(data);
+/** A success: `structuredContent` plus the same JSON as text (or `text`, for a tool with its own text form). */
+export function ok(data: object, _meta?: Record<string, unknown>, text: string = JSON.stringify(data)): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: data as Record<string, unknown>, ...(_meta ? { _meta } : {}) };
 }
