@@ -185,15 +185,17 @@ export class RedisBackend implements Backend {
     let prefetchedReads = 0;
     const tx: BackendTx = {
       get: async (key) => {
-        let raw = cache.get(key);
-        if (raw !== undefined && begun.fetched.has(key)) prefetchedReads++;
-        if (raw === undefined) {
-          laterReads++;
-          raw = (await unapplied(this.redis.call(['HGET', this.keys.rec, key]))) as string | null;
-          cache.set(key, raw);
-        }
+        if (begun.fetched.has(key)) prefetchedReads++;
+        else if (!cache.has(key)) await tx.prefetch!([key]);
+        const raw = cache.get(key) as string | null;
         if (!reads.has(key)) reads.set(key, revOf(raw));
         return raw === null ? undefined : decode(key, raw);
+      },
+      prefetch: async (keys) => {
+        const more = keys.filter((key) => !cache.has(key)); // a key is read once: its first value is the one checked
+        laterReads++;
+        const raws = more.length > 0 ? ((await unapplied(this.redis.call(['HMGET', this.keys.rec, ...more]))) as Array<string | null>) : [];
+        for (const [i, key] of more.entries()) cache.set(key, raws[i] ?? null);
       },
       list: async (query) => {
         laterReads++;
