@@ -130,6 +130,8 @@ export class MessageService {
       async (tx) => {
         const counter = await tx.update(this.keys.messageCounter(), 'increment', 1, { by });
         const seq = decode(z.number().int().min(1), counter.value, 'message counter');
+        const keys = [this.keys.message(seq), ...recipients.map((r) => this.keys.mailbox(r.agent, r.thread, seq))];
+        await tx.prefetch(awaited !== undefined ? [...keys, this.keys.mailboxWait(awaited, seq)] : keys); // one read for all
         const record: MessageRecord = {
           id: `m${seq}`,
           seq,
@@ -148,7 +150,8 @@ export class MessageService {
         if (awaited !== undefined) await tx.set(this.keys.mailboxWait(awaited, seq), { seq }, { by, ttlMs });
         return { messageId: record.id, recipients, ...(awaited !== undefined ? { awaiting: awaited.slice(2) } : {}) };
       },
-      { ...idempotent(me, call, args) },
+      // the counter comes with the transaction's first round trip (its lock's, on Postgres)
+      { ...idempotent(me, call, args), prefetch: [this.keys.messageCounter()] },
     );
     const cache = this.cache();
     if (awaited !== undefined) cache.clear();
@@ -225,17 +228,22 @@ export class MessageService {
     }
     const { agent, thread } = this.session.identity;
     const key = this.keys.inboxPosition(agent, thread);
-    const { result } = await this.store.transact(async (tx) => {
-      const last = (await tx.get(this.keys.messageCounter()))?.value;
-      if (seq > (typeof last === 'number' ? last : 0)) {
-        throw invalid(`ack ${ack} is past the last message sent here: pass a cursor from an earlier {tool:inbox} reply.`, { path: 'ack' });
-      }
-      const current = await tx.get(key);
-      const at = current === undefined ? 0 : decode(InboxPosition, current.value, 'inbox position').seq;
-      if (seq <= at) return { seq: at };
-      await tx.set(key, { seq } as Json, { by: this.session.by, ttlMs: this.times.retentionMs });
-      return { seq };
-    });
+    // The counter only grows, so it is read before the transaction: a send committing meanwhile cannot make a cursor
+    // valid that was not, and an ack does not conflict with every send (on Redis it would re-run on each of them).
+    const last = (await this.store.get(this.keys.messageCounter()))?.value;
+    if (seq > (typeof last === 'number' ? last : 0)) {
+      throw invalid(`ack ${ack} is past the last message sent here: pass a cursor from an earlier {tool:inbox} reply.`, { path: 'ack' });
+    }
+    const { result } = await this.store.transact(
+      async (tx) => {
+        const current = await tx.get(key);
+        const at = current === undefined ? 0 : decode(InboxPosition, current.value, 'inbox position').seq;
+        if (seq <= at) return { seq: at };
+        await tx.set(key, { seq } as Json, { by: this.session.by, ttlMs: this.times.retentionMs });
+        return { seq };
+      },
+      { prefetch: [key] },
+    );
     this.cache().delete(this.cacheId());
     return result.seq;
   }

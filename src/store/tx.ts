@@ -78,6 +78,16 @@ export class StoreTx {
     return record && toEntry(record);
   }
 
+  /**
+   * Reads keys this transaction is about to get or write in one round trip where the backend can (keys known only
+   * after a first read, such as those numbered by a counter): many writes of new keys then cost one read, not one each.
+   */
+  async prefetch(keys: string[]): Promise<void> {
+    const wanted = keys.filter((key) => !this.writes.has(key));
+    if (this.floor === undefined) wanted.push(VERSION_FLOOR_KEY); // a new key's version starts above it
+    if (wanted.length > 0) await this.tx.prefetch?.(wanted);
+  }
+
   /** Writes `value` and returns the new entry; fails with VERSION_CONFLICT when `ifVersion` does not match. */
   async set(key: string, value: Json, options: WriteOptions): Promise<Entry> {
     const raw = await this.rawForOverwrite(key);

@@ -46,6 +46,8 @@ export interface BackendTx {
   get(key: string): Promise<StoredRecord | undefined>;
   /** Live records of a range (no tombstones, no expired records), in key order. */
   list(query: RangeQuery): Promise<Array<[string, StoredRecord]>>;
+  /** Reads these keys in one round trip, so that the gets of them that follow cost none (remote backends). */
+  prefetch?(keys: string[]): Promise<void>;
 }
 
 /**

@@ -281,6 +281,41 @@ describe('RedisBackend', () => {
     expect(runs).toBe(1);
   });
 
+  it('a check of a torn read that fails (the connection reset) leaves the error undecided: the transaction runs again', async ({
+    skip,
+  }) => {
+    if (skipped) skip(skipped);
+    const prefix = `torn${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    await write(b, [
+      ['x', rec(1)],
+      ['y', rec(1)],
+    ]);
+    let checks = 0;
+    a.failPoint = (point) => {
+      if (point === 'check' && checks++ === 0) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    };
+    let runs = 0;
+    const { result } = await a.transaction(
+      async (tx) => {
+        runs++;
+        const x = await tx.get('x');
+        if (runs === 1)
+          await write(b, [
+            ['x', rec(2, 2)],
+            ['y', rec(2, 2)],
+          ]);
+        const y = await tx.get('y');
+        if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
+        return { result: x!.v, writes: new Map() };
+      },
+      ['x'],
+    );
+    expect({ runs, result }).toEqual({ runs: 2, result: 2 }); // before: the torn read's error, as if it were decided
+    expect(checks).toBeGreaterThan(1); // the reset check, then the second run's
+  });
+
   it('counts exactly under concurrent increments from two stores', async ({ skip }) => {
     if (skipped) skip(skipped);
     const prefix = `inc${randomUUID().slice(0, 8)}`;

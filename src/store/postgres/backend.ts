@@ -175,16 +175,18 @@ export class PostgresBackend implements Backend {
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
-      const fetched = new Map<string, string>(results[3].rows.map((row) => [String(row.key), String(row.record)]));
-      const prefetched = new Set(keys);
+      const fetched = new Map<string, string | null>(keys.map((key) => [key, null])); // null: read, absent
+      for (const row of results[3].rows) fetched.set(String(row.key), String(row.record));
       const tx: BackendTx = {
         get: async (key) => {
-          if (prefetched.has(key)) {
-            const raw = fetched.get(key);
-            return raw === undefined ? undefined : decode(key, raw);
-          }
-          const { rows } = await q<{ record: string }>(`SELECT record FROM ${this.t.records} WHERE key = $1`, [key]);
-          return rows.length > 0 ? decode(key, rows[0].record) : undefined;
+          if (!fetched.has(key)) await tx.prefetch!([key]);
+          const raw = fetched.get(key);
+          return raw == null ? undefined : decode(key, raw);
+        },
+        prefetch: async (more) => {
+          const sql = `SELECT key, record FROM ${this.t.records} WHERE key = ANY($1)`;
+          const found = new Map((await q<{ key: string; record: string }>(sql, [more])).rows.map((r) => [r.key, r.record]));
+          for (const key of more) fetched.set(key, found.get(key) ?? null); // under the store's lock: nothing changes meanwhile
         },
         list: async (query) => {
           const [where, params] = rangeWhere(query, 2);

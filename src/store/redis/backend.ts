@@ -135,7 +135,7 @@ export class RedisBackend implements Backend {
       for (let attempt = 0; ; attempt++) {
         let outcome: Attempt<T>;
         try {
-          outcome = await this.attempt(fn, prefetch, Date.now() < deadline, callDeadline);
+          outcome = await this.attempt(fn, prefetch, callDeadline);
         } catch (error) {
           if (!(error instanceof Unapplied)) throw error;
           // Nothing was changed: once more when connected again (a reset costs the caller nothing), unless the store
@@ -167,7 +167,6 @@ export class RedisBackend implements Backend {
   private async attempt<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[],
-    mayRetry: boolean,
     callDeadline: number,
   ): Promise<Attempt<T>> {
     const begun = await unapplied(
@@ -185,15 +184,17 @@ export class RedisBackend implements Backend {
     let prefetchedReads = 0;
     const tx: BackendTx = {
       get: async (key) => {
-        let raw = cache.get(key);
-        if (raw !== undefined && begun.fetched.has(key)) prefetchedReads++;
-        if (raw === undefined) {
-          laterReads++;
-          raw = (await unapplied(this.redis.call(['HGET', this.keys.rec, key]))) as string | null;
-          cache.set(key, raw);
-        }
+        if (begun.fetched.has(key)) prefetchedReads++;
+        else if (!cache.has(key)) await tx.prefetch!([key]);
+        const raw = cache.get(key) as string | null;
         if (!reads.has(key)) reads.set(key, revOf(raw));
         return raw === null ? undefined : decode(key, raw);
+      },
+      prefetch: async (keys) => {
+        const more = keys.filter((key) => !cache.has(key)); // a key is read once: its first value is the one checked
+        laterReads++;
+        const raws = more.length > 0 ? ((await unapplied(this.redis.call(['HMGET', this.keys.rec, ...more]))) as Array<string | null>) : [];
+        for (const [i, key] of more.entries()) cache.set(key, raws[i] ?? null);
       },
       list: async (query) => {
         laterReads++;
@@ -209,14 +210,10 @@ export class RedisBackend implements Backend {
     try {
       outcome = await fn(tx, { revision: begun.revision, now: begun.now });
     } catch (error) {
-      // An error decided from reads that no longer agree with each other is decided again; otherwise it stands.
-      if (mayRetry && needsCheck()) {
-        const agree = await this.commit(reads, lists, begun.now, new Map()).then(
-          (r) => r.ok,
-          () => true,
-        );
-        if (!agree) return conflict();
-      }
+      // An error decided from reads that no longer agree with each other is decided again (past the conflict deadline,
+      // the caller is told the transaction gave up); otherwise it stands. A check that fails changed nothing
+      // (`Unapplied`): the transaction runs again once connected, or fails as the store being unavailable.
+      if (needsCheck() && !(await this.commit(reads, lists, begun.now, new Map())).ok) return conflict();
       throw error;
     }
     if (outcome.writes.size === 0 && !needsCheck()) return { done: true, result: outcome.result, revision };
@@ -329,7 +326,7 @@ export class RedisBackend implements Backend {
     const args = commitArgs(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS);
     let reply: number[];
     try {
-      if (marker) await this.failPoint?.('commit');
+      await this.failPoint?.(marker ? 'commit' : 'check'); // 'check': a commit of no writes, checking reads
       reply = ((await this.redis.script('COMMIT', args, marker ? [marker] : [])) as Reply[]).map(Number);
       if (marker) await this.failPoint?.('committed');
     } catch (error) {

@@ -5,7 +5,7 @@ import type { RedisConnection } from './client.js';
 import { fateKeyOf } from './scripts.js';
 
 /** The moments of a write a test may break the connection at (see `RedisOptions.failPoint`). */
-export type FailPoint = 'begin' | 'commit' | 'committed' | 'resolve';
+export type FailPoint = 'begin' | 'check' | 'commit' | 'committed' | 'resolve';
 
 /** How long a call may spend on its attempts (a retry included), and how much longer on finding out a write's fate. */
 export const CALL_BUDGET_MS = 11_000;

@@ -35,6 +35,51 @@ export function transactionCases(backend: BackendCase): void {
       expect(await store.get('a')).toBeUndefined();
     });
 
+    it('keys prefetched mid-transaction read as single gets would: present, absent, deleted, its own writes first', async () => {
+      store = await backend.open();
+      await store.transact(async (tx) => {
+        await tx.set('p1', 'one', { by: 'a' });
+        await tx.set('p2', 'two', { by: 'a' });
+        return {};
+      });
+      await store.transact(async (tx) => ({ gone: await tx.delete('p2') }));
+      const { result } = await store.transact(async (tx) => {
+        await tx.set('p3', 'mine', { by: 'a' });
+        await tx.prefetch(['p1', 'p2', 'p3', 'p4']);
+        const [p1, p2, p3, p4] = await Promise.all(['p1', 'p2', 'p3', 'p4'].map((k) => tx.get(k)));
+        const recreated = await tx.set('p2', 'again', { by: 'a', ifVersion: 0 });
+        const fresh = await tx.set('p4', 'new', { by: 'a', ifVersion: 0 });
+        return {
+          p1: p1?.value,
+          p2: p2 === undefined,
+          p3: p3?.value,
+          p4: p4 === undefined,
+          recreated: recreated.version,
+          fresh: fresh.version,
+        };
+      });
+      expect(result).toEqual({ p1: 'one', p2: true, p3: 'mine', p4: true, recreated: 2, fresh: 1 });
+    });
+
+    it('concurrent transactions that prefetch the key they change lose no update', async () => {
+      store = await backend.open();
+      const other = backend.openShared ? await backend.openShared(store) : store;
+      try {
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            (i % 2 ? other : store).transact(async (tx) => {
+              await tx.prefetch(['counted']);
+              const n = (await tx.get('counted'))?.value;
+              return tx.set('counted', (typeof n === 'number' ? n : 0) + 1, { by: 'a' });
+            }),
+          ),
+        );
+        expect((await store.get('counted'))!.value).toBe(12);
+      } finally {
+        if (other !== store) await other.close();
+      }
+    });
+
     it('a repeat with the same idempotency key returns the first result and applies nothing', async () => {
       store = await backend.open();
       const first = await store.transact((tx) => tx.update('n', 'increment', 1, { by: 'a' }).then((e) => ({ v: e.value })), {
