@@ -58,7 +58,8 @@ export async function runHttp(config: Config, store: VersionedStore): Promise<nu
  * within about 50 MB instead of piling up to about 100 MB. An operator's own `--heap-growing-percent` wins.
  */
 function leanHeap(): void {
-  if (!process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  if (!process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent')))
+    setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 const HEAP_GROWING_PERCENT = Number(process.env.BLACKBOARD_HEAP_GROWING_PERCENT ?? 50);
 
