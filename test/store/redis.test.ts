@@ -45,6 +45,34 @@ async function write(backend: RedisBackend, entries: Array<[string, RecordWrite 
   return revision;
 }
 
+/**
+ * `a` reads x, then y, in one transaction; on its first run `b` changes both between the two reads (they are always
+ * equal, changed in one commit), so that run sees a torn read and throws. Resolves with how many runs `a` took.
+ */
+async function tornRead(a: RedisBackend, b: RedisBackend): Promise<{ runs: number; result: unknown }> {
+  await write(b, [
+    ['x', rec(1)],
+    ['y', rec(1)],
+  ]);
+  let runs = 0;
+  const { result } = await a.transaction(
+    async (tx) => {
+      runs++;
+      const x = await tx.get('x');
+      if (runs === 1)
+        await write(b, [
+          ['x', rec(2, 2)],
+          ['y', rec(2, 2)],
+        ]);
+      const y = await tx.get('y');
+      if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
+      return { result: x!.v, writes: new Map() };
+    },
+    ['x'],
+  );
+  return { runs, result };
+}
+
 describe('Redis URLs', () => {
   it('parses prefix and timeout, masks the password and refuses unknown options', () => {
     const target = parseRedisUrl('redis://:s3cret@127.0.0.1:6390/2?prefix=team-a&timeout=1500');
@@ -245,31 +273,9 @@ describe('RedisBackend', () => {
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
-    // b keeps x and y equal, changing both in one commit
-    await write(b, [
-      ['x', rec(1)],
-      ['y', rec(1)],
-    ]);
-    let runs = 0;
-    const { result } = await a.transaction(
-      async (tx) => {
-        runs++;
-        const x = await tx.get('x');
-        if (runs === 1)
-          await write(b, [
-            ['x', rec(2, 2)],
-            ['y', rec(2, 2)],
-          ]);
-        const y = await tx.get('y');
-        if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
-        return { result: x!.v, writes: new Map() };
-      },
-      ['x'],
-    );
-    expect(runs).toBe(2);
-    expect(result).toBe(2);
+    expect(await tornRead(a, b)).toEqual({ runs: 2, result: 2 });
     // an error from reads that agree stands, at once
-    runs = 0;
+    let runs = 0;
     await expect(
       a.transaction(async (tx) => {
         runs++;
@@ -288,31 +294,12 @@ describe('RedisBackend', () => {
     const prefix = `torn${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
-    await write(b, [
-      ['x', rec(1)],
-      ['y', rec(1)],
-    ]);
     let checks = 0;
     a.failPoint = (point) => {
       if (point === 'check' && checks++ === 0) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
     };
-    let runs = 0;
-    const { result } = await a.transaction(
-      async (tx) => {
-        runs++;
-        const x = await tx.get('x');
-        if (runs === 1)
-          await write(b, [
-            ['x', rec(2, 2)],
-            ['y', rec(2, 2)],
-          ]);
-        const y = await tx.get('y');
-        if (x!.v !== y!.v) throw new Error(`x=${x!.v} but y=${y!.v}: a torn read`);
-        return { result: x!.v, writes: new Map() };
-      },
-      ['x'],
-    );
-    expect({ runs, result }).toEqual({ runs: 2, result: 2 }); // before: the torn read's error, as if it were decided
+    // before: the torn read's error, as if it were decided
+    expect(await tornRead(a, b)).toEqual({ runs: 2, result: 2 });
     expect(checks).toBeGreaterThan(1); // the reset check, then the second run's
   });
 
