@@ -22,6 +22,20 @@ export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value:
   return { value: preview, bytes, truncated: true };
 }
 
+/**
+ * Several results' values within one read's size together: a value larger than an equal share of
+ * {@link READ_DEFAULT_BYTES} (at least 256 bytes) is left out; its result still says it worked and its version.
+ */
+export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
+  const carrying = results.filter((result) => result.value !== undefined).length;
+  const share = Math.max(256, Math.floor(READ_DEFAULT_BYTES / Math.max(1, carrying)));
+  return results.map((result) => {
+    if (result.value === undefined || Buffer.byteLength(JSON.stringify(result.value), 'utf8') <= share) return result;
+    const { value: _left, ...rest } = result;
+    return rest as T;
+  });
+}
+
 /** A text of at most `maxBytes` UTF-8 bytes (never splitting a character), with "…" when cut. */
 export function cutUtf8(text: string, maxBytes: number): string {
   const buffer = Buffer.from(text, 'utf8');

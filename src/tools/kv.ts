@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { UPDATE_OPS } from '../store/ops.js';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, type KvService } from '../services/kv.js';
 import { bounded, counter, cursor, idempotencyKey, ifVersion, isoTime, json, jsonValue, maxBytes, scope, waitMs } from './common.js';
-import { boundValue, waitOf } from './bounds.js';
+import { boundValue, valuesWithin, waitOf } from './bounds.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 // Shared argument schemas of the kv family. Semantic checks (key length, scope names) happen in the service so
@@ -119,7 +119,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     'state_update',
     () => ({
       title: 'Atomically update a key',
-      description: 'Atomic increment, append, merge (null drops), add_to_set; missing key: empty. Returns value, version.',
+      description: 'Atomic increment, append, merge (null drops), add_to_set; absent: empty. Returns value, version.',
       input: z
         .object({
           key,
@@ -131,10 +131,13 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
           idempotencyKey,
         })
         .strict(),
-      output: z.object({ value, version: counter, revision: counter }),
+      output: z.object({ value, version: counter, revision: counter, ...bounded }),
       annotations: { ...write, idempotentHint: false },
     }),
-    (args, _extra, call) => kv.update(args, call),
+    async (args, _extra, call) => {
+      const updated = await kv.update(args, call);
+      return { ...updated, ...boundValue(updated.value) };
+    },
   );
 
   defineTool(
@@ -180,7 +183,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     async (args, _extra, call) => {
       const result = await kv.batch(args, call);
       for (const slot of result.results) if (slot.error) slot.error.message = host.render(slot.error.message);
-      return result;
+      return { ...result, results: valuesWithin(result.results) };
     },
   );
 

@@ -40,6 +40,36 @@ describe('bounded replies', () => {
     expect((await a.err('state_get', { key: 'big', maxBytes: 2 * 1024 * 1024 })).details).toMatchObject({ path: 'maxBytes' });
   });
 
+  it('state_update and state_batch answer a grown value under 16 KiB: a preview with truncated and bytes, the stored value whole', async () => {
+    const a = await agent();
+    const message = (i: number) => ({ role: 'user', content: `${i}: ${'m'.repeat(290)}`, id: `m-${i}` });
+    for (let i = 0; i < 60; i++) await a.ok('state_update', { key: 'messages', op: 'append', value: message(i) });
+    const small = await a.ok('state_update', { key: 'n', op: 'increment', value: 2 });
+    expect(small).toEqual({ value: 2, version: 1, revision: small.revision });
+    const reply = await a.raw('state_update', { key: 'messages', op: 'append', value: message(60) });
+    expect(Buffer.byteLength(textOf(reply))).toBeLessThan(17 * 1024);
+    const grown = await a.ok('state_update', { key: 'messages', op: 'append', value: message(61) });
+    const whole = await a.ok('state_get', { key: 'messages', maxBytes: 1024 * 1024 });
+    expect(whole.value).toHaveLength(62);
+    expect(grown).toMatchObject({ version: 62, truncated: true, bytes: Buffer.byteLength(JSON.stringify(whole.value)) });
+    expect(JSON.stringify(whole.value).startsWith((grown.value as string).slice(0, -1))).toBe(true);
+    // A batch of updates shares one reply's worth: a value larger than its share (at least 256 bytes) is left out.
+    const ops = Array.from({ length: 4 }, (_, i) => ({ op: 'append', key: `list/${i}`, value: 'x'.repeat(5000) }));
+    const batchReply = await a.raw('state_batch', { ops: [...ops, { op: 'set', key: 'plain', value: 1 }] });
+    expect(Buffer.byteLength(textOf(batchReply))).toBeLessThan(17 * 1024);
+    const batch = await a.ok('state_batch', {
+      ops: [
+        { op: 'append', key: 'list/0', value: 'y'.repeat(5000) },
+        { op: 'append', key: 'list/1', value: 'z' },
+        { op: 'increment', key: 'n', value: 1 },
+      ],
+    });
+    expect(batch.results[0]).toEqual({ key: 'list/0', ok: true, version: 2 }); // 10,007 bytes, over a third of 16 KiB
+    expect(batch.results[1]).toEqual({ key: 'list/1', ok: true, version: 2, value: ['x'.repeat(5000), 'z'] });
+    expect(batch.results[2]).toEqual({ key: 'n', ok: true, version: 2, value: 3 });
+    expect((await a.ok('state_get', { key: 'list/0', maxBytes: 1024 * 1024 })).value).toEqual(['x'.repeat(5000), 'y'.repeat(5000)]);
+  });
+
   it("state_list gives each key's size; state_snapshot pages with nextCursor and lists values bigger than a page", async () => {
     const a = await agent();
     for (let i = 0; i < 30; i++) await a.ok('state_set', { key: `doc/${String(i).padStart(2, '0')}`, value: 'x'.repeat(1000) });
