@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresBackend } from '../../src/store/postgres/backend.js';
 import { parsePostgresUrl } from '../../src/store/postgres/schema.js';
+import { lit } from '../../src/store/postgres/sql.js';
 import { maskPassword } from '../../src/store/url.js';
 import type { CommitEvent, RecordWrite, StoredRecord, Writes } from '../../src/store/types.js';
 import { freePort, startPostgres, type PostgresHandle } from '../services/postgres.js';
@@ -21,6 +22,12 @@ describe('postgres URL options', () => {
     expect(parsed.connectionString).toBe('postgresql://u:p@h:5433/db?sslmode=disable');
     expect(parsed.masked).toBe('postgresql://u:***@h:5433/db?schema=team_a&connect_timeout=2&sslmode=disable&pool_max=3');
     expect(parsePostgresUrl('postgres://h/db').schema).toBe('blackboard');
+  });
+
+  it("quotes a literal exactly as the driver's escapeLiteral does", () => {
+    const texts = ['plain', "it's", 'a\\b', "'\\'", '', 'é€😀', "\\\\''", JSON.stringify({ q: "o'k", s: 'back\\slash "quoted"' })];
+    for (let i = 0; i < 200; i++) texts.push(Array.from({ length: i % 40 }, (_, j) => 'ab\'\\"é \n'[(i * 7 + j * 3) % 9]).join(''));
+    for (const text of texts) expect(lit(text), text).toBe(pg.escapeLiteral(text));
   });
 
   it('refuses a bad schema name or option, without showing the password', () => {

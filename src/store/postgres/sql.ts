@@ -8,9 +8,14 @@ import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /**
  * Statements that travel with others in one round trip (`BEGIN; …; COMMIT`) use the simple query protocol, which
- * takes no parameters: their values are quoted by the driver's own `escapeLiteral`.
+ * takes no parameters: their values are quoted as the driver's own `escapeLiteral` quotes them (quotes and backslashes
+ * doubled, `E'…'` when there is a backslash), with two native replacements instead of its character-by-character
+ * loop, which takes a millisecond per 150 KB record.
  */
-export const lit = (value: string): string => pg.escapeLiteral(value);
+export const lit = (value: string): string => {
+  const quoted = `'${value.replaceAll("'", "''").replaceAll('\\', '\\\\')}'`;
+  return value.includes('\\') ? ` E${quoted}` : quoted;
+};
 const num = (value: number | undefined): string => {
   if (value === undefined) return 'NULL';
   if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
