@@ -1,5 +1,5 @@
 // The Postgres backend's SQL: literals, the one write statement of a commit, range conditions and record decoding.
-import pg from 'pg';
+import type pg from 'pg';
 import { decodeRecord } from '../codec.js';
 import { compareKeys } from '../keys.js';
 import { tablesGone, type Tables } from './schema.js';
