@@ -39,12 +39,15 @@ export async function collectState(
   const run = await runOf(tx, keys, thread);
   const state = stateOf(keys, who, thread, run);
   const more = [...(run === fetchedRun ? [] : state.keys), ...extra];
-  if (more.length > 0) await tx.prefetch(more);
-  const out: Array<[string, Entry]> = [];
-  for (const range of state.ranges) out.push(...(await all(tx, range)));
+  // Asked for at once: a backend that can pipeline reads (Redis) sends them together.
+  const [, ranges, planIndexes] = await Promise.all([
+    more.length > 0 ? tx.prefetch(more) : undefined,
+    Promise.all(state.ranges.map((range) => all(tx, range))),
+    Promise.all(state.planIndexes.map((range) => all(tx, range))),
+  ]);
+  const out = ranges.flat();
   // Plans of the thread and of its run: the index entries and the plans they point at.
-  const indexes: Array<[string, Entry]> = [];
-  for (const range of state.planIndexes) indexes.push(...(await all(tx, range)));
+  const indexes = planIndexes.flat();
   const plans = indexes.map(([key]) => keys.plan(lastPart(key)));
   if (plans.length > 0) await tx.prefetch(plans);
   for (const [i, entry] of indexes.entries()) {
