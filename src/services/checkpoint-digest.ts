@@ -18,12 +18,13 @@ export interface Digest {
 }
 
 /**
- * A list hashed lately: its JSON as `JSON.stringify` wrote it, less the closing bracket (`open`), its length, and the
- * SHA-256 state and byte count of its canonical JSON less the closing bracket, ready to go on with appended elements.
+ * A list hashed lately: each element's JSON as `JSON.stringify` wrote it (`parts`, as many as the list is long), its
+ * size in characters, and the SHA-256 state and byte count of its canonical JSON less the closing bracket, ready to
+ * go on with appended elements.
  */
 interface Hashed {
-  open: string;
-  n: number;
+  parts: string[];
+  chars: number;
   state: Hash;
   bytes: number;
 }
@@ -35,12 +36,11 @@ let latelyChars = 0;
 const REMEMBER_FROM = 4096;
 /** How much JSON text the cache holds at most (UTF-16 code units): a few dozen growing lists of 100 KB or more. */
 const REMEMBER_CHARS = 8 * 1024 * 1024;
-const COMMA = 0x2c;
 
 /**
  * The value's digest. With `prefixLength` (an append's starting point) and `prefixHash` (the hash of the value it grew
- * from): when that value was hashed lately and this one's JSON text starts as that one's did up to its last element
- * and a comma, its first elements are the same values (JSON text parses one way), so only the rest is hashed.
+ * from): when that value was hashed lately and this one's first elements have the same JSON text as its elements
+ * (so they are the same values), only the rest is hashed.
  */
 export function digest(value: Json, prefixLength?: number, prefixHash?: string): Digest {
   if (Array.isArray(value)) return digestList(value, prefixLength, prefixHash);
@@ -56,16 +56,15 @@ export function digest(value: Json, prefixLength?: number, prefixHash?: string):
 function digestList(value: Json[], prefixLength?: number, prefixHash?: string): Digest {
   const grows = prefixLength !== undefined && value.length > prefixLength;
   const known = grows && prefixHash !== undefined ? lately.get(prefixHash) : undefined;
-  if (known !== undefined && known.n === prefixLength) {
-    const plain = JSON.stringify(value);
-    const same = plain.length > known.open.length && plain.slice(0, known.open.length) === known.open; // (startsWith is slower)
-    if (same && (known.n === 0 || plain.charCodeAt(known.open.length) === COMMA)) {
-      const tail = `${known.n > 0 ? ',' : ''}${value.slice(known.n).map(canonicalJson).join(',')}`;
+  if (known !== undefined && known.parts.length === prefixLength) {
+    const parts = value.map((element) => JSON.stringify(element));
+    if (known.parts.every((part, i) => part === parts[i])) {
+      const tail = `${prefixLength > 0 ? ',' : ''}${value.slice(prefixLength).map(canonicalJson).join(',')}`;
       const state = known.state.copy().update(tail);
       const bytes = known.bytes + Buffer.byteLength(tail, 'utf8');
       const h = state.copy().update(']').digest('hex');
       forget(prefixHash as string);
-      remember(h, { open: plain.slice(0, -1), n: value.length, state, bytes });
+      remember(h, { parts, chars: known.chars + tail.length, state, bytes });
       return { h, b: bytes + 1, prefix: prefixHash, text: () => canonicalJson(value) };
     }
   }
@@ -86,19 +85,20 @@ function digestList(value: Json[], prefixLength?: number, prefixHash?: string): 
   }
   const b = Buffer.byteLength(text, 'utf8');
   const h = state.copy().update(']').digest('hex');
-  if (text.length >= REMEMBER_FROM) remember(h, { open: JSON.stringify(value).slice(0, -1), n: value.length, state, bytes: b - 1 });
+  if (text.length >= REMEMBER_FROM)
+    remember(h, { parts: value.map((element) => JSON.stringify(element)), chars: text.length, state, bytes: b - 1 });
   return { h, b, ...(prefix !== undefined ? { prefix } : {}), text: () => text };
 }
 
 function remember(h: string, hashed: Hashed): void {
   forget(h);
-  if (hashed.open.length > REMEMBER_CHARS / 4) return;
+  if (hashed.chars > REMEMBER_CHARS / 4) return;
   lately.set(h, hashed);
-  latelyChars += hashed.open.length;
-  for (const [old, { open }] of lately) {
+  latelyChars += hashed.chars;
+  for (const [old, { chars }] of lately) {
     if (latelyChars <= REMEMBER_CHARS) break;
     lately.delete(old);
-    latelyChars -= open.length;
+    latelyChars -= chars;
   }
 }
 
@@ -106,5 +106,5 @@ function forget(h: string): void {
   const hashed = lately.get(h);
   if (hashed === undefined) return;
   lately.delete(h);
-  latelyChars -= hashed.open.length;
+  latelyChars -= hashed.chars;
 }
