@@ -70,7 +70,6 @@ export class CheckpointService {
     if (args.label !== undefined && (typeof args.label !== 'string' || args.label.length > 200)) {
       throw invalid('label must be text of at most 200 characters.');
     }
-    await this.session.refresh();
     const thread = args.thread ?? this.who.thread;
     // The thread's info, head and (most likely) newest manifest, and its single-key records if it is at the caller's
     // run, come with the first read.
@@ -81,6 +80,9 @@ export class CheckpointService {
       ...idempotent(this.who, call, args),
       prefetch,
     });
+    // The saved state is the thread's at its current run, read in the transaction; this session follows a run_start
+    // made by another connection afterwards, only when there was one (a read less per save).
+    if (thread === this.who.thread && result.run !== this.who.run) await this.session.refresh();
     return result;
   }
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/store/open.js';
 import { prefixEnd } from '../../src/store/keys.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
-import { agentsClosedAfterEach, type Connected } from '../helpers.js';
+import { agentsClosedAfterEach, memoryStore, type Connected } from '../helpers.js';
 import { sharedStores } from '../stores.js';
 
 const agent = agentsClosedAfterEach();
@@ -62,5 +62,20 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %
     for (const { id } of saved) await a.ok('checkpoint_delete', { checkpointId: id });
     const { entries } = await a.store.list({ lo: '', hi: prefixEnd(''), limit: 100_000 });
     expect(entries.filter(([key]) => key.includes('~cp-blob:') || key.includes('~cp-ref:'))).toEqual([]);
+  });
+});
+
+describe('checkpoint_save after a run_start on another connection', () => {
+  it('saves the thread at the run the other connection started, with the records of that run', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { thread: 'T' } });
+    const b = await agent({ store, config: { thread: 'T' } });
+    const { run } = await b.ok('run_start', {});
+    await b.ok('state_set', { key: 'k', value: 'in the new run', scope: 'run' });
+    const saved = await a.ok('checkpoint_save', {});
+    expect(saved.run).toBe(run);
+    await b.ok('state_set', { key: 'k', value: 'changed', scope: 'run' });
+    await a.ok('checkpoint_restore', { checkpointId: saved.checkpointId });
+    expect((await b.ok('state_get', { key: 'k', scope: 'run' })).value).toBe('in the new run');
   });
 });
