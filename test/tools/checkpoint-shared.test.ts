@@ -65,6 +65,31 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %
   });
 });
 
+describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoint retention on %s', (_name, shared) => {
+  it('keeps the newest 3 of a growing thread: each restores exactly, and deleting them frees every blob', async () => {
+    const store = new VersionedStore(await openBackend(shared.fresh()), { sweepIntervalMs: 0 });
+    stores.push(store);
+    const a = await agent({ store, config: { thread: 'T', keepCheckpoints: 3 } });
+    const saved: Array<{ id: string; messages: unknown }> = [];
+    for (let i = 0; i < 8; i++) {
+      await a.ok('state_update', { key: 'messages', op: 'append', value: message(i), scope: 'thread' });
+      const { checkpointId } = await a.ok('checkpoint_save', {});
+      saved.push({ id: checkpointId, messages: (await threadState(a)).messages });
+    }
+    const kept = saved.slice(-3);
+    expect((await a.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual(
+      kept.map((c) => c.id).reverse(),
+    );
+    for (const { id, messages } of kept) {
+      await a.ok('checkpoint_restore', { checkpointId: id });
+      expect((await threadState(a)).messages).toEqual(messages);
+    }
+    for (const { id } of kept) await a.ok('checkpoint_delete', { checkpointId: id });
+    const { entries } = await a.store.list({ lo: '', hi: prefixEnd(''), limit: 100_000 });
+    expect(entries.filter(([key]) => key.includes('~cp-blob:') || key.includes('~cp-ref:'))).toEqual([]);
+  });
+});
+
 describe('checkpoint_save after a run_start on another connection', () => {
   it('saves the thread at the run the other connection started, with the records of that run', async () => {
     const store = memoryStore();
