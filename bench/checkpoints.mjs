@@ -48,7 +48,20 @@ const sqliteBytes = (path) =>
 async function ours(name, store, extra = []) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, '--store', store, '--agent', 'bench', '--thread', 'bench', '--keep-checkpoints', '10000', '--tools', 'agent,checkpoint', ...extra],
+    args: [
+      CLI,
+      '--store',
+      store,
+      '--agent',
+      'bench',
+      '--thread',
+      'bench',
+      '--keep-checkpoints',
+      '10000',
+      '--tools',
+      'agent,checkpoint',
+      ...extra,
+    ],
     stderr: 'ignore',
   });
   const client = new Client({ name: 'bench', version: '1.0.0' });

@@ -1,13 +1,11 @@
 // Content-addressed checkpoint values: stored once, a grown value as its appended part, large values compressed.
-import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Keys } from '../keyspace.js';
-import { canonicalJson } from '../store/ops.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx } from '../store/versioned-store.js';
+import { digest, hashOf, type Digest } from './checkpoint-digest.js';
 
-/** The address of a value: SHA-256 of its canonical JSON, so equal values share one blob. */
-export const hashOf = (value: Json): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
+export { hashOf } from './checkpoint-digest.js';
 
 /**
  * What a manifest keeps of a saved value: its hash; for arrays and strings its length `n` (an append's starting
@@ -49,27 +47,38 @@ export class CheckpointBlobs {
     return true;
   }
 
+  /** The digest `add` needs: of the value, and of its first `prev.n` elements when it may be stored as an append. */
+  digestOf(value: Json, prev?: BlobRef): Digest {
+    const base = prev?.n !== undefined && (prev.d ?? MAX_DEPTH) < MAX_DEPTH ? prev.n : undefined;
+    return digest(value, base, base !== undefined ? prev?.h : undefined);
+  }
+
+  /** The keys `keep` (of `ref`) or `add` (of a value with digest `d`, after `prev`) reads, to fetch in one go. */
+  keysOf(ref?: BlobRef, d?: Digest): string[] {
+    return [...(ref ? [this.keys.blobRefs(ref.h)] : []), ...(d ? [this.keys.blobRefs(d.h), this.keys.blob(d.h)] : [])];
+  }
+
   /**
    * Keeps `value` and counts one more reference to it; returns what the manifest keeps of it. When `prev` (the same
    * record in the previous checkpoint) is a prefix of `value`, only the appended part is stored.
    */
-  async add(tx: StoreTx, value: Json, prev?: BlobRef): Promise<BlobRef> {
-    const base = prev?.n !== undefined && (prev.d ?? MAX_DEPTH) < MAX_DEPTH ? prev.n : undefined;
-    const { h, text, prefix } = digest(value, base);
+  async add(tx: StoreTx, value: Json, prev?: BlobRef, d: Digest = this.digestOf(value, prev)): Promise<BlobRef> {
+    const { h, prefix } = d;
     const n = Array.isArray(value) ? value.length : typeof value === 'string' ? value.length : undefined;
-    const out: BlobRef = { h, ...(n !== undefined ? { n } : {}), b: Buffer.byteLength(text, 'utf8') };
+    const out: BlobRef = { h, ...(n !== undefined ? { n } : {}), b: d.b };
     const refs = await this.refs(tx, h);
     if (refs > 0) {
       // Stored already, by some other checkpoint: its chain depth is not known here, so the next append starts over.
       await this.setRefs(tx, h, refs + 1);
       return { ...out, d: MAX_DEPTH };
     }
-    if (prev !== undefined && base !== undefined && prefix === prev.h && (await this.keep(tx, prev))) {
-      const tail = Array.isArray(value) ? value.slice(base) : (value as string).slice(base);
+    if (prev?.n !== undefined && prefix !== undefined && prefix === prev.h && (await this.keep(tx, prev))) {
+      const tail = Array.isArray(value) ? value.slice(prev.n) : (value as string).slice(prev.n);
       await this.put(tx, h, { base: prev.h, tail }, true);
       await this.setRefs(tx, h, 1);
       return { ...out, d: (prev.d ?? 0) + 1 };
     }
+    const text = d.text();
     if (text.length >= COMPRESS_FROM) {
       const z = deflateRawSync(text).toString('base64');
       if (z.length <= text.length * 0.8) {
@@ -148,26 +157,4 @@ export class CheckpointBlobs {
     const value = (await tx.get(this.keys.blobRefs(hash)))?.value;
     return typeof value === 'number' ? value : 0;
   }
-}
-
-/**
- * The value's hash and canonical JSON in one pass, and, when `prefixLength` is given and the value is an array or a
- * string longer than that, the hash of its first `prefixLength` elements or characters.
- */
-function digest(value: Json, prefixLength?: number): { h: string; text: string; prefix?: string } {
-  if (prefixLength !== undefined && Array.isArray(value) && value.length > prefixLength) {
-    const parts = value.map(canonicalJson);
-    const hash = createHash('sha256').update('[');
-    hash.update(parts.slice(0, prefixLength).join(','));
-    const prefix = hash.copy().update(']').digest('hex');
-    const rest = parts.slice(prefixLength).join(',');
-    hash.update(prefixLength > 0 ? `,${rest}]` : `${rest}]`);
-    return { h: hash.digest('hex'), text: `[${parts.join(',')}]`, prefix };
-  }
-  const text = canonicalJson(value);
-  const h = createHash('sha256').update(text).digest('hex');
-  if (prefixLength !== undefined && typeof value === 'string' && value.length > prefixLength) {
-    return { h, text, prefix: hashOf(value.slice(0, prefixLength)) };
-  }
-  return { h, text };
 }

@@ -1,7 +1,7 @@
 // What is stored of a checkpoint: its manifest, its index entry (a summary), the thread's head; newest-first paging.
 import * as z from 'zod';
 import { BlackboardError, invalid } from '../errors.js';
-import type { Keys } from '../keyspace.js';
+import { lastPart, type Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
 import { FORMAT, type SavedRecord } from './checkpoint-document.js';
@@ -171,6 +171,18 @@ export function checkId(id: string): string {
     });
   }
   return id;
+}
+
+/** The thread's head; made from its index the first time (checkpoints saved before heads were kept). */
+export async function headIn(tx: StoreTx, keys: Keys, thread: string): Promise<Head> {
+  const head = Head.safeParse((await tx.get(keys.checkpointHead(thread)))?.value);
+  if (head.success) return head.data;
+  const rows = await all(tx, keys.checkpointIndexRange(thread));
+  return { count: rows.length, ...(rows.length > 0 ? { latest: lastPart(rows[rows.length - 1][0]) } : {}) };
+}
+
+export async function setHead(tx: StoreTx, keys: Keys, thread: string, by: string, head: Head): Promise<void> {
+  await tx.putEntry(keys.checkpointHead(thread), { value: head as Json, version: 1, updatedAt: tx.now, updatedBy: by });
 }
 
 /** How many checkpoints one list call returns by default, and at most. */

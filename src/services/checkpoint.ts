@@ -1,7 +1,7 @@
 // The checkpoint service: save, list, restore and delete a thread's state; export and import documents.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { checkName, idempotent, type CallOptions, resolveScope, type Identity } from '../context.js';
+import { checkName, idempotent, type CallOptions, type Identity } from '../context.js';
 import { lastPart, showRelative } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -17,9 +17,7 @@ import {
   type ThreadDocument,
 } from './checkpoint-document.js';
 import {
-  Head,
   Manifest,
-  all,
   allOf,
   checkCursor,
   checkId,
@@ -30,11 +28,14 @@ import {
   notFound,
   summaryOf,
   DEFAULT_LIST,
+  headIn,
+  setHead,
   MAX_LIST,
   metaOf,
   type Reader,
   type CheckpointInfo,
 } from './checkpoint-manifest.js';
+import { collectState, firstKeys, prefetchForDelete } from './checkpoint-state.js';
 import { checkThreadWrite } from './ownership.js';
 import { threadInfoOf, type Session } from './session.js';
 
@@ -47,6 +48,8 @@ export type { CheckpointInfo } from './checkpoint-manifest.js';
  */
 export class CheckpointService {
   private readonly blobs: CheckpointBlobs;
+  /** The newest checkpoint this service saved, by thread. */
+  private readonly latest = new Map<string, string>();
 
   constructor(
     private readonly store: VersionedStore,
@@ -67,34 +70,55 @@ export class CheckpointService {
     if (args.label !== undefined && (typeof args.label !== 'string' || args.label.length > 200)) {
       throw invalid('label must be text of at most 200 characters.');
     }
-    await this.session.refresh();
     const thread = args.thread ?? this.who.thread;
-    const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label), {
+    // The thread's info, head and (most likely) newest manifest, and its single-key records if it is at the caller's
+    // run, come with the first read.
+    const fetched = { run: this.who.run, latest: this.latest.get(thread) };
+    const manifest = fetched.latest !== undefined ? [this.keys.checkpoint(fetched.latest)] : [];
+    const prefetch = firstKeys(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread), ...manifest]);
+    const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label, fetched), {
       ...idempotent(this.who, call, args),
+      prefetch,
     });
+    // The saved state is the thread's at its current run, read in the transaction; this session follows a run_start
+    // made by another connection afterwards, only when there was one (a read less per save).
+    if (thread === this.who.thread && result.run !== this.who.run) await this.session.refresh();
     return result;
   }
 
-  /** Saves inside an existing transaction (run_end uses it). */
-  async saveIn(tx: StoreTx, thread: string, label?: string): Promise<CheckpointInfo> {
-    const { run, entries } = await this.collect(tx, thread);
-    const head = await this.headIn(tx, thread);
+  /**
+   * Saves inside an existing transaction (run_end uses it). `fetched`: what the transaction's first round trip read,
+   * the state of a thread at `run` ({@link firstKeys}) and the manifest `latest`.
+   */
+  async saveIn(tx: StoreTx, thread: string, label?: string, fetched: { run?: string; latest?: string } = {}): Promise<CheckpointInfo> {
+    const head = await headIn(tx, this.keys, thread);
+    const latest = head.latest !== undefined && head.latest !== fetched.latest ? [this.keys.checkpoint(head.latest)] : [];
+    const { run, entries } = await collectState(tx, this.keys, this.who, thread, latest, fetched.run);
     // The previous checkpoint: records unchanged since it share its values, records that grew store what was appended.
     const prev = head.latest !== undefined ? (await this.manifestOrNone(tx, head.latest))?.records : undefined;
     // Ids sort in the order checkpoints were made: the revision the saving transaction commits above grows.
     const id = idAt(tx.revision + 1, randomBytes(4).toString('hex'));
     const manifest: Manifest = { format: FORMAT, thread, run, createdAt: tx.now, revision: 0, bytes: 0, records: {} };
     if (label !== undefined) manifest.label = label;
-    for (const [key, entry] of entries) {
+    // Hashes first, so that everything the writes below read comes in one round trip.
+    const planned = entries.map(([key, entry]) => {
       const rel = this.keys.relative(key);
       const before = prev !== undefined && Object.hasOwn(prev, rel) ? prev[rel] : undefined;
       const unchanged = before !== undefined && before.ver === entry.version && before.at === entry.updatedAt;
+      return { rel, entry, before, unchanged, d: unchanged ? undefined : this.blobs.digestOf(entry.value, before) };
+    });
+    await tx.prefetch([
+      this.keys.checkpoint(id),
+      this.keys.checkpointIndex(thread, id),
+      ...planned.flatMap(({ before, d }) => this.blobs.keysOf(before, d)),
+    ]);
+    for (const { rel, entry, before, unchanged, d } of planned) {
       let ref: BlobRef;
-      if (unchanged && (await this.blobs.keep(tx, before))) {
+      if (unchanged && before !== undefined && (await this.blobs.keep(tx, before))) {
         const { ver: _v, at: _a, by: _b, exp: _e, ...kept } = before;
         ref = { ...kept, b: before.b ?? Buffer.byteLength(JSON.stringify(entry.value), 'utf8') };
       } else {
-        ref = await this.blobs.add(tx, entry.value, before);
+        ref = await this.blobs.add(tx, entry.value, before, d ?? this.blobs.digestOf(entry.value, before));
       }
       manifest.records[rel] = { ...ref, ...metaOf(saved(entry)) };
       manifest.revision = Math.max(manifest.revision, entry.revision);
@@ -111,10 +135,17 @@ export class CheckpointService {
     let count = head.count + 1;
     if (count > this.keep) {
       const rows = await tx.list({ ...this.keys.checkpointIndexRange(thread), limit: count - this.keep });
+      await prefetchForDelete(
+        tx,
+        this.keys,
+        rows.map(([key]) => lastPart(key)),
+      );
       for (const [key] of rows) await this.deleteIn(tx, lastPart(key));
       count -= rows.length;
     }
-    await this.setHead(tx, thread, { count, latest: id });
+    await setHead(tx, this.keys, thread, this.session.by, { count, latest: id });
+    if (this.latest.size > 1000) this.latest.clear();
+    this.latest.set(thread, id); // a guess for the next save: if another process saves meanwhile, it reads one key more
     return infoOfManifest(id, manifest);
   }
 
@@ -201,9 +232,12 @@ export class CheckpointService {
         if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
         const thread = await this.deleteIn(tx, id); // a corrupt one can still be deleted
         if (thread !== undefined) {
-          const head = await this.headIn(tx, thread);
+          const head = await headIn(tx, this.keys, thread);
           const latest = head.latest === id ? undefined : head.latest;
-          await this.setHead(tx, thread, { count: Math.max(0, head.count - 1), ...(latest !== undefined ? { latest } : {}) });
+          await setHead(tx, this.keys, thread, this.session.by, {
+            count: Math.max(0, head.count - 1),
+            ...(latest !== undefined ? { latest } : {}),
+          });
         }
         return { deleted: true };
       },
@@ -279,43 +313,8 @@ export class CheckpointService {
   }
 
   /** The live records that make up a thread's state, keyed by storage key. */
-  private async collect(tx: StoreTx, thread: string): Promise<{ run: string; entries: Array<[string, Entry]> }> {
-    const who = this.who;
-    const run = threadInfoOf((await tx.get(this.keys.threadInfo(thread)))?.value)?.run ?? '';
-    const state = this.keys.threadState(
-      thread,
-      resolveScope('thread', { ...who, thread }).id,
-      resolveScope('run', { ...who, thread, run }).id,
-      run,
-    );
-    const out: Array<[string, Entry]> = [];
-    for (const range of state.ranges) out.push(...(await all(tx, range)));
-    // Plans of the thread and of its run: the index entries and the plans they point at.
-    for (const range of state.planIndexes) {
-      for (const entry of await all(tx, range)) {
-        out.push(entry);
-        const planKey = this.keys.plan(lastPart(entry[0]));
-        const plan = await tx.get(planKey);
-        if (plan) out.push([planKey, plan]);
-      }
-    }
-    for (const key of state.keys) {
-      const entry = await tx.get(key);
-      if (entry) out.push([key, entry]);
-    }
-    return { run, entries: out };
-  }
-
-  /** The thread's head; made from its index the first time (checkpoints saved before heads were kept). */
-  private async headIn(tx: StoreTx, thread: string): Promise<Head> {
-    const head = Head.safeParse((await tx.get(this.keys.checkpointHead(thread)))?.value);
-    if (head.success) return head.data;
-    const rows = await all(tx, this.keys.checkpointIndexRange(thread));
-    return { count: rows.length, ...(rows.length > 0 ? { latest: lastPart(rows[rows.length - 1][0]) } : {}) };
-  }
-
-  private async setHead(tx: StoreTx, thread: string, head: Head): Promise<void> {
-    await tx.putEntry(this.keys.checkpointHead(thread), { value: head as Json, version: 1, updatedAt: tx.now, updatedBy: this.session.by });
+  private collect(tx: StoreTx, thread: string): Promise<{ run: string; entries: Array<[string, Entry]> }> {
+    return collectState(tx, this.keys, this.who, thread);
   }
 
   private async manifestOrNone(tx: StoreTx, id: string): Promise<Manifest | undefined> {

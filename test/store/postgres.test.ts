@@ -357,3 +357,49 @@ async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> 
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('postgres range reads in one transaction', () => {
+  it('reads asked for together give what each gives alone, in one round trip', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    const keys = ["a'quote", 'a\\back', 'a$1 dollar', 'aé', 'b1', 'b2', 'b3', 'c-expired', 'c-gone', 'c-live'];
+    await write(b, Object.fromEntries(keys.map((k, i) => [k, rec({ k, i }, 1, k === 'c-expired' ? { exp: 1 } : {})])));
+    await write(b, { 'c-gone': { v: null, ver: 1, at: 1000, by: 'a', del: 1 } });
+    const now = Date.now();
+    const queries = [
+      { lo: 'a', hi: 'b', limit: 100, now },
+      { lo: 'b', hi: 'c', limit: 2, now },
+      { lo: 'b', hi: 'c', after: 'b1', limit: 100, now },
+      { lo: 'c', hi: 'd', limit: 100, now },
+      { lo: 'x', hi: 'y', limit: 100, now },
+    ];
+    const alone = await b.transaction(async (tx) => {
+      const out = [];
+      for (const q of queries) out.push(await tx.list(q));
+      return { result: out, writes: new Map() };
+    });
+    const sent: string[] = [];
+    const together = await b.transaction(async (tx) => {
+      const spy = (b as unknown as { db: { query: (...a: unknown[]) => unknown } }).db;
+      const query = spy.query.bind(spy);
+      spy.query = (...a: unknown[]) => {
+        sent.push(String(a[2]));
+        return query(...a);
+      };
+      try {
+        return { result: await Promise.all(queries.map((q) => tx.list(q))), writes: new Map() };
+      } finally {
+        spy.query = query;
+      }
+    });
+    expect(together.result).toEqual(alone.result);
+    expect(alone.result.map((rows) => rows.map(([k]) => k))).toEqual([
+      ['a$1 dollar', "a'quote", 'a\\back', 'aé'],
+      ['b1', 'b2'],
+      ['b2', 'b3'],
+      ['c-live'],
+      [],
+    ]);
+    expect(sent).toHaveLength(1);
+  });
+});

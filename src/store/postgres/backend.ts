@@ -8,6 +8,7 @@ import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, 
 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
+import { RangeReads } from './range-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
@@ -188,14 +189,7 @@ export class PostgresBackend implements Backend {
           const found = new Map((await q<{ key: string; record: string }>(sql, [more])).rows.map((r) => [r.key, r.record]));
           for (const key of more) fetched.set(key, found.get(key) ?? null); // under the store's lock: nothing changes meanwhile
         },
-        list: async (query) => {
-          const [where, params] = rangeWhere(query, 2);
-          const { rows } = await q<{ key: string; record: string }>(
-            `SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1`,
-            [query.limit, ...params],
-          );
-          return decodeRows(rows);
-        },
+        list: new RangeReads(this.t, q).read,
       };
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {

@@ -20,6 +20,8 @@ export class Connections {
   readonly statementTimeoutMs: number;
   readonly queryTimeoutMs: number;
   private readonly connectTimeoutMs: number;
+  /** Each connection's last statement, for the next to wait for. */
+  private readonly running = new WeakMap<pg.ClientBase, Promise<unknown>>();
 
   constructor(
     parsed: PostgresUrl,
@@ -72,14 +74,24 @@ export class Connections {
     return client;
   }
 
-  /** A statement on `client` bounded by the call's deadline as well as the connection's own timeout. */
+  /**
+   * A statement on `client` bounded by the call's deadline as well as the connection's own timeout. Statements asked
+   * for together (concurrent reads of one transaction) run one after another: a connection runs one at a time.
+   */
   query<R extends pg.QueryResultRow>(
     client: pg.ClientBase,
     deadline: number,
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    return boundedQuery<R>(client, text, values, this.queryTimeoutMs, deadline);
+    const run = (this.running.get(client) ?? Promise.resolve()).then(() =>
+      boundedQuery<R>(client, text, values, this.queryTimeoutMs, deadline),
+    );
+    this.running.set(
+      client,
+      run.catch(() => {}),
+    );
+    return run;
   }
 
   /**

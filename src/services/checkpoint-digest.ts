@@ -1,0 +1,110 @@
+// Checkpoint value hashes: SHA-256 of canonical JSON; a list that grew since it was last hashed costs its new part.
+import { createHash, type Hash } from 'node:crypto';
+import { canonicalJson } from '../store/ops.js';
+import type { Json } from '../store/types.js';
+
+/** The address of a value: SHA-256 of its canonical JSON, so equal values share one blob. */
+export const hashOf = (value: Json): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
+
+/**
+ * A value's hash `h`, its canonical JSON's size `b` and text, and (when asked for with a prefix length shorter than
+ * the value) the hash of its first elements or characters, `prefix`.
+ */
+export interface Digest {
+  h: string;
+  b: number;
+  prefix?: string;
+  text(): string;
+}
+
+/**
+ * A list hashed lately: each element's JSON as `JSON.stringify` wrote it (`parts`, as many as the list is long), its
+ * size in characters, and the SHA-256 state and byte count of its canonical JSON less the closing bracket, ready to
+ * go on with appended elements.
+ */
+interface Hashed {
+  parts: string[];
+  chars: number;
+  state: Hash;
+  bytes: number;
+}
+
+/** Lists hashed lately, by hash, oldest first; a hash names one content, so the cache is good for every store. */
+const lately = new Map<string, Hashed>();
+let latelyChars = 0;
+/** Lists shorter than this (as JSON) are hashed whole every time: cheap enough, and not worth the memory. */
+const REMEMBER_FROM = 4096;
+/** How much JSON text the cache holds at most (UTF-16 code units): a few dozen growing lists of 100 KB or more. */
+const REMEMBER_CHARS = 8 * 1024 * 1024;
+
+/**
+ * The value's digest. With `prefixLength` (an append's starting point) and `prefixHash` (the hash of the value it grew
+ * from): when that value was hashed lately and this one's first elements have the same JSON text as its elements
+ * (so they are the same values), only the rest is hashed.
+ */
+export function digest(value: Json, prefixLength?: number, prefixHash?: string): Digest {
+  if (Array.isArray(value)) return digestList(value, prefixLength, prefixHash);
+  const text = canonicalJson(value);
+  const h = createHash('sha256').update(text).digest('hex');
+  const b = Buffer.byteLength(text, 'utf8');
+  if (prefixLength !== undefined && typeof value === 'string' && value.length > prefixLength) {
+    return { h, b, prefix: hashOf(value.slice(0, prefixLength)), text: () => text };
+  }
+  return { h, b, text: () => text };
+}
+
+function digestList(value: Json[], prefixLength?: number, prefixHash?: string): Digest {
+  const grows = prefixLength !== undefined && value.length > prefixLength;
+  const known = grows && prefixHash !== undefined ? lately.get(prefixHash) : undefined;
+  if (known !== undefined && known.parts.length === prefixLength) {
+    const parts = value.map((element) => JSON.stringify(element));
+    if (known.parts.every((part, i) => part === parts[i])) {
+      const tail = `${prefixLength > 0 ? ',' : ''}${value.slice(prefixLength).map(canonicalJson).join(',')}`;
+      const state = known.state.copy().update(tail);
+      const bytes = known.bytes + Buffer.byteLength(tail, 'utf8');
+      const h = state.copy().update(']').digest('hex');
+      forget(prefixHash as string);
+      remember(h, { parts, chars: known.chars + tail.length, state, bytes });
+      return { h, b: bytes + 1, prefix: prefixHash, text: () => canonicalJson(value) };
+    }
+  }
+  const state = createHash('sha256').update('[');
+  let text: string;
+  let prefix: string | undefined;
+  if (grows) {
+    const head = canonicalJson(value.slice(0, prefixLength));
+    state.update(head.slice(1, -1));
+    prefix = state.copy().update(']').digest('hex');
+    const rest = canonicalJson(value.slice(prefixLength));
+    const tail = `${prefixLength > 0 ? ',' : ''}${rest.slice(1, -1)}`;
+    state.update(tail);
+    text = `${head.slice(0, -1)}${tail}]`;
+  } else {
+    text = canonicalJson(value);
+    state.update(text.slice(1, -1));
+  }
+  const b = Buffer.byteLength(text, 'utf8');
+  const h = state.copy().update(']').digest('hex');
+  if (text.length >= REMEMBER_FROM)
+    remember(h, { parts: value.map((element) => JSON.stringify(element)), chars: text.length, state, bytes: b - 1 });
+  return { h, b, ...(prefix !== undefined ? { prefix } : {}), text: () => text };
+}
+
+function remember(h: string, hashed: Hashed): void {
+  forget(h);
+  if (hashed.chars > REMEMBER_CHARS / 4) return;
+  lately.set(h, hashed);
+  latelyChars += hashed.chars;
+  for (const [old, { chars }] of lately) {
+    if (latelyChars <= REMEMBER_CHARS) break;
+    lately.delete(old);
+    latelyChars -= chars;
+  }
+}
+
+function forget(h: string): void {
+  const hashed = lately.get(h);
+  if (hashed === undefined) return;
+  lately.delete(h);
+  latelyChars -= hashed.chars;
+}

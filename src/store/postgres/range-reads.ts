@@ -1,0 +1,59 @@
+// Range reads inside one Postgres transaction: the ones asked for together travel in one round trip.
+import type pg from 'pg';
+import type { RangeQuery, StoredRecord } from '../types.js';
+import type { Tables } from './schema.js';
+import { decodeRows, lit, rangeWhere } from './sql.js';
+
+type Row = { key: string; record: string };
+type Rows = Array<[string, StoredRecord]>;
+type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+/** A statement parameter written into the statement's text. */
+function literal(value: unknown): string {
+  if (typeof value === 'string') return lit(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new Error(`not a text or finite number: ${String(value)}`);
+}
+
+/**
+ * The range reads of one transaction. Those asked for in the same turn of the event loop (a checkpoint reading every
+ * key range of a thread at once) go as one multi-statement query, one round trip; a lone one is one parameterized
+ * statement. Every statement sees the same state: the transaction holds the store's lock.
+ */
+export class RangeReads {
+  private pending: Array<{ query: RangeQuery; resolve: (rows: Rows) => void; reject: (error: unknown) => void }> = [];
+
+  constructor(
+    private readonly t: Tables,
+    private readonly q: Query,
+  ) {}
+
+  read = (query: RangeQuery): Promise<Rows> =>
+    new Promise<Rows>((resolve, reject) => {
+      this.pending.push({ query, resolve, reject });
+      if (this.pending.length === 1) queueMicrotask(() => void this.flush());
+    });
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0);
+    try {
+      if (batch.length === 1) {
+        const [where, params] = rangeWhere(batch[0].query, 2);
+        const sql = `SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1`;
+        const { rows } = await this.q<Row>(sql, [batch[0].query.limit, ...params]);
+        batch[0].resolve(decodeRows(rows));
+        return;
+      }
+      const statements = batch.map(({ query }) => {
+        const [where, params] = rangeWhere(query, 1);
+        const written = where.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
+        return `SELECT key, record FROM ${this.t.records} WHERE ${written} ORDER BY key LIMIT ${literal(query.limit)}`;
+      });
+      const reply: unknown = await this.q<Row>(statements.join(';\n')); // one result per statement
+      const results = reply as Array<pg.QueryResult<Row>>;
+      for (const [i, { resolve }] of batch.entries()) resolve(decodeRows(results[i].rows));
+    } catch (error) {
+      for (const { reject } of batch) reject(error);
+    }
+  }
+}
