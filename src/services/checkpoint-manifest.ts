@@ -185,6 +185,16 @@ export async function setHead(tx: StoreTx, keys: Keys, thread: string, by: strin
   await tx.putEntry(keys.checkpointHead(thread), { value: head as Json, version: 1, updatedAt: tx.now, updatedBy: by });
 }
 
+/**
+ * What can be read of a manifest, damaged or not: its thread, and the hashes of the values it holds (released when it
+ * is deleted).
+ */
+export function manifestRefs(value: unknown): { thread?: string; hashes: string[] } {
+  const m = (value ?? {}) as { thread?: unknown; records?: Record<string, { h?: unknown } | null> };
+  const hashes = Object.values(m.records ?? {}).flatMap((meta) => (typeof meta?.h === 'string' ? [meta.h] : []));
+  return { ...(typeof m.thread === 'string' ? { thread: m.thread } : {}), hashes };
+}
+
 /** How many checkpoints one list call returns by default, and at most. */
 export const DEFAULT_LIST = 100;
 export const MAX_LIST = 1000;

@@ -2,7 +2,7 @@
 import { resolveScope, type Identity } from '../context.js';
 import { lastPart, type Keys } from '../keyspace.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
-import { all } from './checkpoint-manifest.js';
+import { all, manifestRefs } from './checkpoint-manifest.js';
 import { threadInfoOf } from './session.js';
 
 /** Where a thread's state lives when it is at `run`: key ranges, plan index ranges, single keys. */
@@ -67,9 +67,9 @@ export async function prefetchForDelete(tx: StoreTx, keys: Keys, ids: string[]):
   await tx.prefetch(ids.map((id) => keys.checkpoint(id)));
   const more: string[] = [];
   for (const id of ids) {
-    const m = (await tx.get(keys.checkpoint(id)))?.value as { thread?: unknown; records?: Record<string, { h?: unknown }> } | undefined;
-    if (typeof m?.thread === 'string') more.push(keys.checkpointIndex(m.thread, id));
-    for (const meta of Object.values(m?.records ?? {})) if (typeof meta?.h === 'string') more.push(keys.blobRefs(meta.h));
+    const { thread, hashes } = manifestRefs((await tx.get(keys.checkpoint(id)))?.value);
+    if (thread !== undefined) more.push(keys.checkpointIndex(thread, id));
+    for (const hash of hashes) more.push(keys.blobRefs(hash));
   }
   await tx.prefetch(more);
 }

@@ -29,6 +29,7 @@ import {
   summaryOf,
   DEFAULT_LIST,
   headIn,
+  manifestRefs,
   setHead,
   MAX_LIST,
   metaOf,
@@ -335,12 +336,12 @@ export class CheckpointService {
     const entry = await tx.get(this.keys.checkpoint(id));
     if (!entry) throw notFound(id);
     // What can be read of a damaged manifest is released; the rest of it goes with it.
-    const m = (entry.value ?? {}) as { thread?: unknown; records?: Record<string, { h?: unknown }> };
-    for (const meta of Object.values(m.records ?? {})) if (typeof meta?.h === 'string') await this.blobs.drop(tx, meta.h);
+    const { thread, hashes } = manifestRefs(entry.value);
+    for (const hash of hashes) await this.blobs.drop(tx, hash);
     await tx.delete(this.keys.checkpoint(id));
-    if (typeof m.thread !== 'string') return undefined;
-    await tx.delete(this.keys.checkpointIndex(m.thread, id));
-    return m.thread;
+    if (thread === undefined) return undefined;
+    await tx.delete(this.keys.checkpointIndex(thread, id));
+    return thread;
   }
 }
 

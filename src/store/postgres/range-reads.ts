@@ -2,7 +2,7 @@
 import type pg from 'pg';
 import type { RangeQuery, StoredRecord } from '../types.js';
 import type { Tables } from './schema.js';
-import { decodeRows, lit, rangeWhere } from './sql.js';
+import { decodeRows, lit, num, rangeWhere } from './sql.js';
 
 type Row = { key: string; record: string };
 type Rows = Array<[string, StoredRecord]>;
@@ -11,8 +11,8 @@ type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => 
 /** A statement parameter written into the statement's text. */
 function literal(value: unknown): string {
   if (typeof value === 'string') return lit(value);
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  throw new Error(`not a text or finite number: ${String(value)}`);
+  if (typeof value === 'number') return num(value);
+  throw new Error(`not a text or a number: ${String(value)}`);
 }
 
 /**

@@ -16,7 +16,7 @@ export const lit = (value: string): string => {
   const quoted = `'${value.replaceAll("'", "''").replaceAll('\\', '\\\\')}'`;
   return value.includes('\\') ? ` E${quoted}` : quoted;
 };
-const num = (value: number | undefined): string => {
+export const num = (value: number | undefined): string => {
   if (value === undefined) return 'NULL';
   if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
   return String(value);
