@@ -132,6 +132,9 @@ export async function spawnAgent(args: string[], env: Record<string, string> = {
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = newClient(era, 'test-process');
   await client.connect(transport);
+  // A 2026 client's connect probes a sibling process and returns before this one has opened its store: one round trip
+  // makes "spawned" mean "serving", so a test that then breaks the database breaks it under a running server.
+  if (era === 'modern') await client.discover();
   const namespaceAt = args.indexOf('--namespace');
   const namespace = namespaceAt >= 0 ? args[namespaceAt + 1] : env.BLACKBOARD_NAMESPACE;
   const agent = new Agent(client, namespace ? `${namespace}_` : '') as Spawned;
