@@ -51,6 +51,8 @@ export interface CheckpointsApi {
   save: (args?: { label?: string; idempotencyKey?: string }) => Promise<CheckpointInfo>;
   /** `checkpoint_list`, newest first */
   list: (args?: { thread?: string }) => Promise<{ checkpoints: CheckpointInfo[] }>;
+  /** `checkpoint_list` with `checkpointId`: one checkpoint and its saved state, every value whole; changes nothing */
+  get: (args: { checkpointId: string }) => Promise<{ checkpoint: CheckpointInfo; state: Extract<Bundle, { kind: 'thread' }> }>;
   /** `checkpoint_restore`: atomically */
   restore: (args: {
     checkpointId: string;

@@ -179,6 +179,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     checkpoints: {
       save: op('checkpoint_save', (a, _, c) => s.checkpoints.save(a, c)),
       list: op('checkpoint_list', (a) => s.checkpoints.list(a)),
+      get: op('checkpoint_list', (a: { checkpointId: string }) => s.checkpoints.get(a)),
       restore: op('checkpoint_restore', (a, _, c) => s.checkpoints.restore(a, c)),
       delete: op('checkpoint_delete', (a, _, c) => s.checkpoints.delete(a, c)),
     },

@@ -35,7 +35,7 @@ export function registerBoardTools(host: ToolHost, boards: BoardService): void {
     'board_show',
     () => ({
       title: 'Show the board',
-      description: 'Show the board to the person, live where MCP Apps render. Returns a summary and the board.',
+      description: 'Show the board to the person, live where MCP Apps render. Returns a summary, the board.',
       input: z.object({ section }).strict(),
       output: board,
       annotations: { readOnlyHint: true },

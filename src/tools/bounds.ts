@@ -36,10 +36,28 @@ export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
   });
 }
 
+/**
+ * Saved records (`{v, ...}` by key, as a checkpoint's state holds them) within one read's size: their values share
+ * {@link READ_DEFAULT_BYTES} (an equal part each, at least 256 bytes); a larger value is a preview, and its record says
+ * `truncated: true` and `bytes`.
+ */
+export function recordsWithin(records: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(records);
+  const share = Math.max(256, Math.floor(READ_DEFAULT_BYTES / Math.max(1, keys.length)));
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const record = records[key] as { v?: Json } | null;
+    const bounded = record !== null && typeof record === 'object' && record.v !== undefined ? boundValue(record.v, share) : undefined;
+    out[key] = bounded?.truncated ? { ...record, v: bounded.value, truncated: true, bytes: bounded.bytes } : record;
+  }
+  return out;
+}
+
 /** A text of at most `maxBytes` UTF-8 bytes (never splitting a character), with "…" when cut. */
 export function cutUtf8(text: string, maxBytes: number): string {
-  const buffer = Buffer.from(text, 'utf8');
-  if (buffer.length <= maxBytes) return text;
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  // Only the start is encoded (every character is at least one byte): a large value's whole text never is.
+  const buffer = Buffer.from(text.slice(0, maxBytes + 1), 'utf8');
   let end = Math.max(0, maxBytes - 3);
   while (end > 0 && (buffer[end] & 0xc0) === 0x80) end--;
   return `${buffer.subarray(0, end).toString('utf8')}…`;

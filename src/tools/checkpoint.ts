@@ -1,6 +1,7 @@
 // The checkpoint tools: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete.
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoint.js';
+import { recordsWithin } from './bounds.js';
 import { counter, cursor, idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
@@ -46,7 +47,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_list',
     () => ({
       title: 'List checkpoints',
-      description: "A thread's checkpoints, newest first (checkpointId: one in full). Returns them, nextCursor.",
+      description: 'Checkpoints, newest first (checkpointId: one, big values previewed). Returns them, nextCursor.',
       input: z
         .object({
           thread: threadArg,
@@ -61,7 +62,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     async ({ checkpointId: id, ...args }) => {
       if (id === undefined) return checkpoints.list(args);
       const { checkpoint, state } = await checkpoints.get({ checkpointId: id });
-      return { checkpoints: [checkpoint], state };
+      return { checkpoints: [checkpoint], state: { ...state, records: recordsWithin(state.records) } };
     },
   );
   defineTool(

@@ -205,6 +205,16 @@ describe('openBlackboard options and errors', () => {
     expect((await failure(child.finalAnswer.set({ content: 'again' }))).code).toBe('MULTIPLE_FINAL_ANSWERS');
     const bundle = await parent.bundles.export({ thread: 'c' });
     expect(bundle.kind).toBe('thread');
+    // A checkpoint read back whole (a tool's reply previews large values; the library's does not), and nothing written.
+    const long = 'x'.repeat(40_000);
+    await child.kv.set({ key: 'long', value: long, scope: 'thread' });
+    const saved = await child.checkpoints.save();
+    const { revision } = await child.kv.changes({});
+    const read = await child.checkpoints.get({ checkpointId: saved.checkpointId });
+    expect(read.checkpoint).toEqual(saved);
+    expect(Object.values(read.state.records).map((r) => r.v)).toContain(long);
+    expect((await child.kv.changes({})).revision).toBe(revision);
+    expect((await failure(child.checkpoints.get({ checkpointId: 'cp-000000000-00000000' }))).code).toBe('NOT_FOUND');
     const other = await openBlackboard({ store: 'memory://' });
     opened.push(other);
     expect((await other.bundles.import(bundle)).records).toBeGreaterThan(0);

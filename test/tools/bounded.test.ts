@@ -70,6 +70,34 @@ describe('bounded replies', () => {
     expect((await a.ok('state_get', { key: 'list/0', maxBytes: 1024 * 1024 })).value).toEqual(['x'.repeat(5000), 'y'.repeat(5000)]);
   });
 
+  it('checkpoint_list with checkpointId answers a thread of large values under 16 KiB: previews with truncated and bytes', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    const messages = Array.from({ length: 400 }, (_, i) => ({ content: `${i}: ${'m'.repeat(290)}`, role: 'user' })); // keys in order, as saved
+    await a.ok('state_set', { key: 'messages', value: messages, scope: 'thread' });
+    await a.ok('state_set', { key: 'step', value: 7, scope: 'thread' });
+    await a.ok('state_set', { key: 'doc', value: 'é'.repeat(20_000), scope: 'thread' });
+    const { checkpointId } = await a.ok('checkpoint_save', {});
+    const reply = await a.raw('checkpoint_list', { checkpointId });
+    expect(Buffer.byteLength(textOf(reply))).toBeLessThan(17 * 1024);
+    const { state } = await a.ok('checkpoint_list', { checkpointId });
+    const byKey = Object.fromEntries(
+      Object.entries(state.records as Record<string, { v: unknown; ver: number; truncated?: true; bytes?: number }>).map(([k, r]) => [
+        k.split('\x1f').pop(),
+        r,
+      ]),
+    );
+    expect(byKey.step).toMatchObject({ v: 7, ver: 1 });
+    expect(byKey.step).not.toHaveProperty('truncated');
+    expect(byKey.messages).toMatchObject({ ver: 1, truncated: true, bytes: Buffer.byteLength(JSON.stringify(messages)) });
+    expect(JSON.stringify(messages).startsWith((byKey.messages.v as string).slice(0, -1))).toBe(true);
+    expect(byKey.doc).toMatchObject({ truncated: true, bytes: 40_002 });
+    expect('é'.repeat(20_000).startsWith((byKey.doc.v as string).slice(0, -1))).toBe(true);
+    // The checkpoint itself is whole: restoring it brings every value back as it was saved.
+    await a.ok('state_set', { key: 'messages', value: [], scope: 'thread' });
+    await a.ok('checkpoint_restore', { checkpointId });
+    expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1024 * 1024 })).value).toEqual(messages);
+  });
+
   it("state_list gives each key's size; state_snapshot pages with nextCursor and lists values bigger than a page", async () => {
     const a = await agent();
     for (let i = 0; i < 30; i++) await a.ok('state_set', { key: `doc/${String(i).padStart(2, '0')}`, value: 'x'.repeat(1000) });
