@@ -77,6 +77,8 @@ export class HistoryService {
     kind?: string;
     order?: 'asc' | 'desc';
     cursor?: string;
+    /** a page ends before an event that would take its JSON over this many bytes (its first event always comes) */
+    maxBytes?: number;
   }): Promise<{
     entries: HistoryEntry[];
     nextCursor?: string;
@@ -101,6 +103,7 @@ export class HistoryService {
     let lo = order === 'asc' ? Math.max(floor, resume ?? 0) + 1 : floor + 1;
     let hi = order === 'asc' ? last : Math.min(last, (resume ?? last + 1) - 1);
     let scanned = 0;
+    let bytes = 0;
     while (lo <= hi) {
       const window = Math.min(500, limit + 1);
       const a = order === 'asc' ? lo : Math.max(lo, hi - window + 1);
@@ -111,15 +114,18 @@ export class HistoryService {
         const seq = this.session.keys.historySeq(key);
         const v = decode(HistoryRecord, entry.value, 'history event');
         if (args.kind !== undefined && v.kind !== args.kind) continue;
-        if (entries.length === limit) return { entries, nextCursor: cursorAt(entries[entries.length - 1].seq), ...follow(order, entries) };
-        entries.push({
+        const event: HistoryEntry = {
           seq,
           kind: v.kind,
           content: v.content,
           ...(v.data !== undefined ? { data: v.data } : {}),
           at: new Date(entry.updatedAt).toISOString(),
           by: entry.updatedBy,
-        });
+        };
+        if (args.maxBytes !== undefined) bytes += Buffer.byteLength(JSON.stringify(event), 'utf8') + 1;
+        const full = entries.length === limit || (entries.length > 0 && args.maxBytes !== undefined && bytes > args.maxBytes);
+        if (full) return { entries, nextCursor: cursorAt(entries[entries.length - 1].seq), ...follow(order, entries) };
+        entries.push(event);
       }
       scanned += b - a + 1;
       if (order === 'asc') lo = b + 1;

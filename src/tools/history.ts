@@ -1,11 +1,23 @@
 // The history tools: history_append, history_list, history_prune.
 import * as z from 'zod';
 import { HISTORY_MAX_LIMIT, type HistoryService } from '../services/history.js';
-import { counter, cursor, idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
+import { READ_DEFAULT_BYTES, counter, cursor, idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
+import { boundValue, cutUtf8 } from './bounds.js';
+import type { Json } from '../store/types.js';
 
 /** history_list's default page: a page of long events stays a modest read. */
 export const LIST_DEFAULT = 20;
+
+/**
+ * An event within one read's size (only an event that fills a page alone can be over it): its content cut to a
+ * preview ending in "…", and its data, when large, a preview of its JSON text.
+ */
+function eventWithin<E extends { content: string; data?: Json }>(event: E): E {
+  if (Buffer.byteLength(JSON.stringify(event), 'utf8') <= READ_DEFAULT_BYTES) return event;
+  const content = cutUtf8(event.content, (READ_DEFAULT_BYTES * 3) / 4);
+  return { ...event, content, ...(event.data !== undefined ? { data: boundValue(event.data, READ_DEFAULT_BYTES / 8).value } : {}) };
+}
 
 /** Registers the history family: history_append, history_list, history_prune. */
 export function registerHistoryTools(host: ToolHost, history: HistoryService): void {
@@ -53,7 +65,10 @@ export function registerHistoryTools(host: ToolHost, history: HistoryService): v
       }),
       annotations: { readOnlyHint: true },
     }),
-    (args) => history.list({ ...args, limit: args.limit ?? LIST_DEFAULT }),
+    async (args) => {
+      const page = await history.list({ ...args, limit: args.limit ?? LIST_DEFAULT, maxBytes: READ_DEFAULT_BYTES });
+      return { ...page, entries: page.entries.map(eventWithin) };
+    },
   );
   defineTool(
     host,

@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { STATES, type LifecycleService } from '../services/lifecycle.js';
 import { idempotencyKey, isoTime, threadArg } from './common.js';
+import { cutUtf8 } from './bounds.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const state = z.enum(STATES);
@@ -15,6 +16,12 @@ const view = z.object({
   allowed: z.array(z.string()),
 });
 
+/** How much of a state's reason a reply carries: a longer one is cut, ending in "…". */
+const REASON_BYTES = 2048;
+
+const reasonWithin = <R extends { reason?: string }>(view: R): R =>
+  view.reason === undefined ? view : { ...view, reason: cutUtf8(view.reason, REASON_BYTES) };
+
 /** Registers the lifecycle family: agent_state_get, agent_state_set. */
 export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleService): void {
   defineTool(
@@ -27,7 +34,7 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
       output: view,
       annotations: { readOnlyHint: true },
     }),
-    (args) => lifecycle.get(args),
+    async (args) => reasonWithin(await lifecycle.get(args)),
   );
   defineTool(
     host,
@@ -39,6 +46,6 @@ export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleServi
       output: view.extend({ previous: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     }),
-    (args, _extra, call) => lifecycle.set(args, call),
+    async (args, _extra, call) => reasonWithin(await lifecycle.set(args, call)),
   );
 }

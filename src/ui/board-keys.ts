@@ -1,7 +1,8 @@
 // The board's keys, a page at a time: search and a scope filter across every scope, with counts of what is hidden,
 // and the views of single keys that changed (the live stream sends only those).
 import type { Entry } from '../store/versioned-store.js';
-import { type BoardSource, keyView } from './board-reader.js';
+import type { BoardSource } from './board-reader.js';
+import { keyView } from './board-views.js';
 import type { KeyView } from './board-views.js';
 import { parseKey, userKeys } from './layout.js';
 

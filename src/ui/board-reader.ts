@@ -30,7 +30,19 @@ import { deriveStatus } from './board-status.js';
 import { readTeam } from './board-team.js';
 import { DEFAULTS } from '../config.js';
 import type { RosterTimes } from '../services/roster.js';
-import type { BoardView, HistoryView, KeyView, PlanView, ScopeView, ThreadView } from './board-views.js';
+import {
+  MAX_TEXT_CHARS,
+  MAX_VALUE_CHARS,
+  cutJson,
+  cutText,
+  keyView,
+  type BoardView,
+  type HistoryView,
+  type KeyView,
+  type PlanView,
+  type ScopeView,
+  type ThreadView,
+} from './board-views.js';
 
 export type * from './board-views.js';
 
@@ -66,7 +78,6 @@ export function readOnlyView(store: ReadableStore): BoardSource {
 }
 
 /** Values are shown as JSON text cut at this many characters. */
-export const MAX_VALUE_CHARS = 4000;
 const MAX_KEYS = 2000;
 const MAX_PLANS = 200;
 const MAX_THREAD_RECORDS = 5000;
@@ -170,7 +181,12 @@ export class BoardReader {
         title: record.title,
         status: record.status,
         scope: record.scope,
-        steps: record.steps.map(({ claim, lost: _lost, ...step }) => {
+        steps: record.steps.map(({ claim, lost: _lost, ...whole }) => {
+          const step = {
+            ...whole,
+            content: cutText(whole.content, MAX_TEXT_CHARS),
+            ...(whole.note !== undefined ? { note: cutText(whole.note, MAX_TEXT_CHARS) } : {}),
+          };
           const until = leaseUntil.get(step.id);
           return claim && until !== undefined ? { ...step, claim: { thread: claim.thread, fence: claim.fence, leaseUntil: until } } : step;
         }),
@@ -244,7 +260,7 @@ export class BoardReader {
       if (t.run === undefined || record.run === t.run) {
         t.state = record.state;
         t.stateAt = entry.updatedAt;
-        if (record.reason !== undefined) t.reason = record.reason;
+        if (record.reason !== undefined) t.reason = cutText(record.reason, MAX_TEXT_CHARS);
         t.run ??= record.run;
       }
     }
@@ -265,8 +281,8 @@ export class BoardReader {
       const t = thread(owner(storageKey));
       touch(t, entry);
       t.finalAnswer = {
-        content: record.content,
-        ...(record.metadata !== undefined ? { metadata: record.metadata } : {}),
+        content: cutText(record.content, MAX_VALUE_CHARS),
+        ...(record.metadata !== undefined ? { metadata: cutJson(record.metadata, MAX_TEXT_CHARS) } : {}),
         run: record.run,
         setAt: entry.updatedAt,
         setBy: entry.updatedBy,
@@ -301,8 +317,8 @@ export class BoardReader {
       out.push({
         seq: historySeq(storageKey),
         kind: record.kind,
-        content: record.content,
-        ...(record.data !== undefined ? { data: record.data } : {}),
+        content: cutText(record.content, MAX_TEXT_CHARS),
+        ...(record.data !== undefined ? { data: cutJson(record.data, MAX_TEXT_CHARS) } : {}),
         at: entry.updatedAt,
         by: entry.updatedBy,
       });
@@ -322,20 +338,4 @@ export class BoardReader {
       after = page.entries[page.entries.length - 1][0];
     }
   }
-}
-
-/** A stored key as the board shows it: its value as JSON text, cut at {@link MAX_VALUE_CHARS}. */
-export function keyView(key: string, entry: Entry): KeyView {
-  const text = JSON.stringify(entry.value, null, 2) ?? 'null';
-  const cut = text.length > MAX_VALUE_CHARS;
-  return {
-    key,
-    value: cut ? text.slice(0, MAX_VALUE_CHARS) : text,
-    size: text.length,
-    cut,
-    version: entry.version,
-    updatedBy: entry.updatedBy,
-    updatedAt: entry.updatedAt,
-    ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}),
-  };
 }

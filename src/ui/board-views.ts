@@ -1,9 +1,10 @@
 // What the board shows, as the JSON the page receives: keys, scopes, plans and steps, threads, history.
 import type { Json } from '../store/types.js';
+import type { Entry } from '../store/versioned-store.js';
 import type { TeamView } from './board-team.js';
 import type { Section } from './layout.js';
 
-/** A key as the board shows it. The value is JSON text, cut at MAX_VALUE_CHARS characters (board-reader.ts). */
+/** A key as the board shows it. The value is JSON text, cut at MAX_VALUE_CHARS characters. */
 export interface KeyView {
   key: string;
   value: string;
@@ -104,4 +105,37 @@ export interface BoardView {
   truncated: Section[];
   /** the roster and the newest messages, read with the plans or threads, when the namespace has either */
   team?: TeamView;
+}
+
+/** How much of a key's value, as JSON text, and of a final answer's content the board shows, in characters. */
+export const MAX_VALUE_CHARS = 4000;
+/**
+ * How much of a text (an event's content, a step's content or note, a state's reason) and of JSON (an event's data, a
+ * final answer's metadata) the board shows, in characters; the rest is cut with "…".
+ */
+export const MAX_TEXT_CHARS = 1000;
+
+/** A text as the board shows it: cut at `max` characters, with "…" when cut. */
+export const cutText = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** JSON as the board shows it: as it is when its text fits `max` characters, else that text cut (a string). */
+export function cutJson(value: Json, max: number): Json {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > max ? cutText(text, max) : value;
+}
+
+/** A stored key as the board shows it: its value as JSON text, cut at {@link MAX_VALUE_CHARS}. */
+export function keyView(key: string, entry: Entry): KeyView {
+  const text = JSON.stringify(entry.value, null, 2) ?? 'null';
+  const cut = text.length > MAX_VALUE_CHARS;
+  return {
+    key,
+    value: cut ? text.slice(0, MAX_VALUE_CHARS) : text,
+    size: text.length,
+    cut,
+    version: entry.version,
+    updatedBy: entry.updatedBy,
+    updatedAt: entry.updatedAt,
+    ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}),
+  };
 }

@@ -98,6 +98,54 @@ describe('bounded replies', () => {
     expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1024 * 1024 })).value).toEqual(messages);
   });
 
+  it('history_list pages within 16 KiB and cuts an event alone over it; agent_state_get cuts a long reason; board_show cuts long texts', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    const big = 'x'.repeat(100_000);
+    for (let i = 0; i < 5; i++) await a.ok('history_append', { kind: 'note', content: `${i}${big}`, data: { big } });
+    for (let i = 0; i < 30; i++) await a.ok('history_append', { kind: 'small', content: `event ${i} ${'s'.repeat(1000)}` });
+    await a.ok('agent_state_set', { state: 'running', reason: big });
+    const { planId } = await a.ok('plan_create', {
+      title: 'long steps',
+      steps: Array.from({ length: 10 }, (_, i) => ({ content: `step ${i} ${'c'.repeat(3000)}`, note: 'n'.repeat(3000) })),
+    });
+    for (const [tool, args] of [
+      ['history_list', {}],
+      ['history_list', { order: 'asc' }],
+      ['agent_state_get', {}],
+      ['agent_state_set', { state: 'waiting', reason: big }],
+    ] as const) {
+      expect(Buffer.byteLength(textOf(await a.raw(tool, args))), tool).toBeLessThan(17 * 1024);
+    }
+    // Newest first: the small events fill a page within 16 KiB; paging on reaches every event, each long one cut.
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 40; page++) {
+      const got = await a.ok('history_list', { limit: 100, ...(cursor ? { cursor } : {}) });
+      expect(got.entries.length).toBeGreaterThan(0);
+      for (const e of got.entries) {
+        seen.push(e.seq);
+        if (e.kind === 'note') {
+          expect(e.content.endsWith('…')).toBe(true);
+          expect(`${e.seq - 1}${big}`.startsWith(e.content.slice(0, -1))).toBe(true);
+          expect(typeof e.data).toBe('string');
+        } else expect(e.content).toMatch(/^event \d+ s{1000}$/);
+      }
+      cursor = got.nextCursor;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(Array.from({ length: 35 }, (_, i) => 35 - i));
+    expect((await a.ok('agent_state_get', {})).reason).toMatch(/^x+…$/);
+    const board = await a.raw('board_show', {});
+    expect(Buffer.byteLength(textOf(board))).toBeLessThan(64 * 1024);
+    const plan = (
+      board.structuredContent as { plans: Array<{ planId: string; steps: Array<{ content: string; note?: string }> }> }
+    ).plans.find((p) => p.planId === planId)!;
+    expect(plan.steps[0].content).toBe(`step 0 ${'c'.repeat(993)}…`);
+    expect(plan.steps[0].note).toBe(`${'n'.repeat(1000)}…`);
+    // The stored texts stay whole.
+    expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0].content).toBe(`step 0 ${'c'.repeat(3000)}`);
+  });
+
   it("state_list gives each key's size; state_snapshot pages with nextCursor and lists values bigger than a page", async () => {
     const a = await agent();
     for (let i = 0; i < 30; i++) await a.ok('state_set', { key: `doc/${String(i).padStart(2, '0')}`, value: 'x'.repeat(1000) });
