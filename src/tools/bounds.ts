@@ -22,13 +22,15 @@ export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value:
   return { value: preview, bytes, truncated: true };
 }
 
+/** One of `n` values' equal part of {@link READ_DEFAULT_BYTES}, at least 256 bytes. */
+const shareOf = (n: number): number => Math.max(256, Math.floor(READ_DEFAULT_BYTES / Math.max(1, n)));
+
 /**
  * Several results' values within one read's size together: a value larger than an equal share of
  * {@link READ_DEFAULT_BYTES} (at least 256 bytes) is left out; its result still says it worked and its version.
  */
 export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
-  const carrying = results.filter((result) => result.value !== undefined).length;
-  const share = Math.max(256, Math.floor(READ_DEFAULT_BYTES / Math.max(1, carrying)));
+  const share = shareOf(results.filter((result) => result.value !== undefined).length);
   return results.map((result) => {
     if (result.value === undefined || Buffer.byteLength(JSON.stringify(result.value), 'utf8') <= share) return result;
     const { value: _left, ...rest } = result;
@@ -43,7 +45,7 @@ export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
  */
 export function recordsWithin(records: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(records);
-  const share = Math.max(256, Math.floor(READ_DEFAULT_BYTES / Math.max(1, keys.length)));
+  const share = shareOf(keys.length);
   const out: Record<string, unknown> = {};
   for (const key of keys) {
     const record = records[key] as { v?: Json } | null;
