@@ -135,13 +135,33 @@ describe('bounded replies', () => {
     }
     expect(seen).toEqual(Array.from({ length: 35 }, (_, i) => 35 - i));
     expect((await a.ok('agent_state_get', {})).reason).toMatch(/^x+…$/);
+    await a.ok('history_append', { kind: 'long', content: 'L'.repeat(5000), data: { big } });
+    await a.ok('final_answer_set', { content: big, metadata: { big } });
     const board = await a.raw('board_show', {});
     expect(Buffer.byteLength(textOf(board))).toBeLessThan(64 * 1024);
-    const plan = (
-      board.structuredContent as { plans: Array<{ planId: string; steps: Array<{ content: string; note?: string }> }> }
-    ).plans.find((p) => p.planId === planId)!;
+    type Shown = {
+      plans: Array<{ planId: string; steps: Array<{ content: string; note?: string }> }>;
+      threads: Array<{
+        thread: string;
+        reason?: string;
+        history: Array<{ kind: string; content: string; data?: unknown }>;
+        finalAnswer?: { content: string; metadata?: unknown };
+      }>;
+    };
+    const shown = board.structuredContent as Shown;
+    const plan = shown.plans.find((p) => p.planId === planId)!;
     expect(plan.steps[0].content).toBe(`step 0 ${'c'.repeat(993)}…`);
     expect(plan.steps[0].note).toBe(`${'n'.repeat(1000)}…`);
+    const thread = shown.threads.find((t) => t.thread === 'T')!;
+    expect(thread.reason).toBe(`${'x'.repeat(1000)}…`);
+    const long = thread.history.find((e) => e.kind === 'long')!;
+    expect(long.content).toBe(`${'L'.repeat(1000)}…`);
+    expect(long.data).toBe(`${JSON.stringify({ big }).slice(0, 1000)}…`);
+    expect(thread.finalAnswer).toEqual({
+      ...thread.finalAnswer,
+      content: `${'x'.repeat(4000)}…`,
+      metadata: `${JSON.stringify({ big }).slice(0, 1000)}…`,
+    });
     // The stored texts stay whole.
     expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0].content).toBe(`step 0 ${'c'.repeat(3000)}`);
   });
