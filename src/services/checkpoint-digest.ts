@@ -1,5 +1,6 @@
 // Checkpoint value hashes: SHA-256 of canonical JSON; a list that grew since it was last hashed costs its new part.
 import { createHash, type Hash } from 'node:crypto';
+import { sameJson } from '../store/json-text.js';
 import { canonicalJson } from '../store/ops.js';
 import type { Json } from '../store/types.js';
 
@@ -18,12 +19,11 @@ export interface Digest {
 }
 
 /**
- * A list hashed lately: each element's JSON as `JSON.stringify` wrote it (`parts`, as many as the list is long), its
- * size in characters, and the SHA-256 state and byte count of its canonical JSON less the closing bracket, ready to
- * go on with appended elements.
+ * A list hashed lately: its elements, its size in characters of JSON, and the SHA-256 state and byte count of its
+ * canonical JSON less the closing bracket, ready to go on with appended elements.
  */
 interface Hashed {
-  parts: string[];
+  elements: Json[];
   chars: number;
   state: Hash;
   bytes: number;
@@ -34,8 +34,8 @@ const lately = new Map<string, Hashed>();
 let latelyChars = 0;
 /** Lists shorter than this (as JSON) are hashed whole every time: cheap enough, and not worth the memory. */
 const REMEMBER_FROM = 4096;
-/** How much JSON text the cache holds at most (UTF-16 code units): a few dozen growing lists of 100 KB or more. */
-const REMEMBER_CHARS = 8 * 1024 * 1024;
+/** How much JSON text the cache's lists make at most (UTF-16 code units): a few dozen growing lists of 100 KB. */
+const REMEMBER_CHARS = 4 * 1024 * 1024;
 
 /**
  * The value's digest. With `prefixLength` (an append's starting point) and `prefixHash` (the hash of the value it grew
@@ -56,15 +56,15 @@ export function digest(value: Json, prefixLength?: number, prefixHash?: string):
 function digestList(value: Json[], prefixLength?: number, prefixHash?: string): Digest {
   const grows = prefixLength !== undefined && value.length > prefixLength;
   const known = grows && prefixHash !== undefined ? lately.get(prefixHash) : undefined;
-  if (known !== undefined && known.parts.length === prefixLength) {
-    const parts = value.map((element) => JSON.stringify(element));
-    if (known.parts.every((part, i) => part === parts[i])) {
+  if (known !== undefined && known.elements.length === prefixLength) {
+    // Compared value by value, without writing either list's text (a large text is costly to make).
+    if (known.elements.every((element, i) => sameJson(element, value[i]))) {
       const tail = `${prefixLength > 0 ? ',' : ''}${value.slice(prefixLength).map(canonicalJson).join(',')}`;
       const state = known.state.copy().update(tail);
       const bytes = known.bytes + Buffer.byteLength(tail, 'utf8');
       const h = state.copy().update(']').digest('hex');
       forget(prefixHash as string);
-      remember(h, { parts, chars: known.chars + tail.length, state, bytes });
+      remember(h, { elements: value, chars: known.chars + tail.length, state, bytes });
       return { h, b: bytes + 1, prefix: prefixHash, text: () => canonicalJson(value) };
     }
   }
@@ -85,8 +85,7 @@ function digestList(value: Json[], prefixLength?: number, prefixHash?: string): 
   }
   const b = Buffer.byteLength(text, 'utf8');
   const h = state.copy().update(']').digest('hex');
-  if (text.length >= REMEMBER_FROM)
-    remember(h, { parts: value.map((element) => JSON.stringify(element)), chars: text.length, state, bytes: b - 1 });
+  if (text.length >= REMEMBER_FROM) remember(h, { elements: value, chars: text.length, state, bytes: b - 1 });
   return { h, b, ...(prefix !== undefined ? { prefix } : {}), text: () => text };
 }
 

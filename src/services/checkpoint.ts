@@ -4,6 +4,7 @@ import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions, type Identity } from '../context.js';
 import { lastPart, showRelative } from '../keyspace.js';
 import type { Json } from '../store/types.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { CheckpointBlobs, type BlobRef } from './checkpoint-blobs.js';
 import {
@@ -117,7 +118,7 @@ export class CheckpointService {
       let ref: BlobRef;
       if (unchanged && before !== undefined && (await this.blobs.keep(tx, before))) {
         const { ver: _v, at: _a, by: _b, exp: _e, ...kept } = before;
-        ref = { ...kept, b: before.b ?? Buffer.byteLength(JSON.stringify(entry.value), 'utf8') };
+        ref = { ...kept, b: before.b ?? jsonBytes(entry.value) };
       } else {
         ref = await this.blobs.add(tx, entry.value, before, d ?? this.blobs.digestOf(entry.value, before));
       }

@@ -3,6 +3,7 @@ import { invalid } from '../errors.js';
 import { checkPrefix, type ResolvedScope } from '../context.js';
 import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
@@ -49,8 +50,8 @@ export async function snapshotPage(
   let truncated = false;
   for (const [storage, entry] of rows.slice(0, rowLimit)) {
     const key = strip(storage);
-    const valueBytes = Buffer.byteLength(JSON.stringify(entry.value), 'utf8');
-    const size = Buffer.byteLength(JSON.stringify(key), 'utf8') + valueBytes + 2;
+    const valueBytes = jsonBytes(entry.value);
+    const size = jsonBytes(key) + valueBytes + 2;
     if (size + 2 > maxBytes) {
       skipped.push({ key, bytes: valueBytes });
       last = key;

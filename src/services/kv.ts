@@ -1,6 +1,7 @@
 // The kv service: scoped, versioned key-value state — reads, writes, atomic updates, batches and watches.
 import { BlackboardError, invalid } from '../errors.js';
 import { checkKey, checkPrefix, idempotent, type CallOptions, resolveScope, writable, type ResolvedScope } from '../context.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
@@ -339,11 +340,6 @@ export function describe(entry: Entry | undefined): GetResult {
 
 function pick(entry: Entry | undefined): { found: boolean; value?: Json; version?: number } {
   return entry ? { found: true, value: entry.value, version: entry.version } : { found: false };
-}
-
-/** The size of a value as JSON text, in UTF-8 bytes. */
-export function jsonBytes(value: Json | undefined): number {
-  return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
 export { SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_ROWS } from './kv-snapshot.js';

@@ -1,6 +1,7 @@
 // One store transaction: reads of committed state, versioned writes (CAS, atomic updates, tombstones), value bounds.
 import { BlackboardError, invalid } from '../errors.js';
 import { isCorruptRecord } from './codec.js';
+import { jsonBytes } from './json-text.js';
 import { VERSION_FLOOR_KEY } from './keys.js';
 import { applyUpdate, type UpdateOp } from './ops.js';
 import type { BackendTx, Json, RangeQuery, RecordWrite, StoredRecord, TxContext, Writes } from './types.js';
@@ -223,7 +224,7 @@ export class StoreTx {
   checkValue(value: Json): number {
     if (value === undefined) throw invalid('value is required: any JSON value (null included).');
     checkDepth(value, this.limits.maxDepth);
-    const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    const bytes = jsonBytes(value);
     if (bytes > this.limits.maxValueBytes) {
       throw new BlackboardError(
         'VALUE_TOO_LARGE',

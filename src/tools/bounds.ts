@@ -1,4 +1,5 @@
 // Replies that do not grow with the data and waits that fit a client's timeout: value previews and wait caps.
+import { jsonBytes, jsonHead } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import { READ_DEFAULT_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
 import type { Extra } from './define.js';
@@ -8,10 +9,10 @@ import type { Extra } from './define.js';
  * any other value's JSON text cut short — with `truncated: true` and `bytes`, the full size of its JSON.
  */
 export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value: Json; bytes?: number; truncated?: true } {
-  const text = JSON.stringify(value);
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const bytes = jsonBytes(value);
   if (bytes <= maxBytes) return { value };
-  const source = typeof value === 'string' ? value : text;
+  // Every character is at least one byte: the preview needs no more of the JSON text than maxBytes + 1 characters.
+  const source = typeof value === 'string' ? value : jsonHead(value, maxBytes + 1);
   // The preview is a string: its own JSON (quotes and escapes included) must fit too.
   let room = maxBytes - 8;
   let preview = cutUtf8(source, room);
@@ -32,7 +33,7 @@ const shareOf = (n: number): number => Math.max(256, Math.floor(READ_DEFAULT_BYT
 export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
   const share = shareOf(results.filter((result) => result.value !== undefined).length);
   return results.map((result) => {
-    if (result.value === undefined || Buffer.byteLength(JSON.stringify(result.value), 'utf8') <= share) return result;
+    if (result.value === undefined || jsonBytes(result.value) <= share) return result;
     const { value: _left, ...rest } = result;
     return rest as T;
   });

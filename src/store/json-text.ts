@@ -1,0 +1,107 @@
+// What `JSON.stringify` would write for a value — its UTF-8 size, its first characters, whether two values write the
+// same text — found without writing a large value's whole text. (On some machines every string over 128 KB costs a
+// fresh mapping of memory to make; a value that grew large must not pay that to be measured, previewed or compared.)
+import type { Json } from './types.js';
+
+/** Characters `JSON.stringify` escapes in a string: quote, backslash, controls, and surrogates (lone ones escaped). */
+const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** The size in UTF-8 bytes of `JSON.stringify(value)`; 0 for `undefined` (which has no JSON). */
+export function jsonBytes(value: Json | undefined): number {
+  switch (typeof value) {
+    case 'undefined':
+      return 0;
+    case 'string':
+      // Plain text is written as it is, between quotes; anything else is measured as written.
+      return NEEDS_CARE.test(value) ? Buffer.byteLength(JSON.stringify(value), 'utf8') : Buffer.byteLength(value, 'utf8') + 2;
+    case 'object': {
+      if (value === null) return 4;
+      if (Array.isArray(value)) {
+        let bytes = 1 + Math.max(1, value.length); // brackets, and the commas between elements
+        for (const element of value) bytes += element === undefined ? 4 : jsonBytes(element); // undefined is written null
+        return bytes;
+      }
+      let bytes = 2;
+      let members = 0;
+      for (const key of Object.keys(value)) {
+        const member = value[key];
+        if (member === undefined) continue; // left out, as JSON.stringify leaves it out
+        bytes += jsonBytes(key) + 1 + jsonBytes(member);
+        members++;
+      }
+      return bytes + Math.max(0, members - 1);
+    }
+    default:
+      // numbers and booleans: short texts
+      return JSON.stringify(value).length;
+  }
+}
+
+/**
+ * The first `chars` characters of `JSON.stringify(value)` (all of it when shorter), written only as far as needed: a
+ * long list's preview costs its first elements, not the list.
+ */
+export function jsonHead(value: Json, chars: number): string {
+  const parts: string[] = [];
+  let length = 0;
+  const push = (text: string): boolean => {
+    parts.push(text);
+    length += text.length;
+    return length >= chars;
+  };
+  const write = (v: Json | undefined): boolean => {
+    if (typeof v === 'string') {
+      // Each character writes at least one, so the first chars + 1 of the string decide the first chars written (a
+      // surrogate pair cut at the end is escaped, but only beyond that point).
+      return push(JSON.stringify(v.length > chars ? v.slice(0, chars + 1) : v));
+    }
+    if (typeof v !== 'object' || v === null) return push(v === undefined ? 'null' : JSON.stringify(v));
+    if (Array.isArray(v)) {
+      if (push('[')) return true;
+      for (let i = 0; i < v.length; i++) if ((i > 0 && push(',')) || write(v[i])) return true;
+      return push(']');
+    }
+    if (push('{')) return true;
+    let first = true;
+    for (const key of Object.keys(v)) {
+      if (v[key] === undefined) continue;
+      if ((!first && push(',')) || push(`${JSON.stringify(key)}:`) || write(v[key])) return true;
+      first = false;
+    }
+    return push('}');
+  };
+  write(value);
+  const text = parts.join('');
+  return text.length > chars ? text.slice(0, chars) : text;
+}
+
+/**
+ * Whether `JSON.stringify(a) === JSON.stringify(b)`, compared value by value (member order counts, as it does in the
+ * text), without writing either.
+ */
+export function sameJson(a: Json | undefined, b: Json | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    // 0 and -0, or a number and another that writes the same text, compare as their texts do
+    return typeof a === 'number' && typeof b === 'number' ? JSON.stringify(a) === JSON.stringify(b) : false;
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as Json[];
+    if (a.length !== other.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i] === undefined ? null : a[i];
+      const y = other[i] === undefined ? null : other[i];
+      if (!sameJson(x, y)) return false;
+    }
+    return true;
+  }
+  const objectB = b as Record<string, Json>;
+  const keysA = Object.keys(a).filter((key) => (a as Record<string, Json>)[key] !== undefined);
+  const keysB = Object.keys(objectB).filter((key) => objectB[key] !== undefined);
+  if (keysA.length !== keysB.length) return false;
+  for (let i = 0; i < keysA.length; i++) {
+    if (keysA[i] !== keysB[i] || !sameJson((a as Record<string, Json>)[keysA[i]], objectB[keysB[i]])) return false;
+  }
+  return true;
+}
