@@ -320,6 +320,93 @@ describe('files of the previous version', () => {
   });
 });
 
+describe('large records read again', () => {
+  /** Texts of one length (about 144 KB stored), different for each `i`. */
+  const big = (i: number): string => `${String(i).padStart(6, '0')}${'é—x'.repeat(24_000)}`;
+  const readIn = async (backend: SqliteBackend, key: string) =>
+    (
+      await backend.transaction(async (tx) => {
+        const got = await tx.get(key);
+        const listed = await tx.list({ lo: key, hi: `${key}\u0000`, limit: 10, now: Date.now() });
+        return { result: { got: got?.v, listed: listed.map(([, r]) => r.v) }, writes: new Map() };
+      })
+    ).result;
+  /** Counts the writer's whole-text reads of one record (the size-and-tail reads are another statement). */
+  const wholeReads = (backend: SqliteBackend): { count: number } => {
+    const statement = (backend as unknown as { w: { get: { get: (key: string) => unknown } } }).w.get;
+    const counter = { count: 0 };
+    const get = statement.get.bind(statement);
+    statement.get = (key: string) => {
+      counter.count++;
+      return get(key);
+    };
+    return counter;
+  };
+
+  it('a record another process rewrote at the same size is read as it is now, never as this process remembers it', async () => {
+    const path = join(tempDir(), 'texts.db');
+    const [a, b] = [await open(path), await open(path)];
+    for (let i = 0; i < 12; i++) {
+      const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
+      await writer.transaction(async () => ({ result: 0, writes: put({ doc: big(i) }) }));
+      // the writer holds what it committed; the other read (and held) the previous text of the same size
+      expect(await readIn(writer, 'doc')).toEqual({ got: big(i), listed: [big(i)] });
+      expect(await readIn(reader, 'doc')).toEqual({ got: big(i), listed: [big(i)] });
+    }
+  });
+
+  it('a transaction gets a large record this process holds without reading it whole; only committed texts are held', async () => {
+    const path = join(tempDir(), 'held.db');
+    const [a, b] = [await open(path), await open(path)];
+    const whole = wholeReads(a);
+    await a.transaction(async () => ({ result: 0, writes: put({ doc: big(1) }) }));
+    expect(await readIn(a, 'doc')).toEqual({ got: big(1), listed: [big(1)] });
+    expect(whole.count).toBe(0);
+    // written by another process: read whole once, then held
+    await b.transaction(async () => ({ result: 0, writes: put({ doc: big(2) }) }));
+    expect(await readIn(a, 'doc')).toEqual({ got: big(2), listed: [big(2)] });
+    expect(whole.count).toBe(1);
+    expect(await readIn(a, 'doc')).toEqual({ got: big(2), listed: [big(2)] });
+    expect(whole.count).toBe(1);
+    // in one batch, a later transaction reads an earlier one's write whole: it is not committed yet, so not held from
+    // that read; it is held once the batch commits
+    const [, seen] = await Promise.all([
+      a.transaction(async () => ({ result: 0, writes: put({ doc: big(3) }) })),
+      a.transaction(async (tx) => ({ result: (await tx.get('doc'))?.v, writes: new Map() })),
+    ]);
+    expect(seen.result).toBe(big(3));
+    expect(whole.count).toBe(2);
+    expect(await readIn(a, 'doc')).toEqual({ got: big(3), listed: [big(3)] });
+    expect(whole.count).toBe(2);
+    // a small text in its place is read as it is
+    await b.transaction(async () => ({ result: 0, writes: put({ doc: 'small' }) }));
+    expect(await readIn(a, 'doc')).toEqual({ got: 'small', listed: ['small'] });
+  });
+
+  it('a text read in a batch that then failed to commit is never taken for a later write at the same revision', async () => {
+    const path = join(tempDir(), 'aborted.db');
+    const [a, b] = [await open(path), await open(path)];
+    const at = Date.now();
+    const same = (v: string): Writes => new Map([['doc', { record: { v, ver: 1, at, by: 't' }, log: true }]]);
+    await a.transaction(async () => ({ result: 0, writes: put({ other: 1 }) }));
+    // The batch's commit fails (as on a full disk): a later transaction of it read the earlier one's write.
+    const commit = (a as unknown as { w: { commit: { run: () => unknown } } }).w.commit;
+    const run = commit.run.bind(commit);
+    commit.run = () => {
+      commit.run = run;
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    };
+    const settled = await Promise.allSettled([
+      a.transaction(async () => ({ result: 0, writes: same(big(3)) })),
+      a.transaction(async (tx) => ({ result: (await tx.get('doc'))?.v, writes: new Map() })),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+    // Another process writes the same key at that same revision, size, time and author: only the value differs.
+    await b.transaction(async () => ({ result: 0, writes: same(big(4)) }));
+    expect(await readIn(a, 'doc')).toEqual({ got: big(4), listed: [big(4)] });
+  });
+});
+
 describe('a corrupt record', () => {
   it('fails reads with CORRUPT_RECORD but can be overwritten with state_set and deleted with state_delete', async () => {
     const path = join(tempDir(), 'corrupt.db');

@@ -5,7 +5,9 @@ import { corrupt, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
 import { type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
+import { RecordTexts } from './record-texts.js';
 import {
+  decode,
   decodeForWrite,
   decodeRows,
   isBusy,
@@ -13,6 +15,7 @@ import {
   range,
   writeRows,
   type ReaderStatements,
+  type SizedRow,
   type WriterStatements,
 } from './schema.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
@@ -57,6 +60,10 @@ export class SqliteBackend implements Backend {
   private queue: Job[] = [];
   private flushing?: Promise<void>;
   private closed = false;
+  /** large committed record texts, for transactions to read again without SQLite handing them over whole */
+  private readonly texts = new RecordTexts();
+  /** the revision the batch being run started from: a row at or below it was committed before the batch */
+  private batchStart = 0;
 
   /** How many SQLite commits this backend has made (each is one fsync in FULL mode), and the transactions in them. */
   readonly stats = { commits: 0, transactions: 0 };
@@ -134,8 +141,8 @@ export class SqliteBackend implements Backend {
       const { result, writes } = await fn(this.txReads, { revision, now });
       if (writes.size === 0) return { value: { result, revision }, revision };
       const next = revision + 1;
-      writeRows(this.w, writes, next, now);
-      return { value: { result, revision: next }, revision: next };
+      const texts = writeRows(this.w, writes, next, now);
+      return { value: { result, revision: next }, revision: next, texts };
     });
   }
 
@@ -186,14 +193,45 @@ export class SqliteBackend implements Backend {
 
   // --- transactions -----------------------------------------------------------------------------------------------
 
-  /** What a transaction function reads through: the writer connection, inside the batch's open transaction. */
+  /**
+   * What a transaction function reads through: the writer connection, inside the batch's open transaction. A large
+   * record comes as its size and last bytes first, and is read whole only when this process does not hold that text.
+   */
   private readonly txReads: BackendTx = {
     get: async (key) => {
-      const row = this.w.get.get(key);
-      return row === undefined ? undefined : decodeForWrite(key, row.value);
+      const row = this.w.getSized.get(key);
+      if (row === undefined) return undefined;
+      const { text, whole } = this.textOf(row);
+      const record = decodeForWrite(key, text);
+      if (whole) this.rememberRead(key, text, record);
+      return record;
     },
-    list: async (query) => decodeRows(range(this.w, query)),
+    list: async (query) => {
+      const out: Array<[string, StoredRecord]> = [];
+      for (const row of range(this.w, query)) {
+        const { text, whole } = this.textOf(row);
+        const record = decode(text); // a corrupt row is skipped in listings
+        if (record === undefined) continue;
+        if (whole) this.rememberRead(row.key, text, record);
+        out.push([row.key, record]);
+      }
+      return out;
+    },
   };
+
+  /** A row's text: as read, remembered, or read whole now (`whole`: a large text read from the file). */
+  private textOf(row: SizedRow): { text: string; whole: boolean } {
+    if (row.value !== null) return { text: row.value, whole: false };
+    const known = this.texts.find(row.key, row.bytes, row.tail!);
+    if (known !== undefined) return { text: known, whole: false };
+    // The same transaction: the same row.
+    return { text: this.w.get.get(row.key)!.value, whole: true };
+  }
+
+  /** Remembers a large text a transaction read, if it was committed before the batch (not an earlier job's write). */
+  private rememberRead(key: string, text: string, record: StoredRecord): void {
+    if (record.rev <= this.batchStart) this.texts.remember(key, text);
+  }
 
   private enqueue<T>(run: Job['run']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -261,8 +299,9 @@ export class SqliteBackend implements Backend {
       for (const job of jobs) job.reject(error);
       return;
     }
+    this.batchStart = start;
     let revision = start;
-    const done: Array<[Job, unknown]> = [];
+    const done: Array<[Job, unknown, Array<[string, string | null]> | undefined]> = [];
     let aborted: unknown;
     // A batch of one needs no savepoint: if it fails, rolling the whole transaction back undoes the same writes.
     const alone = jobs.length === 1;
@@ -272,7 +311,7 @@ export class SqliteBackend implements Backend {
         const out = await job.run(revision);
         if (!alone) this.w.release.run();
         revision = out.revision;
-        done.push([job, out.value]);
+        done.push([job, out.value, out.texts]);
       } catch (error) {
         if (this.writer.inTransaction && !alone) {
           try {
@@ -309,6 +348,9 @@ export class SqliteBackend implements Backend {
       for (const [job] of done) job.reject(aborted);
       return;
     }
+    // What the batch wrote is committed now: large texts are remembered, other written keys forgotten.
+    for (const [, , texts] of done)
+      for (const [key, text] of texts ?? []) text === null ? this.texts.forget(key) : this.texts.remember(key, text);
     // Tells watchers of other processes about the commit, and their lock waiters that the lock is free.
     this.notify.ring();
     // Our own commits need not be read back from the change log when nobody else committed in between.
@@ -331,8 +373,11 @@ export class SqliteBackend implements Backend {
 }
 
 interface Job {
-  /** Runs inside the batch's transaction, starting from `revision`; returns its value and the revision after it. */
-  run(revision: number): Promise<{ value: unknown; revision: number }>;
+  /**
+   * Runs inside the batch's transaction, starting from `revision`; returns its value, the revision after it, and the
+   * texts it wrote by key (`null`: removed).
+   */
+  run(revision: number): Promise<{ value: unknown; revision: number; texts?: Array<[string, string | null]> }>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }

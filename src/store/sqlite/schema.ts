@@ -7,6 +7,7 @@ import { decodeEnvelope, deserialize, serialize } from '../codec.js';
 import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
+import { REMEMBER_FROM_BYTES, TAIL_BYTES } from './record-texts.js';
 import { FileIdentityCheck } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
@@ -17,6 +18,11 @@ const CHANGES = 'blackboard_changes';
 const SCHEMA = 2;
 
 type Row = { key: string; value: string };
+/**
+ * A row as a transaction reads it: its text under {@link REMEMBER_FROM_BYTES} bytes; else (`value` null) its size
+ * and last bytes, to be found among the texts this process remembers or read whole (see `RecordTexts`).
+ */
+export type SizedRow = { key: string; value: string | null; bytes: number; tail: Uint8Array | null };
 
 /** An opened database: the writer and reader connections, their statements, the reader's Keyv, the files' identity. */
 export interface SqliteDatabase {
@@ -183,6 +189,7 @@ export function writerStatements(db: Database.Database) {
     revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
     setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
     get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
+    getSized: db.prepare<[string], SizedRow>(`SELECT ${SIZED} FROM ${TABLE} WHERE key = ?`),
     /** upserts of 1 to {@link ROWS_PER_STATEMENT} records in one statement, by count */
     putRows: rowStatements((n) =>
       db.prepare(
@@ -200,7 +207,7 @@ export function writerStatements(db: Database.Database) {
          (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
     ),
     raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
-    ...rangeStatements(db),
+    ...rangeStatements<SizedRow>(db, SIZED),
   };
 }
 
@@ -221,25 +228,32 @@ export function readerStatements(db: Database.Database) {
     since: db.prepare<[number, number], { revision: number; key: string }>(
       `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT ?`,
     ),
-    ...rangeStatements(db),
+    ...rangeStatements<Row>(db, 'key, value'),
   };
 }
 
+/** The columns of a {@link SizedRow}. */
+const SIZED = `key, CASE WHEN octet_length(value) < ${REMEMBER_FROM_BYTES} THEN value END AS value, octet_length(value) AS bytes,
+  CASE WHEN octet_length(value) >= ${REMEMBER_FROM_BYTES} THEN substr(CAST(value AS BLOB), -${TAIL_BYTES}) END AS tail`;
+
+type RangeParams = { lo: string; hi: string; now: number; limit: number };
+type RangeStatements<R> = { rangeFrom: Database.Statement<RangeParams, R>; rangeAfter: Database.Statement<RangeParams, R> };
+
 /** Live records of a key range, in key order: `[lo, hi)` from the start, or after a key. */
-function rangeStatements(db: Database.Database) {
+function rangeStatements<R>(db: Database.Database, columns: string): RangeStatements<R> {
   const live = 'del_at IS NULL AND (exp IS NULL OR exp > @now)';
   return {
-    rangeFrom: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
-      `SELECT key, value FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    rangeFrom: db.prepare<RangeParams, R>(
+      `SELECT ${columns} FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
     ),
-    rangeAfter: db.prepare<{ lo: string; hi: string; now: number; limit: number }, Row>(
-      `SELECT key, value FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    rangeAfter: db.prepare<RangeParams, R>(
+      `SELECT ${columns} FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
     ),
   };
 }
 
 /** The live records of `query`'s range, as rows, through either connection's statements. */
-export function range(statements: ReturnType<typeof rangeStatements>, query: RangeQuery): Row[] {
+export function range<R>(statements: RangeStatements<R>, query: RangeQuery): R[] {
   const params = { hi: query.hi, now: query.now, limit: query.limit };
   // `after` below `lo` changes nothing; compared as SQLite compares (code points), not as JS compares (UTF-16).
   return query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(query.lo)) >= 0
@@ -268,22 +282,28 @@ function runRows(statement: (rows: number) => Database.Statement, params: unknow
 /**
  * Writes a transaction's records through the writer's statements, each at `revision` (a `null` record deletes its
  * row), and logs those marked to be logged, at `now`: the records in one statement and their change log rows in
- * another (per 16), so a commit costs the same few statements whatever it writes.
+ * another (per 16), so a commit costs the same few statements whatever it writes. Returns each key's new text (`null`:
+ * removed).
  */
-export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): void {
+export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): Array<[string, string | null]> {
   const puts: unknown[] = [];
   const logs: unknown[] = [];
+  const texts: Array<[string, string | null]> = [];
   for (const [key, write] of writes) {
     if (write.record === null) {
       w.remove.run(key);
+      texts.push([key, null]);
       continue;
     }
     const record: StoredRecord = { ...write.record, rev: revision };
-    puts.push(key, serialize({ value: record }), record.exp ?? null, record.del === 1 ? record.at : null);
+    const text = serialize({ value: record });
+    puts.push(key, text, record.exp ?? null, record.del === 1 ? record.at : null);
+    texts.push([key, text]);
     if (write.log) logs.push(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
   }
   if (puts.length > 0) runRows(w.putRows, puts, 4);
   if (logs.length > 0) runRows(w.logRows, logs, 5);
+  return texts;
 }
 
 /** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
@@ -296,7 +316,8 @@ export function decodeRows(rows: Row[]): Array<[string, StoredRecord]> {
   return out;
 }
 
-function decode(raw: string): StoredRecord | undefined {
+/** A listed row's record, or `undefined` when it is corrupt (skipped in listings). */
+export function decode(raw: string): StoredRecord | undefined {
   try {
     return decodeEnvelope('', raw);
   } catch {
