@@ -5,19 +5,8 @@ import { corrupt, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
 import { type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
-import { RecordTexts } from './record-texts.js';
-import {
-  decode,
-  decodeForWrite,
-  decodeRows,
-  isBusy,
-  openDatabase,
-  range,
-  writeRows,
-  type ReaderStatements,
-  type SizedRow,
-  type WriterStatements,
-} from './schema.js';
+import { decodeRows, isBusy, openDatabase, range, writeRows, type ReaderStatements, type WriterStatements } from './schema.js';
+import { TxReads } from './tx-reads.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
 /** How the SQLite backend waits, syncs and listens. */
@@ -60,10 +49,8 @@ export class SqliteBackend implements Backend {
   private queue: Job[] = [];
   private flushing?: Promise<void>;
   private closed = false;
-  /** large committed record texts, for transactions to read again without SQLite handing them over whole */
-  private readonly texts = new RecordTexts();
-  /** the revision the batch being run started from: a row at or below it was committed before the batch */
-  private batchStart = 0;
+  /** what transactions read through: the writer connection, and the large committed texts this process holds */
+  private readonly tx: TxReads;
 
   /** How many SQLite commits this backend has made (each is one fsync in FULL mode), and the transactions in them. */
   readonly stats = { commits: 0, transactions: 0 };
@@ -81,6 +68,7 @@ export class SqliteBackend implements Backend {
     pollMs: number,
   ) {
     this.description = `sqlite://${path}`;
+    this.tx = new TxReads(w);
     this.notify = new NotifyFile(notifyPath);
     this.commits = new SqliteCommitListener({ notifyPath, pollMs, reader: r, usable: () => !this.closed && !this.files.gone });
   }
@@ -138,7 +126,7 @@ export class SqliteBackend implements Backend {
   ): Promise<{ result: T; revision: number }> {
     return this.enqueue(async (revision) => {
       const now = Date.now();
-      const { result, writes } = await fn(this.txReads, { revision, now });
+      const { result, writes } = await fn(this.tx.reads, { revision, now });
       if (writes.size === 0) return { value: { result, revision }, revision };
       const next = revision + 1;
       const texts = writeRows(this.w, writes, next, now);
@@ -192,46 +180,6 @@ export class SqliteBackend implements Backend {
   }
 
   // --- transactions -----------------------------------------------------------------------------------------------
-
-  /**
-   * What a transaction function reads through: the writer connection, inside the batch's open transaction. A large
-   * record comes as its size and last bytes first, and is read whole only when this process does not hold that text.
-   */
-  private readonly txReads: BackendTx = {
-    get: async (key) => {
-      const row = this.w.getSized.get(key);
-      if (row === undefined) return undefined;
-      const { text, whole } = this.textOf(row);
-      const record = decodeForWrite(key, text);
-      if (whole) this.rememberRead(key, text, record);
-      return record;
-    },
-    list: async (query) => {
-      const out: Array<[string, StoredRecord]> = [];
-      for (const row of range(this.w, query)) {
-        const { text, whole } = this.textOf(row);
-        const record = decode(text); // a corrupt row is skipped in listings
-        if (record === undefined) continue;
-        if (whole) this.rememberRead(row.key, text, record);
-        out.push([row.key, record]);
-      }
-      return out;
-    },
-  };
-
-  /** A row's text: as read, remembered, or read whole now (`whole`: a large text read from the file). */
-  private textOf(row: SizedRow): { text: string; whole: boolean } {
-    if (row.value !== null) return { text: row.value, whole: false };
-    const known = this.texts.find(row.key, row.bytes, row.tail!);
-    if (known !== undefined) return { text: known, whole: false };
-    // The same transaction: the same row.
-    return { text: this.w.get.get(row.key)!.value, whole: true };
-  }
-
-  /** Remembers a large text a transaction read, if it was committed before the batch (not an earlier job's write). */
-  private rememberRead(key: string, text: string, record: StoredRecord): void {
-    if (record.rev <= this.batchStart) this.texts.remember(key, text);
-  }
 
   private enqueue<T>(run: Job['run']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -299,7 +247,7 @@ export class SqliteBackend implements Backend {
       for (const job of jobs) job.reject(error);
       return;
     }
-    this.batchStart = start;
+    this.tx.begin(start);
     let revision = start;
     const done: Array<[Job, unknown, Array<[string, string | null]> | undefined]> = [];
     let aborted: unknown;
@@ -349,8 +297,7 @@ export class SqliteBackend implements Backend {
       return;
     }
     // What the batch wrote is committed now: large texts are remembered, other written keys forgotten.
-    for (const [, , texts] of done)
-      for (const [key, text] of texts ?? []) text === null ? this.texts.forget(key) : this.texts.remember(key, text);
+    for (const [, , texts] of done) this.tx.committed(texts ?? []);
     // Tells watchers of other processes about the commit, and their lock waiters that the lock is free.
     this.notify.ring();
     // Our own commits need not be read back from the change log when nobody else committed in between.
