@@ -2,6 +2,7 @@
 import { invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
+import { jsonBytes } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import { anyJson, decode } from './records.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -122,7 +123,7 @@ export class HistoryService {
           at: new Date(entry.updatedAt).toISOString(),
           by: entry.updatedBy,
         };
-        if (args.maxBytes !== undefined) bytes += Buffer.byteLength(JSON.stringify(event), 'utf8') + 1;
+        if (args.maxBytes !== undefined) bytes += jsonBytes(event) + 1;
         const full = entries.length === limit || (entries.length > 0 && args.maxBytes !== undefined && bytes > args.maxBytes);
         if (full) return { entries, nextCursor: cursorAt(entries[entries.length - 1].seq), ...follow(order, entries) };
         entries.push(event);

@@ -2,6 +2,7 @@
 import { invalid } from '../errors.js';
 import { checkKey, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
+import { jsonBytes } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
@@ -126,7 +127,7 @@ export interface ScratchpadRead extends Scratchpad {
   omitted?: ScratchpadCounts;
 }
 
-const sizeOf = (read: unknown): number => Buffer.byteLength(JSON.stringify(read), 'utf8');
+const sizeOf = (read: ScratchpadRead | string): number => jsonBytes(read);
 
 /** The pad as read, cut to `maxBytes` (see {@link ScratchpadService.read}). */
 function fitPad(pad: Scratchpad, maxBytes: number): ScratchpadRead {

@@ -6,8 +6,8 @@ import type { Json } from './types.js';
 /** Characters `JSON.stringify` escapes in a string: quote, backslash, controls, and surrogates (lone ones escaped). */
 const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-/** The size in UTF-8 bytes of `JSON.stringify(value)`; 0 for `undefined` (which has no JSON). */
-export function jsonBytes(value: Json | undefined): number {
+/** The size in UTF-8 bytes of `JSON.stringify(value)` for plain data; 0 for `undefined` (which has no JSON). */
+export function jsonBytes(value: unknown): number {
   switch (typeof value) {
     case 'undefined':
       return 0;
@@ -16,6 +16,8 @@ export function jsonBytes(value: Json | undefined): number {
       return NEEDS_CARE.test(value) ? Buffer.byteLength(JSON.stringify(value), 'utf8') : Buffer.byteLength(value, 'utf8') + 2;
     case 'object': {
       if (value === null) return 4;
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') return jsonBytes(toJSON.call(value)); // a Date is written as its ISO text
       if (Array.isArray(value)) {
         let bytes = 1 + Math.max(1, value.length); // brackets, and the commas between elements
         for (const element of value) bytes += element === undefined ? 4 : jsonBytes(element); // undefined is written null
@@ -24,7 +26,7 @@ export function jsonBytes(value: Json | undefined): number {
       let bytes = 2;
       let members = 0;
       for (const key of Object.keys(value)) {
-        const member = value[key];
+        const member = (value as Record<string, unknown>)[key];
         if (member === undefined) continue; // left out, as JSON.stringify leaves it out
         bytes += jsonBytes(key) + 1 + jsonBytes(member);
         members++;
@@ -32,8 +34,8 @@ export function jsonBytes(value: Json | undefined): number {
       return bytes + Math.max(0, members - 1);
     }
     default:
-      // numbers and booleans: short texts
-      return JSON.stringify(value).length;
+      // numbers and booleans: short texts (anything else is not data)
+      return JSON.stringify(value)?.length ?? 0;
   }
 }
 

@@ -265,8 +265,7 @@ function checkVersion(current: StoredRecord | undefined, ifVersion: number | und
 /** A conflict's current value, when small enough (≤ 2 KiB of JSON) to save the caller another read. */
 function currentValue(current: StoredRecord | undefined): { current?: Json } {
   if (current === undefined || current.del === 1) return {};
-  const text = JSON.stringify(current.v);
-  return text !== undefined && Buffer.byteLength(text, 'utf8') <= 2048 ? { current: current.v } : {};
+  return jsonBytes(current.v) <= 2048 ? { current: current.v } : {};
 }
 
 function checkDepth(value: Json, maxDepth: number): void {

@@ -4,6 +4,7 @@ import { HISTORY_MAX_LIMIT, type HistoryService } from '../services/history.js';
 import { READ_DEFAULT_BYTES, counter, cursor, idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 import { boundValue, cutUtf8 } from './bounds.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 
 /** history_list's default page: a page of long events stays a modest read. */
@@ -14,7 +15,7 @@ export const LIST_DEFAULT = 20;
  * preview ending in "…", and its data, when large, a preview of its JSON text.
  */
 function eventWithin<E extends { content: string; data?: Json }>(event: E): E {
-  if (Buffer.byteLength(JSON.stringify(event), 'utf8') <= READ_DEFAULT_BYTES) return event;
+  if (jsonBytes(event) <= READ_DEFAULT_BYTES) return event;
   const content = cutUtf8(event.content, (READ_DEFAULT_BYTES * 3) / 4);
   return { ...event, content, ...(event.data !== undefined ? { data: boundValue(event.data, READ_DEFAULT_BYTES / 8).value } : {}) };
 }

@@ -24,6 +24,8 @@ describe('jsonBytes', () => {
     expect(jsonBytes(undefined)).toBe(0);
     expect(jsonBytes([])).toBe(2);
     expect(jsonBytes({})).toBe(2);
+    const dated = { at: new Date(0), list: [new Date(1)] };
+    expect(jsonBytes(dated)).toBe(Buffer.byteLength(JSON.stringify(dated), 'utf8'));
   });
 
   it('measures a large list as its text would be', () => {
