@@ -40,6 +40,31 @@ describe.each(sharedStores())('many processes on one store ($name)', (store) => 
     }
   });
 
+  it('processes taking turns to rewrite and grow one list of over 128 KB each build on the last write', async () => {
+    const agents = await processes(3, store.fresh());
+    const item = (tag: string): string => tag.padEnd(300, '.');
+    const seed = Array.from({ length: 480 }, (_, i) => item(`seed ${i}`)); // about 146 KB as JSON
+    const read = async (agent: Spawned): Promise<string[]> => (await agent.ok('state_get', { key: 'log', maxBytes: 1024 * 1024 })).value;
+    let expected: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const [setter, appender, reader] = [agents[round % 3], agents[(round + 1) % 3], agents[(round + 2) % 3]];
+      // The same size every round: only the first item's text differs.
+      const list = [item(`round ${round}`), ...seed.slice(1)];
+      await setter.ok('state_set', { key: 'log', value: list });
+      await appender.ok('state_update', { key: 'log', op: 'append', value: item(`appended ${round}`) });
+      expected = [...list, item(`appended ${round}`)];
+      expect(await read(reader)).toEqual(expected);
+    }
+    // All three at once: every append lands, after everything before.
+    const more = agents.flatMap((_, i) => Array.from({ length: 5 }, (_, j) => item(`p${i}-${j}`)));
+    await Promise.all(more.map((value, n) => agents[Math.floor(n / 5)].ok('state_update', { key: 'log', op: 'append', value })));
+    for (const agent of agents) {
+      const final = await read(agent);
+      expect(final.slice(0, expected.length)).toEqual(expected);
+      expect(final.slice(expected.length).sort()).toEqual([...more].sort());
+    }
+  });
+
   it('a watch in one process wakes on a write made by another', async () => {
     const [watcher, writer] = await processes(2, store.fresh());
     const started = Date.now();
