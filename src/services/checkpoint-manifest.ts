@@ -185,6 +185,13 @@ export async function setHead(tx: StoreTx, keys: Keys, thread: string, by: strin
   await tx.putEntry(keys.checkpointHead(thread), { value: head as Json, version: 1, updatedAt: tx.now, updatedBy: by });
 }
 
+/** The thread's head after checkpoint `id` was deleted: one fewer, and no newest when it was the newest. */
+export async function headWithout(tx: StoreTx, keys: Keys, thread: string, id: string, by: string): Promise<void> {
+  const head = await headIn(tx, keys, thread);
+  const latest = head.latest === id ? undefined : head.latest;
+  await setHead(tx, keys, thread, by, { count: Math.max(0, head.count - 1), ...(latest !== undefined ? { latest } : {}) });
+}
+
 /**
  * What can be read of a manifest, damaged or not: its thread, and the hashes of the values it holds (released when it
  * is deleted).

@@ -30,6 +30,7 @@ import {
   summaryOf,
   DEFAULT_LIST,
   headIn,
+  headWithout,
   manifestRefs,
   setHead,
   MAX_LIST,
@@ -231,16 +232,13 @@ export class CheckpointService {
     const id = checkId(args.checkpointId);
     const { result } = await this.store.transact(
       async (tx) => {
-        if (!(await tx.get(this.keys.checkpoint(id)))) throw notFound(id);
+        const entry = await tx.get(this.keys.checkpoint(id));
+        if (!entry) throw notFound(id);
+        // Deleting a checkpoint is a write into its thread: its owner's (or an ancestor's owner's) to make.
+        const owner = manifestRefs(entry.value).thread;
+        if (owner !== undefined) await checkThreadWrite(this.session, (key) => tx.get(key), owner);
         const thread = await this.deleteIn(tx, id); // a corrupt one can still be deleted
-        if (thread !== undefined) {
-          const head = await headIn(tx, this.keys, thread);
-          const latest = head.latest === id ? undefined : head.latest;
-          await setHead(tx, this.keys, thread, this.session.by, {
-            count: Math.max(0, head.count - 1),
-            ...(latest !== undefined ? { latest } : {}),
-          });
-        }
+        if (thread !== undefined) await headWithout(tx, this.keys, thread, id, this.session.by);
         return { deleted: true };
       },
       { ...idempotent(this.who, call, args) },

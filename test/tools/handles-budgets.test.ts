@@ -53,7 +53,7 @@ describe('budgets that cannot be undone', () => {
 });
 
 describe('handles are not credentials', () => {
-  it('thread-switch: another agent cannot enter, write into or roll back a thread it does not own; the store is unchanged', async () => {
+  it('thread-switch: another agent cannot enter, write into, roll back or delete the checkpoints of a thread it does not own; the store is unchanged', async () => {
     const store = memoryStore();
     const alice = await agent({ store, config: { agent: 'alice', thread: 'A' } });
     const bob = await agent({ store, config: { agent: 'bob', thread: 'B' } });
@@ -67,6 +67,7 @@ describe('handles are not credentials', () => {
       ['state_set', { key: 'k', value: 'bob was here', scope: 'thread:A' }],
       ['state_batch', { ops: [{ op: 'set', key: 'k', value: 'x', scope: 'thread:A' }] }],
       ['checkpoint_restore', { checkpointId: cp.checkpointId }],
+      ['checkpoint_delete', { checkpointId: cp.checkpointId }],
       ['plan_create', { title: 'T', steps: [], scope: 'thread:A' }],
     ] as const) {
       const refused = await bob.err(tool, args);
@@ -76,6 +77,7 @@ describe('handles are not credentials', () => {
     expect(await store.revision()).toBe(revision);
     expect((await bob.ok('state_get', { key: 'k', scope: 'thread:A' })).value).toBe('newer');
     expect((await bob.ok('whoami')).thread).toBe('B');
+    expect((await alice.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([cp.checkpointId]);
   });
 
   it('the owner of an ancestor thread may write into its descendants; a child may not write into its parent', async () => {
