@@ -77,16 +77,18 @@ export class ScratchpadService {
     args: { kind: ScratchpadKind; name?: string; value: Json; idempotencyKey?: string },
     call: CallOptions,
   ): Promise<ScratchpadCounts & { kind: ScratchpadKind; name?: string }> {
-    if (!(SCRATCHPAD_KINDS as readonly string[]).includes(args.kind)) throw invalid(`kind must be one of: ${SCRATCHPAD_KINDS.join(', ')}.`);
-    if (args.value === undefined) throw invalid('value is required.');
+    if (!(SCRATCHPAD_KINDS as readonly string[]).includes(args.kind)) throw invalid(`kind must be one of: ${SCRATCHPAD_KINDS.join(', ')}.`, { path: 'kind' });
+    if (args.value === undefined) throw invalid('value is required.', { path: 'value' });
     if (args.kind === 'variable') {
-      if (args.name === undefined) throw invalid('A variable needs a name: scratchpad_write(kind: "variable", name, value).');
+      if (args.name === undefined) throw invalid('A variable needs a name: {tool:scratchpad_write}(kind: "variable", name, value).', { path: 'name' });
       checkKey(args.name, 'name');
     } else {
       if (args.name !== undefined)
-        throw invalid(`name is only for kind "variable"; an ${args.kind === 'observation' ? 'observation' : 'approach'} is its value.`);
+        throw invalid(`name is only for kind "variable"; an ${args.kind === 'observation' ? 'observation' : 'approach'} is its value.`, {
+          path: 'name',
+        });
       if (typeof args.value !== 'string' || args.value.trim() === '')
-        throw invalid(`value must be non-empty text for kind "${args.kind}".`);
+        throw invalid(`value must be non-empty text for kind "${args.kind}".`, { path: 'value' });
     }
     const text = args.value as string;
     return this.change(call, args, (p) => {

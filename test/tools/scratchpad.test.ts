@@ -93,12 +93,17 @@ describe('scratchpad tools', () => {
     expect((await a.err('scratchpad_write', { kind: 'observation', value: '  ' })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('scratchpad_write', { kind: 'variable', name: '', value: 1 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('scratchpad_write', { kind: 'failed_approach', value: '' })).code).toBe('INVALID_ARGUMENT');
-    expect((await a.err('scratchpad_write', { kind: 'variable', value: 1 })).message).toMatch(/needs a name/);
+    const nameless = await a.err('scratchpad_write', { kind: 'variable', value: 1 });
+    expect(nameless.message).toMatch(/needs a name: scratchpad_write\(/);
+    expect(nameless.details).toMatchObject({ path: 'name' });
     expect((await a.err('scratchpad_write', { kind: 'observation', name: 'n', value: 'x' })).message).toMatch(
       /name is only for kind "variable"/,
     );
     expect((await a.err('scratchpad_write', { kind: 'note', value: 'x' })).details).toMatchObject({ path: 'kind' });
     expect((await a.ok('scratchpad_read')).variables).toEqual({});
+    // the tool is named as registered: with its namespace prefix
+    const ns = await agent({ config: { namespace: 'ns1' } });
+    expect((await ns.err('scratchpad_write', { kind: 'variable', value: 1 })).message).toMatch(/needs a name: ns1_scratchpad_write\(/);
   });
 
   it('is bounded by the value size limit', async () => {
