@@ -1,5 +1,6 @@
 // The finalizer tools: final_answer_set, final_answer_get.
 import * as z from 'zod';
+import { BlackboardError } from '../errors.js';
 import type { FinalAnswer, FinalizerService } from '../services/finalizer.js';
 import type { Json } from '../store/types.js';
 import { boundValue, cutUtf8, waitOf } from './bounds.js';
@@ -31,7 +32,18 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
       output: z.object({ answer }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     }),
-    (args, _extra, call) => finalizer.set(args, call),
+    async (args, _extra, call) => {
+      try {
+        return { answer: boundAnswer((await finalizer.set(args, call)).answer) };
+      } catch (error) {
+        // The first answer comes back with the refusal, within a read's size like any reply.
+        if (error instanceof BlackboardError && error.code === 'MULTIPLE_FINAL_ANSWERS' && error.details?.answer !== undefined) {
+          const answer = boundAnswer(error.details.answer as FinalAnswer, READ_DEFAULT_BYTES - 1024);
+          throw new BlackboardError(error.code, error.message, { ...error.details, answer });
+        }
+        throw error;
+      }
+    },
   );
   defineTool(
     host,
@@ -52,7 +64,10 @@ export function registerFinalizerTools(host: ToolHost, finalizer: FinalizerServi
   );
 }
 
-/** An answer within `maxBytes`: metadata over 2 KiB as a preview of its JSON, the content in what is left. */
+/**
+ * An answer within `maxBytes` (its set reply and a second set's refusal too): metadata over 2 KiB as a preview of its
+ * JSON, the content in what is left.
+ */
 function boundAnswer(answer: FinalAnswer, maxBytes = READ_DEFAULT_BYTES): FinalAnswer & { bytes?: number; truncated?: boolean } {
   let metadata: Json | undefined = answer.metadata;
   let truncated = false;
