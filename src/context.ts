@@ -52,22 +52,29 @@ const MAX_KEY_CHARS = 512;
 // C0 and C1 control characters, DEL included.
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 
-export function checkName(what: string, value: string): string {
+/** A name of kind `what`; `path` is the argument it came in (its error's `details.path`), when it came in one. */
+export function checkName(what: string, value: string, path?: string): string {
   const rule = nameRule(what);
   if (!rule.re.test(value)) {
-    throw invalid(`${what} "${truncate(value)}" is not valid: use ${rule.words}.`, { [what]: truncate(value) });
+    throw invalid(`${what} "${truncate(value)}" is not valid: use ${rule.words}.`, {
+      ...(path !== undefined ? { path } : {}),
+      [what]: truncate(value),
+    });
   }
   return value;
 }
 
-/** A key is 1..512 characters of well-formed Unicode with no control characters. */
+/**
+ * A key is 1..512 characters of well-formed Unicode with no control characters. `what` is the argument it came in
+ * (`key`, `prefix`, `name`): its error's `details.path`.
+ */
 export function checkKey(key: string, what = 'key'): string {
   const length = [...key].length;
   if (length === 0 || length > MAX_KEY_CHARS) {
-    throw invalid(`${what} must be 1 to ${MAX_KEY_CHARS} characters long; it has ${length}.`, { length });
+    throw invalid(`${what} must be 1 to ${MAX_KEY_CHARS} characters long; it has ${length}.`, { path: what, length });
   }
-  if (CONTROL_RE.test(key)) throw invalid(`${what} must not contain control characters.`);
-  if (!key.isWellFormed()) throw invalid(`${what} must be well-formed Unicode (it has a lone surrogate).`);
+  if (CONTROL_RE.test(key)) throw invalid(`${what} must not contain control characters.`, { path: what });
+  if (!key.isWellFormed()) throw invalid(`${what} must be well-formed Unicode (it has a lone surrogate).`, { path: what });
   return key;
 }
 
@@ -89,7 +96,7 @@ export interface ResolvedScope {
 
 export const SCOPE_FORMS = 'global, thread, run, parent, agent_type, profile, group:NAME, thread:ID, profile:NAME, agent_type:NAME';
 
-/** Resolves a tool's `scope` argument against the caller's identity. */
+/** Resolves a tool's `scope` argument against the caller's identity; its errors name `scope` in `details.path`. */
 export function resolveScope(scope: string | undefined, who: Identity): ResolvedScope {
   const s = scope ?? 'global';
   const at = (label: string): ResolvedScope => ({ label, id: label });
@@ -106,6 +113,7 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
       if (!who.agentType) {
         throw invalid(
           'This connection has no agent type, so scope "agent_type" has no meaning. Use agent_type:NAME, or start the server with --agent-type TYPE. {tool:run_start} can also set agentType.',
+          { path: 'scope' },
         );
       }
       return at(`agent_type:${who.agentType}`);
@@ -113,6 +121,7 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
       if (!who.agent) {
         throw invalid(
           'This connection has no agent name, so scope "profile" has no meaning. Start the server with --agent NAME, or read another profile with profile:NAME.',
+          { path: 'scope' },
         );
       }
       return at(`profile:${who.agent}`);
@@ -121,14 +130,14 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
   const kind = colon > 0 ? s.slice(0, colon) : '';
   const name = colon > 0 ? s.slice(colon + 1) : '';
   if (kind === 'group' || kind === 'thread' || kind === 'agent_type' || kind === 'profile') {
-    checkName(`${kind} name`, name);
+    checkName(`${kind} name`, name, 'scope');
     const resolved = at(`${kind}:${name}`);
     if (kind === 'profile' && name !== who.agent) {
       resolved.readOnlyReason = `profile:${name} belongs to another agent; you can read it but only agent "${name}" can write it.`;
     }
     return resolved;
   }
-  throw invalid(`Unknown scope "${truncate(s)}". Use one of: ${SCOPE_FORMS}.`, { scope: truncate(s) });
+  throw invalid(`Unknown scope "${truncate(s)}". Use one of: ${SCOPE_FORMS}.`, { path: 'scope', scope: truncate(s) });
 }
 
 /** Throws FORBIDDEN when the scope is read-only for this caller. */
@@ -165,7 +174,7 @@ export interface Idempotency {
 }
 
 /**
- * The idempotency record of a call: one per (namespace, thread, operation, key), holding a fingerprint of the call
+ * The idempotency record of a call: one per (namespace, thread, key), holding a fingerprint of the call
  * (the operation and its arguments but the key, as canonical JSON, hashed), so the same key sent with different
  * arguments is refused instead of answered with the first call's result.
  */
@@ -178,7 +187,7 @@ export function idempotent(who: Identity, call: CallOptions, args: { idempotency
     if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
   const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
   return {
-    idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, call.operation, key),
+    idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, key),
     fingerprint: { hash, key, operation: call.operation },
   };
 }

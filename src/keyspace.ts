@@ -7,7 +7,7 @@ import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from './store/key
  * namespace or scope can ever match another's range):
  * - kind `d`, data: a user key in a scope (`global`, `thread:ID`, `run:THREAD:RUN`, `group:NAME`, …), or a family's
  *   record in an internal scope `~family:owner` that no tool argument can name (plans, budgets, history, …);
- * - kind `i`, idempotency records: `i␟<namespace>␟<thread>␟<tool>␟<idempotencyKey>`;
+ * - kind `i`, idempotency records: `i␟<namespace>␟<thread>␟<idempotencyKey>`;
  * - kind `m`, the store's own bookkeeping (owned by `store/keys.ts`).
  */
 export interface KeyRange {
@@ -41,9 +41,12 @@ export const familyRange = (namespace: string | undefined, family: string, owner
 /** Every data-kind record of a namespace: its scopes and its families. */
 export const namespaceRange = (namespace: string | undefined): KeyRange => rangeOf(storageKey('d', token(namespace), ''));
 
-/** Where the first result of an idempotent call is kept: per namespace, thread and tool. */
-export const idempotencyKey = (namespace: string | undefined, thread: string, tool: string, key: string): string =>
-  storageKey('i', token(namespace), thread, tool, key);
+/**
+ * Where the first result of an idempotent call is kept: per namespace and thread, whatever the tool, so a key reused
+ * for another tool's call is refused like one reused with other arguments.
+ */
+export const idempotencyKey = (namespace: string | undefined, thread: string, key: string): string =>
+  storageKey('i', token(namespace), thread, key);
 
 /** The last part of a storage key: the user key, plan id, budget name, … */
 export const lastPart = (storage: string): string => storage.slice(storage.lastIndexOf(SEP) + 1);
@@ -261,8 +264,8 @@ export class Keys {
   }
 
   /** Where the first result of an idempotent call is kept. */
-  idempotency(thread: string, tool: string, key: string): string {
-    return idempotencyKey(this.namespace, thread, tool, key);
+  idempotency(thread: string, key: string): string {
+    return idempotencyKey(this.namespace, thread, key);
   }
 
   /** The namespace's data-kind records, and keys relative to the namespace (what documents keep). */

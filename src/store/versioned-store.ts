@@ -268,7 +268,10 @@ export class VersionedStore {
 }
 
 function reusedKey(fingerprint: Fingerprint, firstOperation: string | undefined): BlackboardError {
-  const first = `${firstOperation ?? fingerprint.operation} with other arguments`;
+  const first =
+    firstOperation !== undefined && firstOperation !== fingerprint.operation
+      ? `a {tool:${firstOperation}} call`
+      : `{tool:${fingerprint.operation}} with other arguments`;
   return new BlackboardError(
     'INVALID_ARGUMENT',
     `idempotencyKey "${fingerprint.key}" was used for a different call: ${first}. Nothing was written; use a new key per intended write (resend a key only to retry the very same call).`,

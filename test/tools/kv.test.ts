@@ -107,8 +107,8 @@ describe('kv tools: get, set, delete', () => {
     const retry = await a.ok('state_update', { key: 'n', op: 'increment', value: 1, idempotencyKey: 'req-1' });
     expect(retry).toEqual(first);
     expect((await a.ok('state_get', { key: 'n' })).value).toBe(1);
-    const set1 = await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-1' });
-    expect(await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-1' })).toEqual(set1);
+    const set1 = await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-2' });
+    expect(await a.ok('state_set', { key: 's', value: 'a', idempotencyKey: 'req-2' })).toEqual(set1);
     expect((await a.ok('state_get', { key: 's' })).value).toBe('a');
   });
 
@@ -121,9 +121,13 @@ describe('kv tools: get, set, delete', () => {
     expect(reused.message).toMatch(/idempotencyKey "step-1" was used for a different call: state_set .*use a new key per intended write/);
     expect((await a.ok('state_get', { key: 'i2' })).found).toBe(false);
     expect(await a.store.revision()).toBe(revision);
-    // argument order does not make a different call; the same key on another tool is its own slot
+    // argument order does not make a different call; the same key on another tool is a different call too
     expect(await a.ok('state_set', { value: 'first', key: 'i1', idempotencyKey: 'step-1' })).toEqual(first);
-    await a.ok('state_update', { key: 'n', op: 'increment', value: 1, idempotencyKey: 'step-1' });
+    const otherTool = await a.err('state_delete', { key: 'i1', idempotencyKey: 'step-1' });
+    expect(otherTool.message).toMatch(/idempotencyKey "step-1" was used for a different call: a state_set call\. Nothing was written/);
+    expect((await a.ok('state_get', { key: 'i1' })).value).toBe('first');
+    expect(await a.store.revision()).toBe(revision);
+    await a.ok('state_update', { key: 'n', op: 'increment', value: 1, idempotencyKey: 'step-2' });
     const batch = await a.ok('state_batch', { ops: [{ op: 'set', key: 'b', value: 1 }], idempotencyKey: 'b-1' });
     expect((await a.err('state_batch', { ops: [{ op: 'set', key: 'b', value: 2 }], idempotencyKey: 'b-1' })).code).toBe('INVALID_ARGUMENT');
     expect(await a.ok('state_batch', { ops: [{ op: 'set', key: 'b', value: 1 }], idempotencyKey: 'b-1' })).toEqual(batch);
