@@ -34,7 +34,7 @@ export async function openConnection(config: Config, store: VersionedStore, iden
   const services = createServices(store, session, config);
   let budgetsFixed = false;
   const fixBudgets = async (): Promise<void> => {
-    if (budgetsFixed) return;
+    if (budgetsFixed || session.isVisiting) return; // another agent's thread: its budgets are its owner's
     await services.budget.adopt();
     budgetsFixed = true;
   };

@@ -35,3 +35,6 @@ export function metaIdentity(meta: Record<string, unknown> | undefined): MetaIde
 
 /** The thread of an agent's requests that name none: the same for every request of that agent. */
 export const defaultThread = (agent: string | undefined): string => `agent:${agent ?? 'anonymous'}`;
+
+/** Whose default thread `thread` is (an `agent:NAME` thread belongs to NAME before anyone has used it). */
+export const defaultThreadOwner = (thread: string): string | undefined => (thread.startsWith('agent:') ? thread.slice(6) : undefined);

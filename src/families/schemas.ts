@@ -7,7 +7,7 @@ import { LifecycleRecord } from '../services/lifecycle.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
 import { InboxPosition, MailboxEntry, MessageRecord } from '../services/mailbox.js';
 import { PresenceRecord } from '../services/presence.js';
-import { ThreadInfoRecord } from '../services/session.js';
+import { ThreadInfoRecord } from '../services/thread-info.js';
 import type { FamilyName } from './registry.js';
 
 /**

@@ -3,7 +3,7 @@ import { resolveScope, type Identity } from '../context.js';
 import { lastPart, type Keys } from '../keyspace.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
 import { all, manifestRefs } from './checkpoint-manifest.js';
-import { threadInfoOf } from './session.js';
+import { threadInfoOf } from './thread-info.js';
 
 /** Where a thread's state lives when it is at `run`: key ranges, plan index ranges, single keys. */
 export function stateOf(keys: Keys, who: Identity, thread: string, run: string): ReturnType<Keys['threadState']> {

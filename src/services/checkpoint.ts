@@ -40,7 +40,8 @@ import {
 } from './checkpoint-manifest.js';
 import { collectState, firstKeys, prefetchForDelete } from './checkpoint-state.js';
 import { checkThreadWrite } from './ownership.js';
-import { threadInfoOf, type Session } from './session.js';
+import type { Session } from './session.js';
+import { threadInfoOf } from './thread-info.js';
 
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
 export type { CheckpointInfo } from './checkpoint-manifest.js';

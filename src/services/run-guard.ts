@@ -4,7 +4,8 @@ import { BlackboardError } from '../errors.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
 import { checkThreadWrite } from './ownership.js';
-import { threadInfoOf, type Session } from './session.js';
+import type { Session } from './session.js';
+import { threadInfoOf } from './thread-info.js';
 
 /** Checked inside every kv write's transaction, before the write. */
 export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;

@@ -6,7 +6,8 @@ import type { HistoryService } from './history.js';
 import type { AgentState, LifecycleService } from './lifecycle.js';
 import type { ScratchpadService } from './scratchpad.js';
 import { checkThreadWrite } from './ownership.js';
-import { threadInfoOf, type Session } from './session.js';
+import type { Session } from './session.js';
+import { threadInfoOf } from './thread-info.js';
 
 export interface WhoAmI {
   namespace: string | null;

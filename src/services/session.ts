@@ -1,11 +1,12 @@
 // One connection's session: its identity, its thread's place in the delegation tree, the thread's current run.
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod';
 import { checkName, type Identity } from '../context.js';
 import { keysOf, type Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
-import { decode, encode } from './records.js';
+import { encode } from './records.js';
+import { barringOwner, forbiddenThread } from './ownership.js';
+import { threadInfoOf, type ThreadInfo } from './thread-info.js';
 
 export interface SessionOptions {
   namespace?: string;
@@ -20,23 +21,6 @@ export interface SessionOptions {
   recordOnWrite?: boolean;
 }
 
-/**
- * What is remembered about a thread, as stored (the board reads it too): where it sits in its delegation tree
- * (`parent`, `root`, `level`), how many runs it has had, and its current run, shared by every connection serving it.
- */
-export const ThreadInfoRecord = z.object({
-  parent: z.string().optional(),
-  root: z.string(),
-  level: z.number().int(),
-  runs: z.number().int(),
-  run: z.string().optional(),
-  /** the agent that created the thread: it (or an owner of a thread above) may write into it from elsewhere */
-  owner: z.string().optional(),
-});
-export type ThreadInfo = z.infer<typeof ThreadInfoRecord>;
-/** What is known of a thread, from its stored record (`undefined` when none). */
-export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
-  value === undefined ? undefined : decode(ThreadInfoRecord, value, 'thread');
 
 export const newId = (): string => randomUUID();
 
@@ -50,6 +34,8 @@ export class Session {
   readonly keys: Keys;
   /** a new thread this connection serves but has not recorded yet (see {@link SessionOptions.recordOnWrite}) */
   private unrecorded?: { thread: string; parentThread?: string; planned: ThreadInfo; recording?: Promise<void> };
+  /** the thread this connection was opened on when another agent owns it: served, but only for reading */
+  private visiting?: { thread: string; owner: string };
 
   constructor(
     readonly store: VersionedStore,
@@ -69,8 +55,18 @@ export class Session {
       delegateLevel: 0,
     });
     const { thread } = session.identity;
+    const read = readOnce(store);
+    // A thread is a handle, not a credential: naming another agent's thread serves it for reading only, as it is
+    // (its place in the tree included: a parent given here could otherwise make the caller an owner above it).
+    const owner = await barringOwner(session, read, thread);
+    if (owner !== undefined) {
+      const info = threadInfoOf((await read(session.threadKey(thread)))?.value) ?? { root: thread, level: 0, runs: 0 };
+      session.adopt(thread, { ...info, run: info.run ?? '' });
+      session.visiting = { thread, owner };
+      return session;
+    }
     if (options.recordOnWrite) {
-      const { before, next } = await session.planThread((key) => store.get(key), thread, options.parentThread, false);
+      const { before, next } = await session.planThread(read, thread, options.parentThread, false);
       if (before.runs === 0) {
         session.adopt(thread, next);
         session.unrecorded = { thread, parentThread: options.parentThread, planned: next };
@@ -81,8 +77,17 @@ export class Session {
     return session;
   }
 
-  /** Records the thread this connection serves if it has not yet (call before any write). */
+  /** Whether this connection serves a thread another agent owns (it may only read there). */
+  get isVisiting(): boolean {
+    return this.visiting?.thread === this.identity.thread;
+  }
+
+  /**
+   * Call before any write: refuses (FORBIDDEN, naming the owner) when this connection serves another agent's thread;
+   * records the thread this connection serves if it has not yet.
+   */
   async record(): Promise<void> {
+    if (this.visiting !== undefined && this.isVisiting) throw forbiddenThread(this.visiting.thread, this.visiting.owner);
     const pending = this.unrecorded;
     if (!pending) return;
     pending.recording ??= (async () => {
@@ -191,4 +196,14 @@ export class Session {
   get by(): string {
     return this.identity.agent ?? 'anonymous';
   }
+}
+
+/** The store's reads, each key read once (a session's opening reads a thread's info for two purposes). */
+function readOnce(store: VersionedStore): (key: string) => Promise<{ value: Json } | undefined> {
+  const seen = new Map<string, Promise<{ value: Json } | undefined>>();
+  return (key) => {
+    let got = seen.get(key);
+    if (got === undefined) seen.set(key, (got = store.get(key)));
+    return got;
+  };
 }

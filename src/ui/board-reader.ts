@@ -25,7 +25,7 @@ import { LifecycleRecord } from '../services/lifecycle.js';
 import { settle } from '../services/plan-claims.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
 import { PresenceRecord, type Holder } from '../services/presence.js';
-import { ThreadInfoRecord } from '../services/session.js';
+import { ThreadInfoRecord } from '../services/thread-info.js';
 import { deriveStatus } from './board-status.js';
 import { readTeam } from './board-team.js';
 import { DEFAULTS } from '../config.js';

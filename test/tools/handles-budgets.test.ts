@@ -80,6 +80,37 @@ describe('handles are not credentials', () => {
     expect((await alice.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([cp.checkpointId]);
   });
 
+  it("naming another agent's thread as one's own serves it for reading only; a parent named with it changes nothing", async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'A' } });
+    await alice.ok('state_set', { key: 'k', value: 'mine', scope: 'thread' });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'B' } });
+    await bob.ok('whoami');
+    // bob presents alice's thread (a header, _meta or flag) and a parent of his own
+    const visitor = await agent({ store, config: { agent: 'bob', thread: 'A', parentThread: 'B' } });
+    expect((await visitor.ok('whoami')).parentThread).toBeNull(); // its sign of life is written now, not below
+    const revision = await store.revision();
+    for (const [tool, args] of [
+      ['state_set', { key: 'k', value: 'bob was here', scope: 'thread' }],
+      ['state_delete', { key: 'k', scope: 'thread' }],
+      ['final_answer_set', { content: 'hijacked' }],
+      ['scratchpad_write', { kind: 'observation', value: 'x' }],
+      ['budget_step', {}],
+    ] as const) {
+      expect(await visitor.err(tool, args), tool).toMatchObject({ code: 'FORBIDDEN', details: { thread: 'A', owner: 'alice' } });
+    }
+    expect((await visitor.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('mine');
+    expect(await store.revision()).toBe(revision);
+    expect((await alice.ok('final_answer_get')).isSet).toBe(false);
+    // alice herself is unaffected
+    await alice.ok('state_set', { key: 'k', value: 'still mine', scope: 'thread' });
+    // an agent's default thread is its own before it ever used it
+    const early = await agent({ store, config: { agent: 'bob', thread: 'agent:carol' } });
+    expect(await early.err('final_answer_set', { content: 'hijacked' })).toMatchObject({ code: 'FORBIDDEN', details: { owner: 'carol' } });
+    const carol = await agent({ store, config: { agent: 'carol', thread: 'agent:carol' } });
+    expect((await carol.ok('final_answer_set', { content: 'mine' })).answer).toMatchObject({ setBy: 'carol' });
+  });
+
   it('the owner of an ancestor thread may write into its descendants; a child may not write into its parent', async () => {
     const store = memoryStore();
     const lead = await agent({ store, config: { agent: 'lead', thread: 'P' } });
