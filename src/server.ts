@@ -25,7 +25,7 @@ const INSTRUCTIONS: Array<[Family | 'all', string]> = [
   ['all', 'mcp-blackboard keeps state that agents share, durably and safely under concurrency.'],
   [
     'kv',
-    `Keys live in a scope: ${SCOPE_FORMS} (default global). Read with {tool:state_get}, {tool:state_list} or {tool:state_snapshot}. Write with {tool:state_set}: pass the version you read as ifVersion (0: the key must not exist yet) so you never overwrite someone else's change. Use {tool:state_update} for counters, lists and merges, and {tool:state_batch} for several writes at once. Use {tool:watch} to wait for a change instead of polling, and {tool:state_changes} to follow every change.`,
+    `Keys live in a scope: ${SCOPE_FORMS} (default global). Read with {tool:state_get} or {tool:state_list} (values of many keys: {tool:state_snapshot}). Write with {tool:state_set}: pass the version you read as ifVersion (0: the key must not exist yet) so you never overwrite someone else's change. Use {tool:state_update} for counters, lists and merges, and {tool:state_batch} for several writes at once. Use {tool:watch} to wait for a change instead of polling, and {tool:state_changes} to follow every change.`,
   ],
   [
     'plan',

@@ -10,17 +10,46 @@ export type ToolNamer = (name: string) => string | undefined;
 export const plainNames: ToolNamer = (name) => name;
 
 /**
- * Renders the `{tool:NAME}` mentions of a text. A sentence that mentions a tool this server does not have is left
- * out, so the text never points at a tool the model cannot call. Texts that mention tools therefore keep each
- * mention in a sentence that can go without losing the rest (a sentence ends at ".", "!" or "?" before a space).
+ * Renders the `{tool:NAME}` mentions of a text. What mentions a tool this server does not have is left out, so the
+ * text never points at a tool the model cannot call: the parenthesis that holds the mention, else the clause (after
+ * the sentence's first, at "; " or ", and "), else the whole sentence. Texts that mention tools therefore keep each
+ * mention where it can go without losing the rest (a sentence ends at ".", "!" or "?" before a space).
  */
 export function renderMentions(text: string, nameOf: ToolNamer): string {
   if (!text.includes('{tool:')) return text;
+  const lacking = (part: string): boolean => [...part.matchAll(MENTION)].some((m) => nameOf(m[1]) === undefined);
   return text
     .split(/(?<=[.!?])\s+/)
-    .filter((sentence) => [...sentence.matchAll(MENTION)].every((m) => nameOf(m[1]) !== undefined))
+    .map((sentence) => (lacking(sentence) ? withoutLacking(sentence, lacking) : sentence))
+    .filter((sentence): sentence is string => sentence !== undefined)
     .map((sentence) => sentence.replace(MENTION, (_, name: string) => nameOf(name)!))
     .join(' ');
+}
+
+/** A sentence without the parentheses and later clauses that mention a lacking tool; undefined when its first does. */
+function withoutLacking(sentence: string, lacking: (part: string) => boolean): string | undefined {
+  const end = /[.!?]$/.test(sentence) ? sentence.slice(-1) : '';
+  const body = sentence.slice(0, sentence.length - end.length).replace(/\s*\([^()]*\)/g, (group) => (lacking(group) ? '' : group));
+  const [first, ...rest] = clauses(body);
+  if (lacking(first.text)) return undefined;
+  return first.text + rest.map((c) => (lacking(c.text) ? '' : c.separator + c.text)).join('') + end;
+}
+
+/** A text cut at "; " and ", and " outside parentheses, each clause with the separator before it. */
+function clauses(text: string): Array<{ separator: string; text: string }> {
+  const out = [{ separator: '', text: '' }];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth = Math.max(0, depth - 1);
+    const separator = depth > 0 ? undefined : text.startsWith('; ', i) ? '; ' : text.startsWith(', and ', i) ? ', and ' : undefined;
+    if (separator !== undefined) {
+      out.push({ separator, text: '' });
+      i += separator.length - 1;
+    } else out[out.length - 1].text += c;
+  }
+  return out;
 }
 
 /** The base names a text mentions. */

@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
+import { renderMentions } from '../../src/tool-mentions.js';
 import { agentsClosedAfterEach, type Connected } from '../helpers.js';
 
 const agent = agentsClosedAfterEach();
@@ -107,6 +108,24 @@ describe('texts name tools exactly as registered', () => {
     for (const text of [...read, ...errors]) expect(strayMentions(text, all, registered), text).toEqual([]);
     // mentions that survive are prefixed
     if (config.namespace) expect(read.join(' ') + errors.join(' ')).toMatch(/team_plan_/);
+  });
+
+  it('what names a lacking tool goes (its parenthesis, else its clause, else its sentence); what a tool does stays', async () => {
+    const only = (...names: string[]) => (name: string) => (names.includes(name) ? `ns_${name}` : undefined);
+    const render = (text: string) => renderMentions(text, only('state_get', 'watch'));
+    expect(render('List keys (values: {tool:state_snapshot}). Returns key.')).toBe('List keys. Returns key.');
+    expect(render('Read a key; to wait: {tool:watch}. Counters: {tool:state_update}.')).toBe('Read a key; to wait: ns_watch.');
+    expect(render('Read (cut; detail "full"); to follow: {tool:plan_get}, scope plan.')).toBe('Read (cut; detail "full").');
+    expect(render('Use {tool:watch} to wait, and {tool:state_changes} to follow every change.')).toBe('Use ns_watch to wait.');
+    expect(render('Save it for {tool:checkpoint_restore}. Returns id.')).toBe('Returns id.');
+    // through a server: the agent profile lacks state_snapshot, state_changes and state_batch
+    const a = await agent({ config: { tools: ['agent'] } });
+    const { tools } = await a.client.listTools();
+    expect(tools.find((t) => t.name === 'state_list')?.description).toBe('List keys. Returns key, version, bytes each; nextCursor.');
+    const instructions = a.client.getInstructions() ?? '';
+    expect(instructions).toMatch(/Use state_update for counters, lists and merges\. Use watch to wait for a change instead of polling\./);
+    expect(instructions).toMatch(/Read with state_get or state_list\./);
+    expect(instructions).not.toMatch(/state_snapshot|state_batch|state_changes/);
   });
 
   it('a sentence about a tool the server lacks is left out, the rest stays', async () => {
