@@ -50,6 +50,9 @@ export interface Config {
   progressIntervalMs: number;
 }
 
+/** The smallest `--max-value-bytes`: the server's own records (a thread's info, a roster entry) must fit. */
+export const MIN_VALUE_BYTES = 1024;
+
 /** Every default, once: the flag table shows and applies these, and {@link defaultConfig} starts from them. */
 export const DEFAULTS = {
   tools: ['agent'],

@@ -1,6 +1,6 @@
 // The server command (no subcommand): its flag table, its --help, and serving MCP over stdio or HTTP until stopped.
 import { loadAuthFile } from '../auth-file.js';
-import { type Config, DEFAULTS, FAMILIES, VERSION } from '../config.js';
+import { type Config, DEFAULTS, FAMILIES, MIN_VALUE_BYTES, VERSION } from '../config.js';
 import { PROFILES, parseToolList } from '../tool-profiles.js';
 import { ConfigError } from '../errors.js';
 import { exposureError } from '../hosts.js';
@@ -62,7 +62,7 @@ export const SERVE_FLAGS = {
     arg: 'N',
     env: 'BLACKBOARD_MAX_VALUE_BYTES',
     default: DEFAULTS.maxValueBytes as number,
-    parse: wholeNumber(16, 64 * 1024 * 1024),
+    parse: wholeNumber(MIN_VALUE_BYTES, 64 * 1024 * 1024),
     help: 'largest value accepted',
   }),
   sync: flag<Config['sync']>({

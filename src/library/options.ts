@@ -1,7 +1,7 @@
 // The library's options: checked like the command's flags, turned into the server config; store URLs and shared store handles.
 import * as z from 'zod';
 import type { BlackboardServerOptions, BlackboardStore, Identity, StoreOptions } from '../api/index.js';
-import { defaultConfig, type Config } from '../config.js';
+import { defaultConfig, MIN_VALUE_BYTES, type Config } from '../config.js';
 import { NAMESPACE_RE } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import { openStore as openVersionedStore } from '../store/open.js';
@@ -17,7 +17,7 @@ const whole = (min: number, max: number) => z.number().int().min(min).max(max).o
 
 /** The same bounds as the command's flags (`--max-value-bytes`, `--plan-ttl`, …). */
 const storeOptions = {
-  maxValueBytes: whole(16, 64 * 1024 * 1024),
+  maxValueBytes: whole(MIN_VALUE_BYTES, 64 * 1024 * 1024),
   sync: z.enum(['FULL', 'NORMAL']).optional(),
   changeRetentionSeconds: whole(1, 365 * 24 * 3600),
 };
