@@ -1,4 +1,5 @@
-// Argument checks the services share: versions, timeouts, TTLs and update operations.
+// Argument checks the services share: versions, timeouts, TTLs and update operations; each error names its argument
+// in `details.path`.
 import { invalid } from '../errors.js';
 import { UPDATE_OPS, type UpdateOp } from '../store/ops.js';
 
@@ -11,21 +12,21 @@ const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 export function ttl(ttlSeconds: number | undefined): number | undefined {
   if (ttlSeconds === undefined) return undefined;
   if (typeof ttlSeconds !== 'number' || !(ttlSeconds > 0) || ttlSeconds > MAX_TTL_SECONDS) {
-    throw invalid(`ttlSeconds must be a number above 0 and at most ${MAX_TTL_SECONDS} (ten years).`, { ttlSeconds });
+    throw invalid(`ttlSeconds must be a number above 0 and at most ${MAX_TTL_SECONDS} (ten years).`, { path: 'ttlSeconds', ttlSeconds });
   }
   return Math.round(ttlSeconds * 1000);
 }
 
 export function checkIfVersion(version: number | undefined, what = 'ifVersion'): void {
   if (version !== undefined && (!Number.isSafeInteger(version) || version < 0)) {
-    throw invalid(`${what} must be a whole number, 0 or more (0 = the key must not exist).`, { [what]: version });
+    throw invalid(`${what} must be a whole number, 0 or more (0 = the key must not exist).`, { path: what, [what]: version });
   }
 }
 
 /** An update operation of `state_update` and `state_batch`. */
 export function checkOp(op: string): asserts op is UpdateOp {
   if (!(UPDATE_OPS as readonly string[]).includes(op)) {
-    throw invalid(`Unknown op "${op}". Use one of: ${UPDATE_OPS.join(', ')}.`);
+    throw invalid(`Unknown op "${op}". Use one of: ${UPDATE_OPS.join(', ')}.`, { path: 'op' });
   }
 }
 
@@ -33,7 +34,7 @@ export function checkOp(op: string): asserts op is UpdateOp {
 export function checkTimeout(value: number | undefined, fallback: number, what: string): number {
   const ms = value ?? fallback;
   if (!Number.isFinite(ms) || ms < 0 || ms > WATCH_MAX_MS) {
-    throw invalid(`${what} must be from 0 to ${WATCH_MAX_MS} milliseconds (10 minutes).`, { [what]: value });
+    throw invalid(`${what} must be from 0 to ${WATCH_MAX_MS} milliseconds (10 minutes).`, { path: what, [what]: value });
   }
   return ms;
 }

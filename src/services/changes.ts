@@ -3,12 +3,15 @@ import { BlackboardError, invalid } from '../errors.js';
 import { checkPrefix, resolveScope } from '../context.js';
 import { FAMILY, PLAN_OWNER, dataRange, familyRange, namespaceRange, parseKey, type KeyRange } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { ChangeRow } from '../store/types.js';
 import { checkTimeout } from './arguments.js';
 import type { Session } from './session.js';
 
 export const CHANGES_DEFAULT_LIMIT = 100;
 export const CHANGES_MAX_LIMIT = 1000;
+/** A page's JSON besides its changes, at most: `{"changes":[],"revision":N,"timedOut":false}`. */
+export const CHANGES_ENVELOPE_BYTES = jsonBytes({ changes: [], revision: Number.MAX_SAFE_INTEGER, timedOut: false });
 
 /** One change as a follower sees it: which key of which scope, at which version and revision, and whether deleted. */
 export interface Change {
@@ -25,6 +28,8 @@ export interface ChangesArgs {
   prefix?: string;
   limit?: number;
   waitMs?: number;
+  /** the most bytes of JSON a page takes, at a revision boundary (its first revision always comes whole) */
+  maxBytes?: number;
 }
 
 /**
@@ -66,10 +71,15 @@ export class ChangesService {
         }
         const changes = page.changes.flatMap((row) => accept(row) ?? []);
         cursor = page.revision;
-        if (changes.length > 0 || !page.more) return { ready: changes.length > 0, value: { changes, revision: page.revision } };
+        if (changes.length > 0) return { ready: true, value: wholeRevisionsWithin(changes, page.revision, args.maxBytes) };
+        if (!page.more) return { ready: false, value: { changes, revision: page.revision } };
       }
     };
-    if (waitMs === 0) return (await scan()).value;
+    if (waitMs === 0) {
+      // A wait of no time that found nothing ended as every wait that finds nothing does.
+      const { ready, value } = await scan();
+      return ready ? value : { ...value, timedOut: true };
+    }
     const { value, timedOut } = await this.store.waitFor((wake) => this.store.subscribeRange(range.lo, range.hi, wake), scan, {
       timeoutMs: waitMs,
       signal,
@@ -99,6 +109,26 @@ export class ChangesService {
     };
     return { range, accept };
   }
+}
+
+/**
+ * The first changes that fit `maxBytes` of JSON with whole revisions only (the first revision always comes), and the
+ * revision to continue from: the last one given when the page ends early — every change up to it has been given, and
+ * none after it — else `revision`, how far the read went.
+ */
+function wholeRevisionsWithin(
+  changes: Change[],
+  revision: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): { changes: Change[]; revision: number } {
+  let bytes = CHANGES_ENVELOPE_BYTES;
+  for (let start = 0, end = 0; start < changes.length; start = end) {
+    let size = 0;
+    for (end = start; end < changes.length && changes[end].revision === changes[start].revision; end++) size += jsonBytes(changes[end]) + 1;
+    if (start > 0 && bytes + size > maxBytes) return { changes: changes.slice(0, start), revision: changes[start - 1].revision };
+    bytes += size;
+  }
+  return { changes, revision };
 }
 
 function compacted(oldestRevision: number): BlackboardError {

@@ -1,18 +1,15 @@
 // The kv service: scoped, versioned key-value state — reads, writes, atomic updates, batches and watches.
 import { BlackboardError, invalid } from '../errors.js';
-import { checkKey, checkPrefix, idempotent, type CallOptions, resolveScope, writable, type ResolvedScope } from '../context.js';
-import { jsonBytes } from '../store/json-text.js';
+import { checkKey, idempotent, type CallOptions, resolveScope, writable, type ResolvedScope } from '../context.js';
 import type { UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Json } from '../store/types.js';
 import { WATCH_DEFAULT_MS, checkIfVersion, checkOp, checkTimeout, ttl } from './arguments.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { listPage, type ListedKey } from './kv-list.js';
 import { snapshotPage } from './kv-snapshot.js';
 import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
 
-export const LIST_DEFAULT_LIMIT = 100;
-export const LIST_MAX_LIMIT = 1000;
 export const BATCH_MAX_OPS = 100;
 
 export interface GetResult {
@@ -148,33 +145,13 @@ export class KvService {
     return { ...result, revision };
   }
 
-  async list(args: { scope?: string; prefix?: string; cursor?: string; limit?: number }): Promise<{
-    keys: Array<{ key: string; version: number; updatedAt: string; bytes: number }>;
+  /** Keys in order, `limit` a page (and, with `maxBytes`, within that much JSON), then `nextCursor`. */
+  async list(args: { scope?: string; prefix?: string; cursor?: string; limit?: number; maxBytes?: number }): Promise<{
+    keys: ListedKey[];
     nextCursor?: string;
   }> {
     await this.follow(args.scope);
-    const scope = resolveScope(args.scope, this.who);
-    const prefix = checkPrefix(args.prefix);
-    const limit = args.limit ?? LIST_DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
-      throw invalid(`limit must be a whole number from 1 to ${LIST_MAX_LIMIT}.`, { limit });
-    }
-    const range = this.keys.dataRange(scope.id, prefix);
-    const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
-    const { entries } = await this.store.list({
-      ...range,
-      after: after === undefined ? undefined : this.keys.data(scope.id, after),
-      limit: limit + 1,
-    });
-    const strip = (storage: string): string => this.keys.userKey(scope.id, storage);
-    const page = entries.slice(0, limit).map(([storage, entry]) => ({
-      key: strip(storage),
-      version: entry.version,
-      updatedAt: new Date(entry.updatedAt).toISOString(),
-      bytes: jsonBytes(entry.value),
-    }));
-    const more = entries.length > limit;
-    return more ? { keys: page, nextCursor: encodeCursor(scope, prefix, page[page.length - 1].key) } : { keys: page };
+    return listPage(this.store, this.keys, resolveScope(args.scope, this.who), args);
   }
 
   /**
@@ -200,7 +177,7 @@ export class KvService {
     revision: number;
   }> {
     if (!Array.isArray(args.ops) || args.ops.length === 0 || args.ops.length > BATCH_MAX_OPS) {
-      throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`);
+      throw invalid(`ops must hold 1 to ${BATCH_MAX_OPS} operations.`, { path: 'ops' });
     }
     if (args.ops.some((op) => op?.scope === 'run')) await this.follow('run');
     const atomic = args.atomic ?? true;
@@ -211,10 +188,10 @@ export class KvService {
         return this.prepareBatchOp(op);
       } catch (error) {
         if (!(error instanceof BlackboardError)) throw error;
-        if (!atomic) return { op, error };
+        if (!atomic) return { op, error: inOp(error, index) };
         throw new BlackboardError(error.code, `Operation #${index}: ${error.message} Nothing in the batch was applied.`, {
           index,
-          ...error.details,
+          ...inOp(error, index).details,
         });
       }
     });
@@ -231,7 +208,7 @@ export class KvService {
               throw new BlackboardError(
                 error.code,
                 `Operation #${index} (${op.op} "${op.key}") failed, so nothing in the batch was applied: ${error.message}`,
-                { index, ...error.details },
+                { index, ...inOp(error, index).details },
               );
             }
             throw error;
@@ -244,7 +221,7 @@ export class KvService {
     const { result, revision } = await this.store.transact(async (outer) => {
       // Non-atomic: each operation stands alone; a failed one is reported in its slot and changes nothing.
       const results: BatchItemResult[] = [];
-      for (const op of prepared) {
+      for (const [index, op] of prepared.entries()) {
         if ('error' in op) {
           results.push({ key: op.op.key, ok: false, error: op.error.toJSON().error });
           continue;
@@ -258,7 +235,7 @@ export class KvService {
           );
         } catch (error) {
           if (!(error instanceof BlackboardError)) throw error;
-          results.push({ key: op.key, ok: false, error: error.toJSON().error });
+          results.push({ key: op.key, ok: false, error: inOp(error, index).toJSON().error });
         }
       }
       return results;
@@ -297,7 +274,7 @@ export class KvService {
 
   private prepareBatchOp(op: BatchOp): PreparedOp {
     if (op.op !== 'set' && op.op !== 'delete') checkOp(op.op);
-    if (op.op !== 'delete' && op.value === undefined) throw invalid(`${op.op} needs a value.`);
+    if (op.op !== 'delete' && op.value === undefined) throw invalid(`${op.op} needs a value.`, { path: 'value' });
     checkIfVersion(op.ifVersion);
     const { scope, storage } = this.writeKey(op.key, op.scope);
     return { ...op, resolved: scope, storage, ttlMs: ttl(op.ttlSeconds) };
@@ -315,6 +292,13 @@ export class KvService {
     const entry = await tx.update(op.storage, op.op, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs });
     return { key: op.key, ok: true, version: entry.version, value: entry.value };
   }
+}
+
+/** An error of a batch's operation #index, its `details.path` (an argument of the operation) made `ops[index].…`. */
+function inOp(error: BlackboardError, index: number): BlackboardError {
+  const path = error.details?.path;
+  if (typeof path !== 'string' || path.startsWith('ops[')) return error;
+  return new BlackboardError(error.code, error.message, { ...error.details, path: `ops[${index}].${path}` });
 }
 
 /**
@@ -343,3 +327,4 @@ function pick(entry: Entry | undefined): { found: boolean; value?: Json; version
 }
 
 export { SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_ROWS } from './kv-snapshot.js';
+export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './kv-list.js';

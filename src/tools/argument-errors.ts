@@ -44,13 +44,17 @@ interface Problem {
 }
 
 /**
- * Every way (up to 5) `args` breaks `schema`, as one INVALID_ARGUMENT: the message states each problem, `details.path`
- * is the first one's argument, `details.issues` lists them all, `details.suggestion` a likely name for a typo.
+ * Every way (up to 5) `args` breaks `schema`, as one INVALID_ARGUMENT: the message states each problem (and how many
+ * there are in all when there are more), `details.path` is the first one's argument, `details.issues` lists those
+ * reported, `details.suggestion` a likely name for a typo.
  */
 export function argumentError(error: z.ZodError, schema: z.ZodType, args: unknown): BlackboardError {
-  const problems = error.issues.flatMap((issue) => describeIssue(issue, [], schema, args)).slice(0, MAX_ISSUES);
+  const all = error.issues.flatMap((issue) => describeIssue(issue, [], schema, args));
+  const problems = all.slice(0, MAX_ISSUES);
   const [first] = problems;
-  const message = problems.length === 1 ? first.message : `${problems.length} problems: ${problems.map((p) => p.message).join(' ')}`;
+  // More than are reported: the message says how many there are, so none passes for fixed after one round trip.
+  const count = all.length > problems.length ? `${all.length} problems (first ${problems.length})` : `${problems.length} problems`;
+  const message = problems.length === 1 ? first.message : `${count}: ${problems.map((p) => p.message).join(' ')}`;
   return new BlackboardError('INVALID_ARGUMENT', message, {
     path: first.path,
     ...(first.suggestion ? { suggestion: first.suggestion } : {}),

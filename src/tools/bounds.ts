@@ -39,6 +39,28 @@ export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
   });
 }
 
+/** The fewest bytes a text cut by {@link cutToFit} keeps: enough to tell most keys apart by their start. */
+const MIN_CUT_BYTES = 24;
+
+/**
+ * A list whose JSON fits `maxBytes`, every item kept in its place: as it is when it fits, else each item as `cut`
+ * makes it for one common `room` — its texts cut to `room` bytes (ending in "…"), anything larger left out — the
+ * largest room that fits (at least {@link MIN_CUT_BYTES}, so a list of very many items may still be larger). Short
+ * texts stay whole: only the longest are cut.
+ */
+export function cutToFit<T>(items: T[], maxBytes: number, cut: (item: T, room: number) => T): T[] {
+  if (jsonBytes(items) <= maxBytes) return items;
+  const fits = (room: number): boolean => jsonBytes(items.map((item) => cut(item, room))) <= maxBytes;
+  let lo = MIN_CUT_BYTES; // the room to use: the largest known to fit, or the least allowed
+  let hi = maxBytes; // a room known not to fit, or no larger than any text
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  return items.map((item) => cut(item, lo));
+}
+
 /**
  * Saved records (`{v, ...}` by key, as a checkpoint's state holds them) within one read's size: their values share
  * {@link READ_DEFAULT_BYTES} (an equal part each, at least 256 bytes); a larger value is a preview, and its record says

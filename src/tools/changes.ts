@@ -1,8 +1,8 @@
 // The state_changes tool: follow the board by revision instead of polling.
 import * as z from 'zod';
-import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, type ChangesService } from '../services/changes.js';
-import { waitOf } from './bounds.js';
-import { waitMs } from './common.js';
+import { CHANGES_DEFAULT_LIMIT, CHANGES_ENVELOPE_BYTES, CHANGES_MAX_LIMIT, type Change, type ChangesService } from '../services/changes.js';
+import { cutToFit, cutUtf8, waitOf } from './bounds.js';
+import { READ_DEFAULT_BYTES, waitMs } from './common.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 /** Registers `state_changes` (part of the kv family). */
@@ -32,9 +32,19 @@ export function registerChangesTools(host: ToolHost, changes: ChangesService): v
       }),
       annotations: { readOnlyHint: true },
     }),
-    (args, extra) =>
-      withProgress(extra, host.progressIntervalMs, 'waiting for changes', () =>
-        changes.changes({ ...args, waitMs: args.afterRevision === undefined ? 0 : waitOf(extra, args.waitMs) }, extra.signal),
-      ),
+    async (args, extra) => {
+      const page = await withProgress(extra, host.progressIntervalMs, 'waiting for changes', () =>
+        changes.changes(
+          { ...args, waitMs: args.afterRevision === undefined ? 0 : waitOf(extra, args.waitMs), maxBytes: READ_DEFAULT_BYTES },
+          extra.signal,
+        ),
+      );
+      // A page ends at a revision boundary within the bound; a revision alone over it comes whole (never split, so
+      // nothing is skipped), its longest keys cut short. (The envelope's `[]` are the list's own: counted once.)
+      return { ...page, changes: cutToFit(page.changes, READ_DEFAULT_BYTES - CHANGES_ENVELOPE_BYTES + 2, cutKey) };
+    },
   );
 }
+
+/** A change with its key cut to `room` bytes (ending in "…") when longer. */
+const cutKey = (change: Change, room: number): Change => ({ ...change, key: cutUtf8(change.key, room) });

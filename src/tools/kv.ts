@@ -1,9 +1,30 @@
 // The kv tools: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch.
 import * as z from 'zod';
 import { UPDATE_OPS } from '../store/ops.js';
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, type KvService } from '../services/kv.js';
-import { bounded, counter, cursor, idempotencyKey, ifVersion, isoTime, json, jsonValue, maxBytes, scope, waitMs } from './common.js';
-import { boundValue, valuesWithin, waitOf } from './bounds.js';
+import {
+  type BatchItemResult,
+  LIST_DEFAULT_LIMIT,
+  LIST_MAX_LIMIT,
+  SNAPSHOT_DEFAULT_BYTES,
+  SNAPSHOT_MAX_BYTES,
+  type KvService,
+} from '../services/kv.js';
+import { jsonBytes } from '../store/json-text.js';
+import {
+  READ_DEFAULT_BYTES,
+  bounded,
+  counter,
+  cursor,
+  idempotencyKey,
+  ifVersion,
+  isoTime,
+  json,
+  jsonValue,
+  maxBytes,
+  scope,
+  waitMs,
+} from './common.js';
+import { boundValue, cutToFit, cutUtf8, valuesWithin, waitOf } from './bounds.js';
 import { defineTool, withProgress, type ToolHost } from './define.js';
 
 // Shared argument schemas of the kv family. Semantic checks (key length, scope names) happen in the service so
@@ -85,7 +106,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
       }),
       annotations: { readOnlyHint: true },
     }),
-    (args) => kv.list(args),
+    (args) => kv.list({ ...args, maxBytes: READ_DEFAULT_BYTES }),
   );
 
   defineTool(
@@ -183,7 +204,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     async (args, _extra, call) => {
       const result = await kv.batch(args, call);
       for (const slot of result.results) if (slot.error) slot.error.message = host.render(slot.error.message);
-      return { ...result, results: valuesWithin(result.results) };
+      return { ...result, results: resultsWithin(valuesWithin(result.results)) };
     },
   );
 
@@ -213,4 +234,31 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
       return seen.found ? { ...seen, ...boundValue(seen.value!, args.maxBytes) } : seen;
     },
   );
+}
+
+/** A batch reply's JSON besides its results, at most: `{"results":[],"revision":N}`. */
+const BATCH_ENVELOPE_BYTES = jsonBytes({ results: [], revision: Number.MAX_SAFE_INTEGER });
+
+/**
+ * A batch's results within one read's size, each in the place of its operation: when long keys or many failures
+ * would take the reply over, the longest keys and error messages are cut short (ending in "…"), and a value or a
+ * conflict's current value larger than their common room is left out (read it with state_get).
+ */
+function resultsWithin(results: BatchItemResult[]): BatchItemResult[] {
+  // the envelope's `[]` are the list's own: counted once
+  return cutToFit(results, READ_DEFAULT_BYTES - BATCH_ENVELOPE_BYTES + 2, (result, room) => {
+    const { key, value, error, ...rest } = result;
+    const cut: BatchItemResult = { key: cutUtf8(key, room), ...rest };
+    if (value !== undefined && jsonBytes(value) <= room) cut.value = value;
+    if (error) {
+      const { current, ...details } = error.details ?? {};
+      const kept = current !== undefined && jsonBytes(current) <= room ? { ...details, current } : details;
+      cut.error = {
+        code: error.code,
+        message: cutUtf8(error.message, room),
+        ...(error.details ? { details: kept } : {}),
+      };
+    }
+    return cut;
+  });
 }

@@ -38,6 +38,52 @@ describe('bad input', () => {
     expect((await a.ok('state_get', { key: 'keep' })).value).toBe('me');
   });
 
+  const paths: Array<[string, string, Record<string, unknown>, Record<string, unknown>]> = [
+    ['empty key', 'state_get', { key: '' }, { path: 'key', length: 0 }],
+    ['513-character key', 'state_get', { key: 'k'.repeat(513) }, { path: 'key', length: 513 }],
+    ['control character in key', 'state_set', { key: 'a\nb', value: 1 }, { path: 'key' }],
+    ['lone surrogate in key', 'state_delete', { key: 'a\ud800' }, { path: 'key' }],
+    ['empty group name', 'state_get', { key: 'k', scope: 'group:' }, { path: 'scope', 'group name': '' }],
+    ['unknown scope', 'state_list', { scope: 'planet' }, { path: 'scope', scope: 'planet' }],
+    ['bad prefix', 'state_changes', { afterRevision: 0, prefix: 'a\tb' }, { path: 'prefix' }],
+    [
+      'bad key in a batch',
+      'state_batch',
+      {
+        ops: [
+          { op: 'set', key: 'a', value: 1 },
+          { op: 'set', key: '', value: 1 },
+        ],
+      },
+      { path: 'ops[1].key', index: 1, length: 0 },
+    ],
+    [
+      'bad scope in a batch',
+      'state_batch',
+      { ops: [{ op: 'set', key: 'a', value: 1, scope: 'group:' }] },
+      { path: 'ops[0].scope', index: 0 },
+    ],
+    ['no value in a batch', 'state_batch', { ops: [{ op: 'increment', key: 'a' }] }, { path: 'ops[0].value', index: 0 }],
+    ['bad scope of watch', 'watch', { key: 'k', scope: 'nope', waitMs: 0 }, { path: 'scope' }],
+  ];
+  it.each(paths)('%s (past the schema) names its argument in details.path, keeping its details', async (_name, tool, args, details) => {
+    const before = await revision();
+    const error = await a.err(tool, args);
+    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details });
+    expect(await revision()).toBe(before);
+  });
+
+  it('a bad key in a non-atomic batch names it in its slot', async () => {
+    const { results } = await a.ok('state_batch', {
+      atomic: false,
+      ops: [
+        { op: 'set', key: 'nb', value: 1 },
+        { op: 'set', key: '', value: 1 },
+      ],
+    });
+    expect(results[1]).toMatchObject({ ok: false, error: { code: 'INVALID_ARGUMENT', details: { path: 'ops[1].key', length: 0 } } });
+  });
+
   it('deeply nested values are refused, not crashed on', async () => {
     let deep: unknown = 'bottom';
     for (let i = 0; i < 200; i++) deep = { d: deep };
@@ -103,6 +149,12 @@ describe('bad input', () => {
     expect(error.message).toMatch(/did you mean ttlSeconds\?/);
     const many = await a.err('state_batch', { ops: Array.from({ length: 8 }, () => ({ op: 'set', key: 1 })) });
     expect(many.details!.issues).toHaveLength(5);
+    expect(many.message).toMatch(/^8 problems \(first 5\): /);
+    const six = await a.err('state_set', { key: 7, value: 1, scope: 2, ifVersion: 'x', ttlSeconds: 'y', idempotencyKey: 3, colour: 'red' });
+    expect(six.message).toMatch(/^6 problems \(first 5\): /);
+    expect(six.details!.issues).toHaveLength(5);
+    const five = await a.err('state_set', { key: 7, value: 1, scope: 2, ifVersion: 'x', ttlSeconds: 'y', idempotencyKey: 3 });
+    expect(five.message).toMatch(/^5 problems: /);
     expect(await revision()).toBe(before);
   });
 

@@ -188,6 +188,98 @@ describe('bounded replies', () => {
     expect((await a.err('state_snapshot', { prefix: 'other/', cursor: 'bogus' })).code).toBe('INVALID_ARGUMENT');
   });
 
+  it('state_list ends a page of long keys within 16 KiB; nextCursor reaches every key once', async () => {
+    const a = await agent();
+    const keys = (chars: number, tag: string) =>
+      Array.from({ length: 100 }, (_, i) => `${tag}/${String(i).padStart(3, '0')}/${'k'.repeat(chars)}`);
+    for (const [tag, chars] of [
+      ['mid', 100],
+      ['long', 480],
+    ] as const) {
+      const all = keys(chars, tag);
+      for (let i = 0; i < all.length; i += 50) {
+        await a.ok('state_batch', { ops: all.slice(i, i + 50).map((key) => ({ op: 'set', key, value: 1 })) });
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 20; page++) {
+        const reply = await a.raw('state_list', { prefix: `${tag}/`, ...(cursor ? { cursor } : {}) });
+        expect(textOf(reply).length, tag).toBeLessThanOrEqual(16 * 1024);
+        const got = reply.structuredContent as { keys: Array<{ key: string }>; nextCursor?: string };
+        expect(got.keys.length).toBeGreaterThan(0);
+        seen.push(...got.keys.map((k) => k.key));
+        cursor = got.nextCursor;
+        if (!cursor) break;
+      }
+      expect(seen).toEqual(all);
+    }
+    // a limit below what fits is still the limit
+    expect((await a.ok('state_list', { prefix: 'mid/', limit: 3 })).keys).toHaveLength(3);
+  });
+
+  it('state_batch answers 100 long keys within 16 KiB: results in the order of ops, long keys cut short with "…"', async () => {
+    const a = await agent();
+    const ops = Array.from({ length: 100 }, (_, i) => ({ op: 'set', key: `long/${i}/${'k'.repeat(400)}`, value: i }));
+    const reply = await a.raw('state_batch', { ops });
+    expect(textOf(reply).length).toBeLessThanOrEqual(16 * 1024);
+    const { results } = reply.structuredContent as { results: Array<{ key: string; ok: boolean; version: number }> };
+    expect(results).toHaveLength(100);
+    results.forEach((result, i) => {
+      expect(result).toMatchObject({ ok: true, version: 1 });
+      expect(result.key.endsWith('…')).toBe(true);
+      expect(ops[i].key.startsWith(result.key.slice(0, -1))).toBe(true);
+      expect(result.key.startsWith(`long/${i}/`)).toBe(true);
+    });
+    // short keys come back whole; failures of a non-atomic batch with long keys stay within it too
+    const small = await a.ok('state_batch', { ops: [{ op: 'set', key: 'a', value: 1 }] });
+    expect(small.results).toEqual([{ key: 'a', ok: true, version: 1 }]);
+    const failing = await a.raw('state_batch', { atomic: false, ops: ops.map((op) => ({ ...op, value: 'v'.repeat(1500), ifVersion: 7 })) });
+    expect(textOf(failing).length).toBeLessThanOrEqual(16 * 1024);
+    const failed = (failing.structuredContent as { results: Array<{ ok: boolean; error: { code: string } }> }).results;
+    expect(failed.map((r) => `${r.ok}:${r.error.code}`)).toEqual(ops.map(() => 'false:VERSION_CONFLICT'));
+  });
+
+  it('state_changes pages within 16 KiB by bytes too, never skipping or repeating a change, a batch included', async () => {
+    const a = await agent();
+    const long = (tag: string, i: number) => `${tag}/${String(i).padStart(3, '0')}/${'k'.repeat(480)}`;
+    const { revision: start } = await a.ok('state_changes', {});
+    // One batch of 100 long keys: a single revision of 100 changes.
+    const batch = await a.ok('state_batch', { ops: Array.from({ length: 100 }, (_, i) => ({ op: 'set', key: long('b', i), value: i })) });
+    const reply = await a.raw('state_changes', { afterRevision: start });
+    expect(textOf(reply).length).toBeLessThanOrEqual(16 * 1024);
+    const whole = reply.structuredContent as { changes: Array<{ key: string; revision: number }>; revision: number };
+    expect(whole.revision).toBe(batch.revision);
+    expect(whole.changes).toHaveLength(100);
+    whole.changes.forEach((change, i) => {
+      expect(change.revision).toBe(batch.revision);
+      expect(change.key.endsWith('…')).toBe(true);
+      expect(long('b', i).startsWith(change.key.slice(0, -1))).toBe(true);
+    });
+    // Single writes around a batch: pages end at a revision boundary, and the pages join up exactly.
+    const expected: string[] = [];
+    for (let i = 0; i < 20; i++) expected.push(long('s', i));
+    for (const key of expected) await a.ok('state_set', { key, value: 1 });
+    const middle = Array.from({ length: 20 }, (_, i) => long('m', i));
+    await a.ok('state_batch', { ops: middle.map((key) => ({ op: 'set', key, value: 1 })) });
+    expected.push(...middle);
+    for (let i = 20; i < 40; i++) {
+      expected.push(long('s', i));
+      await a.ok('state_set', { key: long('s', i), value: 1 });
+    }
+    const seen: string[] = [];
+    let after = whole.revision;
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await a.raw('state_changes', { afterRevision: after, waitMs: 0 });
+      expect(textOf(page).length).toBeLessThanOrEqual(16 * 1024);
+      const got = page.structuredContent as { changes: Array<{ key: string; revision: number }>; revision: number };
+      if (got.changes.length === 0) break;
+      expect(got.revision).toBeGreaterThanOrEqual(Math.max(...got.changes.map((c) => c.revision)));
+      seen.push(...got.changes.map((c) => c.key));
+      after = got.revision;
+    }
+    expect(seen).toEqual(expected);
+  });
+
   it('checkpoint_list pages newest first with cursor', async () => {
     const a = await agent();
     const ids: string[] = [];

@@ -30,8 +30,15 @@ describe('state_changes', () => {
       { scope: `thread:${thread}`, key: 'y', version: 1, revision: b.revision, deleted: false },
     ]);
     expect(first.revision).toBe(b.revision);
-    // nothing new: nothing again
-    expect(await a.ok('state_changes', { afterRevision: first.revision, waitMs: 0 })).toEqual({ changes: [], revision: first.revision });
+    // nothing new: nothing again, and a wait of 0 that ended with nothing says so, as watch does
+    expect(await a.ok('state_changes', { afterRevision: first.revision, waitMs: 0 })).toEqual({
+      changes: [],
+      revision: first.revision,
+      timedOut: true,
+    });
+    expect(await a.ok('watch', { key: 'never', waitMs: 0 })).toEqual({ found: false, timedOut: true });
+    // a wait of 0 that found changes is no time-out
+    expect(await a.ok('state_changes', { afterRevision: start.revision, waitMs: 0 })).not.toHaveProperty('timedOut');
   });
 
   it('filters by scope and key prefix, and shows plans as scope "plan" but never internal records', async () => {
