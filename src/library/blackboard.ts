@@ -114,6 +114,10 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         if (checked.writes) await beforeWrite();
         const result = await run(checked.args as A, signal, { operation: tool });
         await afterCall();
+        // advice in a result names methods, as errors do
+        if (result !== null && typeof result === 'object' && 'hint' in result && typeof result.hint === 'string') {
+          return { ...result, hint: render(result.hint) };
+        }
         return result;
       } catch (error) {
         if (signal.aborted) throw signal.reason;

@@ -1,7 +1,7 @@
 // Claims on plan steps: granting with fences, lapsing when the holder stops, and who may move a claimed step.
 import { BlackboardError } from '../errors.js';
 import { claimAlive, type Holder, type PresenceRecord } from './presence.js';
-import type { Claim, PlanRecord, Step } from './plan-steps.js';
+import type { Claim, LostClaim, PlanRecord, Step } from './plan-steps.js';
 
 /** How many lapsed holders a step remembers (each gets CLAIM_LOST rather than FORBIDDEN when it comes back). */
 const LOST_KEPT = 5;
@@ -18,6 +18,8 @@ const holderOf = (claim: Claim): Holder =>
 export function grant(record: PlanRecord, step: Step, holder: Holder, now: number, leaseMs: number): Claim {
   record.fence = (record.fence ?? 0) + 1;
   const claim: Claim = { ...holder, fence: record.fence, at: now, leaseMs };
+  // the holders that lost the step before cannot simply take it back any more
+  for (const lost of step.lost ?? []) lost.superseded = true;
   step.claim = claim;
   step.owner = ownerName(holder);
   step.status = 'in_progress';
@@ -37,7 +39,7 @@ function lapse(step: Step): void {
 /** A claim superseded by a deliberate reassignment: the old holder is remembered as lost. */
 export function revoke(step: Step): void {
   if (!step.claim) return;
-  step.lost = [...(step.lost ?? []), { ...holderOf(step.claim), fence: step.claim.fence }].slice(-LOST_KEPT);
+  step.lost = [...(step.lost ?? []), { ...holderOf(step.claim), fence: step.claim.fence, reassigned: true }].slice(-LOST_KEPT);
   delete step.claim;
 }
 
@@ -80,17 +82,26 @@ export async function settle(
 }
 
 /**
- * Whether `holder` may move `step`: `holder` when it holds the step's live claim, `free` when nobody does. Anyone
- * else gets FORBIDDEN naming the holder; a holder whose claim lapsed and was given to another, or whose `fence` is
- * not the current one, gets CLAIM_LOST. Call after {@link settle}.
+ * Whether `holder` may move `step`: `holder` when it holds the step's live claim, `retaken` when its own claim lapsed
+ * and nobody was granted the step since (it simply takes it back), `free` when nobody holds it. Anyone else gets
+ * FORBIDDEN naming the holder; a holder whose claim lapsed or was reassigned and since went elsewhere, or whose `fence`
+ * is not the current one, gets CLAIM_LOST. Call after {@link settle}.
  */
-export function checkMover(step: Step, holder: Holder, fence?: number): 'holder' | 'free' {
+export function checkMover(step: Step, holder: Holder, fence?: number): 'holder' | 'retaken' | 'free' {
   const claim = step.claim;
-  if (claim && sameHolder(claim, holder) && (fence === undefined || fence === claim.fence)) return 'holder';
-  const lost = (step.lost ?? []).some((l) => sameHolder(l, holder) && (fence === undefined || l.fence === fence));
-  if (claim && (lost || sameHolder(claim, holder))) throw claimLost(step, claim);
-  // lost, and since finished or given to someone: only a lapsed step nobody took is simply taken again
-  if (!claim && lost && !(step.status === 'pending' && step.owner === undefined)) throw claimLost(step, undefined);
+  if (claim && sameHolder(claim, holder)) {
+    if (fence === undefined || fence === claim.fence) return 'holder';
+    const why =
+      fence < claim.fence
+        ? `fence ${fence} is stale: it is an older grant of step ${step.id}, and the current one is fence ${claim.fence}, held by you`
+        : `fence ${fence} is not a grant of step ${step.id} you hold: yours is fence ${claim.fence}`;
+    throw lostError(step, why, claim, `Call again with fence ${claim.fence}, or without fence.`);
+  }
+  // the caller's ended claim this call is about: the one with its fence, else its latest
+  const mine = (step.lost ?? []).filter((l) => sameHolder(l, holder) && (fence === undefined || l.fence === fence));
+  const ended = mine.reduce<LostClaim | undefined>((last, l) => (last && last.fence > l.fence ? last : l), undefined);
+  if (claim && ended)
+    throw lostError(step, `${endedText(step, ended)} and it was given to ${holderText(holderOf(claim))} (fence ${claim.fence})`, claim);
   if (claim) {
     throw new BlackboardError(
       'FORBIDDEN',
@@ -98,17 +109,33 @@ export function checkMover(step: Step, holder: Holder, fence?: number): 'holder'
       { stepId: step.id, holder: holderOf(claim), fence: claim.fence },
     );
   }
-  if (fence !== undefined) throw claimLost(step, undefined);
+  if (ended) {
+    // a lapsed claim nobody was granted since, on a step still free, is simply taken back
+    const newer = ended.superseded || (step.lost ?? []).some((l) => l.fence > ended.fence);
+    if (!ended.reassigned && !newer && step.status === 'pending' && step.owner === undefined) return 'retaken';
+    const now = newer && step.status === 'pending' && step.owner === undefined ? 'the step was granted again since' : '';
+    throw lostError(step, `${endedText(step, ended)} and ${now || nowText(step)}`, undefined);
+  }
+  if (fence !== undefined) throw lostError(step, `fence ${fence} is not a current claim on step ${step.id}: ${nowText(step)}`, undefined);
   return 'free';
 }
 
-function claimLost(step: Step, claim: Claim | undefined): BlackboardError {
-  const now = claim
-    ? `it was given to ${holderText(holderOf(claim))} (fence ${claim.fence})`
-    : `the step is ${step.status}${step.owner !== undefined ? ` by ${step.owner}` : ''}`;
+/** How the caller's claim ended: it lapsed, or a planner reassigned the step. */
+const endedText = (step: Step, ended: LostClaim): string =>
+  ended.reassigned
+    ? `Your claim on step ${step.id} (fence ${ended.fence}) was taken from you by a deliberate reassignment (stepUpdates setting owner)`
+    : `Your claim on step ${step.id} (fence ${ended.fence}) lapsed (no call from you within the claim lease)`;
+/** Where a step without a claim is now. */
+const nowText = (step: Step): string =>
+  step.status === 'pending' && step.owner === undefined
+    ? 'nobody holds it now'
+    : `the step is ${step.status}${step.owner !== undefined ? `${step.status === 'pending' ? ' for' : ' by'} ${step.owner}` : ''}`;
+
+function lostError(step: Step, why: string, claim: Claim | undefined, next?: string): BlackboardError {
+  const free = !claim && step.status === 'pending' && step.owner === undefined;
   return new BlackboardError(
     'CLAIM_LOST',
-    `Your claim on step ${step.id} lapsed (no call from you within the claim lease) and ${now}. Nothing was changed. ${claim || step.status !== 'pending' ? 'Drop this step and take another' : 'Take it again'} with {tool:plan_claim}.`,
+    `${why[0].toUpperCase()}${why.slice(1)}. Nothing was changed. ${next ?? `${free ? 'Take it again' : 'Drop this step and take another'} with {tool:plan_claim}.`}`,
     { stepId: step.id, holder: claim ? holderOf(claim) : null, fence: claim?.fence ?? null },
   );
 }

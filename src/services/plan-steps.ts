@@ -26,6 +26,10 @@ export interface LostClaim {
   agent?: string;
   thread: string;
   fence: number;
+  /** the claim was taken by a deliberate reassignment, not lapsed */
+  reassigned?: boolean;
+  /** the step was granted again after this claim ended */
+  superseded?: boolean;
 }
 
 export interface Step {
@@ -82,7 +86,17 @@ const Step = z.object({
   claim: z
     .object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int(), at: z.number(), leaseMs: z.number() })
     .optional(),
-  lost: z.array(z.object({ agent: z.string().optional(), thread: z.string(), fence: z.number().int() })).optional(),
+  lost: z
+    .array(
+      z.object({
+        agent: z.string().optional(),
+        thread: z.string(),
+        fence: z.number().int(),
+        reassigned: z.boolean().optional(),
+        superseded: z.boolean().optional(),
+      }),
+    )
+    .optional(),
 });
 export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
   title: z.string(),

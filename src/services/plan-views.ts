@@ -1,4 +1,5 @@
 // What plan tools answer: step and plan views (summary or full), counts, and the steps a change unblocked.
+import { jsonBytes } from '../store/json-text.js';
 import type { Entry } from '../store/versioned-store.js';
 import { done, type PlanRecord, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
 
@@ -37,13 +38,23 @@ const STEP_OVERHEAD = 45;
 
 const cut = (text: string, chars: number): string => (text.length > chars ? `${text.slice(0, chars)}…` : text);
 
-export function stepView(step: Step, leaseUntil: Map<string, number>, detail: 'summary' | 'full', chars = SUMMARY_CHARS): StepView {
-  const view: StepView = { id: step.id, content: detail === 'full' ? step.content : cut(step.content, chars), status: step.status };
+/**
+ * A step as a read shows it (`summary`, `full`), or as a write answers it (`write`: the fields of `full`, with the
+ * content and note cut as a summary cuts content).
+ */
+export function stepView(
+  step: Step,
+  leaseUntil: Map<string, number>,
+  detail: 'summary' | 'full' | 'write',
+  chars = SUMMARY_CHARS,
+): StepView {
+  const text = (t: string): string => (detail === 'full' ? t : cut(t, chars));
+  const view: StepView = { id: step.id, content: text(step.content), status: step.status };
   if (step.owner !== undefined) view.owner = step.owner;
   if (step.blockedBy !== undefined) view.blockedBy = step.blockedBy;
   if (step.attempts) view.attempts = step.attempts;
-  if (detail === 'full') {
-    if (step.note !== undefined) view.note = step.note;
+  if (detail !== 'summary') {
+    if (step.note !== undefined) view.note = text(step.note);
     const until = leaseUntil.get(step.id);
     if (step.claim && until !== undefined)
       view.claim = { thread: step.claim.thread, fence: step.claim.fence, leaseUntil: new Date(until).toISOString() };
@@ -87,4 +98,32 @@ export function unblocked(before: Map<string, StepStatus>, record: PlanRecord): 
     .filter((s) => s.status === 'pending' && s.owner === undefined && (s.blockedBy?.length ?? 0) > 0)
     .filter((s) => ready((id) => byId.get(id)?.status, s) && !ready((id) => before.get(id), s))
     .map((s) => s.id);
+}
+
+/** A write's reply (plan_claim, plan_step, plan_update) that changed one step stays under this many bytes of JSON. */
+const WRITE_BYTES = 1000;
+/** `unblocked` keeps at least this many ids, even in the reply of a write that changed many steps */
+const UNBLOCKED_KEPT = 10;
+/** what a write's reply cuts step texts to: the summary's cut, and shorter ones tried in turn until the reply fits */
+const WRITE_CHARS = [SUMMARY_CHARS, 100, 50, 16];
+
+/**
+ * A write's reply, kept small: `make(chars)` builds it with step texts cut to `chars`. `unblocked` keeps its first
+ * ids (in plan order) while the reply stays under {@link WRITE_BYTES}, at least {@link UNBLOCKED_KEPT}; the texts are
+ * cut shorter only when the reply does not fit even so.
+ */
+export function fitWrite<R extends object>(make: (chars: number) => R): R {
+  let reply!: R & { unblocked?: string[] };
+  for (const chars of WRITE_CHARS) {
+    reply = make(chars);
+    const ids = reply.unblocked ?? [];
+    if (reply.unblocked !== undefined) reply.unblocked = ids.slice(0, UNBLOCKED_KEPT);
+    let bytes = jsonBytes(reply);
+    let kept = Math.min(ids.length, UNBLOCKED_KEPT);
+    // one more id costs its text and a comma
+    while (kept < ids.length && bytes + jsonBytes(ids[kept]) + 1 <= WRITE_BYTES) bytes += jsonBytes(ids[kept++]) + 1;
+    if (reply.unblocked !== undefined) reply.unblocked = ids.slice(0, kept);
+    if (bytes <= WRITE_BYTES) return reply;
+  }
+  return reply;
 }

@@ -4,7 +4,7 @@ import { idempotent, type CallOptions } from '../context.js';
 import type { BudgetService } from './budget.js';
 import { checkMover, grant, ownerName, sameHolder } from './plan-claims.js';
 import { blockedError, checkStarts, done, stepNotFound, type Step, type StepStatus } from './plan-steps.js';
-import { counts, stepView, unblocked, type StepView } from './plan-views.js';
+import { counts, fitWrite, stepView, unblocked, type StepView } from './plan-views.js';
 import { checkPlanId, type PlanService } from './plan.js';
 
 /** Why `plan_claim` took nothing: every step is done, waits on unfinished blockers, or is someone's; or the named step is someone's. */
@@ -38,7 +38,16 @@ export class PlanWork {
   constructor(
     private readonly plans: PlanService,
     private readonly budget: BudgetService,
-  ) {}
+  ) {
+    // plan_create and plan_update refuse new work to a spent caller as plan_claim does
+    plans.spent = () => this.spent();
+  }
+
+  /** The refusal of new work (LIMIT_REACHED) once a budget of the caller's thread or an ancestor is used up. */
+  private async spent(): Promise<BlackboardError | undefined> {
+    const { session } = this.plans;
+    return this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
+  }
 
   /**
    * Takes the named step, or the first pending step that has no other owner and whose blockers are all completed or
@@ -50,7 +59,7 @@ export class PlanWork {
     const { session, presence } = this.plans;
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
-    const spent = await this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
+    const spent = await this.spent();
     const { result } = await this.plans.store.transact(
       async (tx): Promise<ClaimResult> => {
         await presence.renewIn(tx);
@@ -70,14 +79,11 @@ export class PlanWork {
           step = byId.get(args.stepId);
           if (!step) throw stepNotFound(record, args.stepId);
           if (step.claim && sameHolder(step.claim, holder)) {
-            return {
-              claimed: true,
-              step: stepView(step, leaseUntil, 'full'),
-              claim: { fence: step.claim.fence, leaseUntil: iso(leaseUntil.get(step.id)!) },
-            };
+            const claim = { fence: step.claim.fence, leaseUntil: iso(leaseUntil.get(step.id)!) };
+            return fitWrite((chars) => ({ claimed: true, step: stepView(step!, leaseUntil, 'write', chars), claim }));
           }
           if (!done(step) && (step.status === 'in_progress' || !mine(step)))
-            return { claimed: false, step: stepView(step, leaseUntil, 'summary'), reason: 'taken' };
+            return fitWrite((chars) => ({ claimed: false, step: stepView(step!, leaseUntil, 'summary', chars), reason: 'taken' }));
           if (step.status !== 'pending') {
             throw new BlackboardError('INVALID_TRANSITION', `Step ${step.id} is ${step.status}; only a pending step can be claimed.`, {
               stepId: step.id,
@@ -105,11 +111,12 @@ export class PlanWork {
         const claim = grant(record, step, holder, tx.now, presence.leaseMs);
         await this.plans.saveIn(tx, planId, record, current.version);
         leaseUntil.set(step.id, tx.now + claim.leaseMs);
-        return {
+        const taken = step;
+        return fitWrite((chars) => ({
           claimed: true,
-          step: stepView(step, leaseUntil, 'full'),
+          step: stepView(taken, leaseUntil, 'write', chars),
           claim: { fence: claim.fence, leaseUntil: iso(tx.now + claim.leaseMs) },
-        };
+        }));
       },
       { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] },
     );
@@ -133,7 +140,7 @@ export class PlanWork {
     const { session, presence } = this.plans;
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
-    const spent = await this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
+    const spent = args.status === 'pending' ? undefined : await this.spent();
     const { result } = await this.plans.store.transact(
       async (tx): Promise<StepResult> => {
         await presence.renewIn(tx);
@@ -151,7 +158,7 @@ export class PlanWork {
           );
         }
         if (
-          mover === 'free' &&
+          mover !== 'holder' &&
           step.owner !== undefined &&
           step.owner !== ownerName(holder) &&
           (step.status === 'in_progress' || target !== 'pending')
@@ -162,6 +169,10 @@ export class PlanWork {
             { stepId: step.id, owner: step.owner },
           );
         }
+        // new work for a spent caller: taking a step it does not hold, or finishing one it never held (a lapsed claim
+        // nobody was granted since is still the caller's to finish)
+        const finishing = mover === 'holder' || (mover === 'retaken' && target !== 'in_progress');
+        if (spent && !finishing && target !== 'pending' && !done(step)) throw spent;
         if (target === 'in_progress') {
           if (mover === 'holder') step.claim!.at = tx.now;
           else {
@@ -170,7 +181,6 @@ export class PlanWork {
                 stepId: step.id,
                 status: step.status,
               });
-            if (spent) throw spent;
             grant(record, step, holder, tx.now, presence.leaseMs);
           }
           leaseUntil.set(step.id, tx.now + step.claim!.leaseMs);
@@ -188,13 +198,14 @@ export class PlanWork {
         if (args.note !== undefined) step.note = args.note;
         checkStarts(record.steps, before);
         const entry = await this.plans.saveIn(tx, planId, record, current.version);
-        return {
+        const freed = unblocked(before, record);
+        return fitWrite((chars) => ({
           planId,
           version: entry.version,
-          step: stepView(step, leaseUntil, 'full'),
+          step: stepView(step, leaseUntil, 'write', chars),
           ...counts(record),
-          unblocked: unblocked(before, record),
-        };
+          unblocked: freed,
+        }));
       },
       { ...idempotent(session.identity, call, args), prefetch: [this.plans.key(planId), presence.key(holder)] },
     );

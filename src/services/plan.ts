@@ -2,11 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
 import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
-import { lastPart } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './arguments.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 import type { HistoryService } from './history.js';
 import { checkThreadWrite } from './ownership.js';
 import { grant, holderText, revoke, sameHolder, settle, checkMover } from './plan-claims.js';
@@ -28,21 +26,14 @@ import {
   type StepInput,
   type StepUpdate,
 } from './plan-steps.js';
-import { counts, planView, stepView, unblocked, type PlanView, type StepView } from './plan-views.js';
+import { listPlans, type PlanList } from './plan-list.js';
+import { counts, fitWrite, planView, stepView, unblocked, type PlanView, type StepView } from './plan-views.js';
 import type { Presence } from './presence.js';
 import { encode } from './records.js';
 import type { Session } from './session.js';
 
 export { PLAN_STATUSES, STEP_STATUSES, checkPlanId, notFound, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
-
-export const PLAN_LIST_DEFAULT = 20;
-export const PLAN_LIST_MAX = 100;
-/** how many plans of each scope `plan_list` looks at */
-const SCOPE_SCAN = 1000;
-/** titles are cut to this many characters in `plan_list` (plan_get has them whole) */
-const LIST_TITLE_CHARS = 200;
-
-export type PlanSummary = Omit<PlanView, 'steps' | 'createdAt' | 'updatedBy'>;
+export { PLAN_LIST_DEFAULT, PLAN_LIST_MAX, type PlanList, type PlanSummary } from './plan-list.js';
 /** What a plan write answers: the plan's id and version, the steps it changed, and counts — never the whole plan. */
 export interface PlanWrite {
   planId: string;
@@ -70,6 +61,13 @@ export class PlanService {
     private readonly history: HistoryService,
   ) {}
 
+  /**
+   * The refusal of new work (LIMIT_REACHED) once a budget of the caller's thread or an ancestor is used up, or
+   * `undefined`: a write that would make the caller hold or finish a step it does not hold is refused with it.
+   * PlanWork (plan-work.ts), which has the budgets, sets it; until then nothing is refused.
+   */
+  spent: () => Promise<BlackboardError | undefined> = async () => undefined;
+
   /** The storage key of a plan; `watch` with `scope: "plan"` reads this. */
   key(planId: string): string {
     return this.session.keys.plan(planId);
@@ -83,7 +81,7 @@ export class PlanService {
   }
 
   /** Reads outside a transaction, with the store's clock of now (for plan_get and plan_list). */
-  private reader(): Pick<StoreTx, 'get' | 'now'> {
+  reader(): Pick<StoreTx, 'get' | 'now'> {
     return { get: (key: string) => this.store.get(key), now: this.store.now() };
   }
 
@@ -119,12 +117,13 @@ export class PlanService {
     checkText('title', args.title);
     if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
     const planId = `plan-${randomBytes(6).toString('hex')}`;
+    const spent = await this.spentFor(args.steps, []);
     const { result } = await this.store.transact(
       async (tx) => {
         await this.checkScopeWrite(tx, scope.label);
         const record: PlanRecord = { title: args.title, status: 'active', scope: scope.label, steps: [], nextStep: 1, createdAt: tx.now };
         record.steps = buildSteps(record, args.steps);
-        await this.grantStarted(tx, record, new Set());
+        await this.grantStarted(tx, record, new Set(), spent);
         checkStarts(record.steps, new Map());
         const entry = await this.saveIn(tx, planId, record, 0);
         return { planId, version: entry.version, scope: scope.label, stepIds: record.steps.map((s) => s.id), ...counts(record) };
@@ -144,63 +143,8 @@ export class PlanService {
    * The plans the caller can see, most recently changed first: those of `scope`, or without one those of global,
    * its delegation tree's root, its parent thread and its own thread. Titles are cut short; no steps.
    */
-  async list(args: {
-    status?: PlanStatus;
-    scope?: string;
-    cursor?: string;
-    limit?: number;
-  }): Promise<{ plans: PlanSummary[]; nextCursor?: string; hint?: string }> {
-    if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
-      throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
-    }
-    const limit = args.limit ?? PLAN_LIST_DEFAULT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX)
-      throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
-    const who = this.session.identity;
-    const scopes =
-      args.scope !== undefined
-        ? [resolveScope(args.scope, who).id]
-        : [
-            ...new Set([
-              'global',
-              `parent:${who.rootThread}`,
-              `thread:${who.rootThread}`,
-              ...(who.parentThread ? [`thread:${who.parentThread}`] : []),
-              `thread:${who.thread}`,
-            ]),
-          ];
-    const tag = `plans:${scopes.join(',')}:${args.status ?? ''}`;
-    const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, { label: tag, id: tag }, '');
-    const [afterRevision, afterId] = after === undefined ? [Infinity, ''] : [Number(after.split(' ')[0]), after.split(' ')[1] ?? ''];
-    const found: Array<{ revision: number; plan: PlanSummary }> = [];
-    const reader = this.reader();
-    for (const scopeId of scopes) {
-      const { entries } = await this.store.list({ ...this.indexRange(scopeId), limit: SCOPE_SCAN });
-      for (const [key] of entries) {
-        const planId = lastPart(key);
-        const entry = await this.store.get(this.key(planId));
-        if (!entry) continue;
-        const record = decodePlan(entry.value);
-        if (args.status !== undefined && record.status !== args.status) continue;
-        await settle(record, (h) => this.presence.readIn(reader, h), reader.now);
-        const { steps: _steps, createdAt: _c, updatedBy: _u, ...summary } = planView(planId, record, entry, new Map(), 'summary');
-        if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
-        found.push({ revision: entry.revision, plan: summary });
-      }
-    }
-    // The latest change first: the revision that wrote each plan orders them even within one millisecond.
-    found.sort((a, b) => b.revision - a.revision || (a.plan.planId < b.plan.planId ? -1 : 1));
-    const rest = found.filter((f) => f.revision < afterRevision || (f.revision === afterRevision && f.plan.planId > afterId));
-    const page = rest.slice(0, limit);
-    const out: { plans: PlanSummary[]; nextCursor?: string; hint?: string } = { plans: page.map((f) => f.plan) };
-    if (rest.length > limit) {
-      const last = page[page.length - 1];
-      out.nextCursor = encodeCursor({ label: tag, id: tag }, '', `${last.revision} ${last.plan.planId}`);
-    }
-    if (found.length === 0) {
-      out.hint = `No plans in ${scopes.join(', ')}${args.status ? ` with status ${args.status}` : ''}. Plans are made in scope global unless {tool:plan_create} names another; another thread's plans: {tool:plan_list} with scope "thread:ID", a group's: "group:NAME".`;
-    }
-    return out;
+  list(args: { status?: PlanStatus; scope?: string; cursor?: string; limit?: number }): Promise<PlanList> {
+    return listPlans(this, args);
   }
 
   async update(
@@ -228,6 +172,7 @@ export class PlanService {
       );
     }
     const holder = this.presence.holder();
+    const spent = await this.spentFor(args.steps, args.stepUpdates);
     const { result } = await this.store.transact(
       async (tx) => {
         const { current, record } = await this.loadIn(tx, planId);
@@ -250,7 +195,13 @@ export class PlanService {
           const step = record.steps.find((s) => s.id === change.id);
           if (!step) throw stepNotFound(record, change.id);
           const reassign = change.owner !== undefined && change.owner !== null;
-          if (step.claim && !sameHolder(step.claim, holder) && reassign) {
+          const revoking = step.claim !== undefined && !sameHolder(step.claim, holder) && reassign;
+          const mover = revoking ? 'free' : checkMover(step, holder);
+          // a spent caller takes no new work: it starts or completes only a step it holds (or takes back to finish)
+          const finishing = mover === 'holder' || (mover === 'retaken' && change.status === 'completed');
+          if (spent && !finishing && (change.status === 'in_progress' || change.status === 'completed') && change.status !== step.status)
+            throw spent;
+          if (revoking && step.claim) {
             await this.history.appendIn(tx, {
               kind: 'plan_reassign',
               content: `${planId} ${step.id}: from ${holderText(step.claim)} to ${change.owner || 'nobody'}`,
@@ -258,8 +209,6 @@ export class PlanService {
             });
             revoke(step);
             if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';
-          } else {
-            checkMover(step, holder);
           }
           const wasStatus = step.status;
           applyStepUpdate(record, change);
@@ -271,19 +220,20 @@ export class PlanService {
           }
           changed.add(step.id);
         }
-        await this.grantStarted(tx, record, new Set(before.keys()));
+        await this.grantStarted(tx, record, new Set(before.keys()), spent);
         checkDependencies(record.steps);
         checkStarts(record.steps, before);
         const entry = await this.saveIn(tx, planId, record, args.ifVersion ?? current.version);
-        return {
+        const freed = unblocked(before, record);
+        return fitWrite((chars) => ({
           planId,
           version: entry.version,
           status: record.status,
-          changed: record.steps.filter((s) => changed.has(s.id)).map((s) => stepView(s, new Map(), 'summary')),
+          changed: record.steps.filter((s) => changed.has(s.id)).map((s) => stepView(s, new Map(), 'summary', chars)),
           ...(removed && removed.length > 0 ? { removed } : {}),
           ...counts(record),
-          unblocked: unblocked(before, record),
-        };
+          unblocked: freed,
+        }));
       },
       idempotent(this.session.identity, call, args),
     );
@@ -316,11 +266,15 @@ export class PlanService {
     return result;
   }
 
-  /** Steps that are in progress without a claim (made so at creation or in a replace) become the caller's claims. */
-  private async grantStarted(tx: StoreTx, record: PlanRecord, known: Set<string>): Promise<void> {
+  /**
+   * Steps that are in progress without a claim (made so at creation or in a replace) become the caller's claims
+   * (refused with `spent` when the caller may take no new work).
+   */
+  private async grantStarted(tx: StoreTx, record: PlanRecord, known: Set<string>, spent: BlackboardError | undefined): Promise<void> {
     const holder = this.presence.holder();
     const mine = holder.agent ?? holder.thread;
     const started = record.steps.filter((s) => s.status === 'in_progress' && !s.claim && !known.has(s.id));
+    if (started.length > 0 && spent) throw spent;
     for (const step of started) {
       if (step.owner !== undefined && step.owner !== mine) {
         throw invalid(
@@ -331,6 +285,16 @@ export class PlanService {
       grant(record, step, holder, tx.now, this.presence.leaseMs);
     }
     if (started.length > 0) await this.presence.touchIn(tx);
+  }
+
+  /** {@link spent}, read (before a transaction: budgets only grow) only when the write could start or complete a step. */
+  private async spentFor(
+    steps: Array<string | StepInput> | undefined,
+    updates: StepUpdate[] | undefined,
+  ): Promise<BlackboardError | undefined> {
+    const starts = (steps ?? []).some((s) => typeof s !== 'string' && s?.status === 'in_progress');
+    const moves = (updates ?? []).some((u) => u?.status === 'in_progress' || u?.status === 'completed');
+    return starts || moves ? this.spent() : undefined;
   }
 
   /** Writes into a plan of another thread's scope follow the thread ownership rule. */

@@ -248,13 +248,21 @@ export class ToolHost {
     if (!parsed.success) return this.fail(argumentError(parsed.error, tool.spec.input, given));
     try {
       if (writes) await this.access.beforeWrite?.();
-      const result = await tool.handler(parsed.data as never, extra, { operation: tool.name });
+      const result = this.renderHint(await tool.handler(parsed.data as never, extra, { operation: tool.name }));
       const meta = await this.access.afterCall?.();
       return ok(result, meta, tool.spec.text?.(result as never));
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
     }
+  }
+
+  /** A result's `hint` (advice to the model) with its tool mentions rendered as errors' are; left out if nothing is left. */
+  private renderHint(result: object): object {
+    if (!('hint' in result) || typeof result.hint !== 'string') return result;
+    const { hint: _raw, ...rest } = result;
+    const text = this.render(result.hint);
+    return text ? { ...rest, hint: text } : rest;
   }
 
   /** A failure: `isError`, no `structuredContent`, one text content holding `{"error": {code, message, details?}}`. */

@@ -182,6 +182,10 @@ describe('openBlackboard options and errors', () => {
     expect(finished.code).toBe('RUN_FINISHED');
     expect(finished.message).not.toMatch(/\{tool:/);
     expect(finished.message).toContain('Begin a new run on this thread with runs.start().');
+    // advice in a result too
+    const { hint } = await bb.plans.list({});
+    expect(hint).toMatch(/plans\.create\(\)/);
+    expect(hint).not.toMatch(/\{tool:/);
     const waiting = bb.finalAnswer.get({ waitMs: 30_000 });
     const following = take(bb.changes(), 1);
     await new Promise((r) => setTimeout(r, 50));

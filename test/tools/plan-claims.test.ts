@@ -177,3 +177,139 @@ describe('the holder decides; plans cannot be wiped', () => {
     expect((await planner.ok('plan_list', {})).plans).toHaveLength(1);
   });
 });
+
+describe('write replies stay small; claims end for the reason they say', () => {
+  /** A tool's reply, and its size in bytes as a client receives it. */
+  const sized = async (who: Connected, name: string, args: object) => {
+    const result = await who.raw(name, args as never);
+    const text = (result.content[0] as { text: string }).text;
+    expect(result.isError, text).toBeFalsy();
+    return { bytes: Buffer.byteLength(text), reply: JSON.parse(text) };
+  };
+
+  it('a one-step change that unblocks 199 steps answers under 1 KB: unblocked lists the first of them', async () => {
+    const w = await agent({ config: { agent: 'w' } });
+    const steps = ['first', ...Array.from({ length: 199 }, (_, i) => ({ content: `step ${i + 2}`, blockedBy: ['s1'] }))];
+    const ids = Array.from({ length: 199 }, (_, i) => `s${i + 2}`);
+    const { planId } = await w.ok('plan_create', { title: 'fan-out', steps });
+    await w.ok('plan_claim', { planId });
+    const completed = await sized(w, 'plan_step', { planId, stepId: 's1', status: 'completed' });
+    expect(completed.bytes).toBeLessThan(1024);
+    expect(completed.reply).toMatchObject({ step: { id: 's1', status: 'completed' }, done: 1, total: 200 });
+    expect(completed.reply.unblocked.length).toBeGreaterThanOrEqual(10);
+    expect(completed.reply.unblocked).toEqual(ids.slice(0, completed.reply.unblocked.length));
+    const other = await w.ok('plan_create', { title: 'fan-out', steps });
+    const skipped = await sized(w, 'plan_update', { planId: other.planId, stepUpdates: [{ id: 's1', status: 'skipped' }] });
+    expect(skipped.bytes).toBeLessThan(1024);
+    expect(skipped.reply.unblocked).toEqual(ids.slice(0, skipped.reply.unblocked.length));
+    expect(skipped.reply.unblocked.length).toBeGreaterThanOrEqual(10);
+    // every unblocked step is there to take, listed or not
+    const all = (await w.ok('plan_get', { planId: other.planId })).plan.steps;
+    expect(all.filter((s: { status: string }) => s.status === 'pending')).toHaveLength(199);
+  });
+
+  it("write replies cut a step's content and note as the summary does; plan_get full has them whole", async () => {
+    const w = await agent({ config: { agent: 'w' } });
+    const long = (i: number) => `step ${i} `.padEnd(2000, 'x');
+    const { planId } = await w.ok('plan_create', { title: 'long', steps: Array.from({ length: 200 }, (_, i) => long(i + 1)) });
+    const claimed = await sized(w, 'plan_claim', { planId });
+    expect(claimed.bytes).toBeLessThan(1024);
+    expect(claimed.reply.step.content).toBe(`${long(1).slice(0, 200)}…`);
+    expect((await sized(w, 'plan_claim', { planId, stepId: 's1' })).bytes).toBeLessThan(1024);
+    const note = 'n'.repeat(2000);
+    const completed = await sized(w, 'plan_step', { planId, stepId: 's1', status: 'completed', note });
+    expect(completed.bytes).toBeLessThan(1024);
+    expect(completed.reply.step).toMatchObject({ content: `${long(1).slice(0, 200)}…`, note: `${'n'.repeat(200)}…` });
+    const updated = await sized(w, 'plan_update', { planId, stepUpdates: [{ id: 's2', note, content: long(2) }] });
+    expect(updated.bytes).toBeLessThan(1024);
+    expect(updated.reply.changed[0].content).toBe(`${long(2).slice(0, 200)}…`);
+    const whole = (await w.ok('plan_get', { planId, detail: 'full' })).plan.steps[0];
+    expect(whole).toMatchObject({ content: long(1), note });
+    // texts that take more room as JSON (quotes, wide characters) are cut shorter still
+    const { planId: wide } = await w.ok('plan_create', { title: 'wide', steps: ['"'.repeat(2000), '界'.repeat(2000)] });
+    for (const stepId of ['s1', 's2']) {
+      expect((await sized(w, 'plan_claim', { planId: wide, stepId })).bytes).toBeLessThan(1024);
+      expect((await sized(w, 'plan_step', { planId: wide, stepId, status: 'completed', note: '界'.repeat(2000) })).bytes).toBeLessThan(
+        1024,
+      );
+    }
+  });
+
+  it('a spent caller takes no new work through plan_step, plan_update or plan_create; it finishes what it holds', async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'L' } });
+    const w = await agent({ store, config: { agent: 'w', thread: 'W', maxIterations: 2, ...LEASE } });
+    const { planId } = await lead.ok('plan_create', { title: 'T', steps: ['one', 'two', 'three', 'four'] });
+    await w.ok('plan_claim', { planId, stepId: 's1' });
+    await w.ok('plan_claim', { planId, stepId: 's4' });
+    await w.ok('budget_step', {});
+    await w.ok('budget_step', {});
+    expect((await w.err('budget_step', {})).code).toBe('LIMIT_REACHED');
+    const before = await version(lead, planId);
+    for (const status of ['completed', 'skipped', 'in_progress']) {
+      const refused = await w.err('plan_step', { planId, stepId: 's2', status });
+      expect(refused).toMatchObject({ code: 'LIMIT_REACHED', details: { name: 'iterations', thread: 'W' } });
+      expect(refused.message).toMatch(/no new step can be taken/);
+    }
+    for (const status of ['completed', 'in_progress']) {
+      expect((await w.err('plan_update', { planId, stepUpdates: [{ id: 's3', status }] })).code).toBe('LIMIT_REACHED');
+    }
+    expect((await w.err('plan_create', { title: 'U', steps: [{ content: 'x', status: 'in_progress' }] })).code).toBe('LIMIT_REACHED');
+    expect(await version(lead, planId)).toBe(before);
+    expect((await lead.ok('plan_get', { planId })).plan.steps[1]).toEqual({ id: 's2', content: 'two', status: 'pending' });
+    // giving work back, and finishing held work, stay allowed
+    expect(await w.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ step: { owner: 'w' }, done: 1 });
+    expect(await w.ok('plan_update', { planId, stepUpdates: [{ id: 's3', note: 'later' }] })).toMatchObject({ done: 1 });
+    // a held claim that lapsed and nobody took is still the caller's to finish
+    await sleep(1300);
+    expect(await w.ok('plan_step', { planId, stepId: 's4', status: 'completed' })).toMatchObject({ step: { owner: 'w' }, done: 2 });
+    expect((await w.err('plan_claim', { planId })).code).toBe('LIMIT_REACHED');
+  });
+
+  it('a lapsed claim nobody took is re-taken with its fence; a fence older than the latest grant is CLAIM_LOST', async () => {
+    const { planner, a, b } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one', 'two'] });
+    const first = (await a.ok('plan_claim', { planId, stepId: 's1' })).claim.fence;
+    await sleep(1300); // a's claim lapses; nobody takes s1
+    expect((await planner.ok('plan_get', { planId })).plan.steps[0]).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'completed', fence: first })).toMatchObject({
+      step: { id: 's1', status: 'completed', owner: 'a' },
+      done: 1,
+    });
+    const second = (await a.ok('plan_claim', { planId, stepId: 's2' })).claim.fence;
+    await sleep(1300); // lapses; b takes s2 and gives it back
+    await b.ok('plan_claim', { planId, stepId: 's2' });
+    await b.ok('plan_step', { planId, stepId: 's2', status: 'pending' });
+    const v = await version(planner, planId);
+    for (const fence of [second, undefined]) {
+      const lost = await a.err('plan_step', { planId, stepId: 's2', status: 'completed', ...(fence ? { fence } : {}) });
+      expect(lost).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's2', holder: null, fence: null } });
+      expect(lost.message).toMatch(/lapsed.*granted again/);
+    }
+    expect(await version(planner, planId)).toBe(v);
+    expect(await a.ok('plan_claim', { planId, stepId: 's2' })).toMatchObject({ claimed: true });
+  });
+
+  it('CLAIM_LOST names its cause: a stale fence of a step you hold, a reassignment, or a lapse', async () => {
+    const { planner, a, b } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one', 'two'] });
+    const old = (await a.ok('plan_claim', { planId, stepId: 's1' })).claim.fence;
+    await a.ok('plan_step', { planId, stepId: 's1', status: 'pending' });
+    const current = (await a.ok('plan_claim', { planId, stepId: 's1' })).claim.fence;
+    const stale = await a.err('plan_step', { planId, stepId: 's1', status: 'completed', fence: old });
+    expect(stale).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: { agent: 'a', thread: 'ta' }, fence: current } });
+    expect(stale.message).toMatch(new RegExp(`fence ${old} is stale.*current one is fence ${current}, held by you`, 'i'));
+    expect(stale.message).not.toMatch(/lapsed/);
+    await planner.ok('plan_update', { planId, stepUpdates: [{ id: 's1', owner: 'planner' }] });
+    const moved = await a.err('plan_step', { planId, stepId: 's1', status: 'completed' });
+    expect(moved).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: null } });
+    expect(moved.message).toMatch(/reassignment.*pending for planner/);
+    expect(moved.message).not.toMatch(/lapsed/);
+    await a.ok('plan_claim', { planId, stepId: 's2' });
+    await sleep(1300);
+    await b.ok('plan_claim', { planId, stepId: 's2' });
+    const lapsed = await a.err('plan_step', { planId, stepId: 's2', status: 'completed' });
+    expect(lapsed).toMatchObject({ code: 'CLAIM_LOST', details: { holder: { agent: 'b', thread: 'tb' } } });
+    expect(lapsed.message).toMatch(/lapsed \(no call from you within the claim lease\) and it was given to agent "b"/);
+  });
+});

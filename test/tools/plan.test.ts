@@ -269,3 +269,21 @@ describe('plan tools', () => {
     expect((await a.err('plan_list', { cursor: nextCursor, status: 'active' })).code).toBe('INVALID_ARGUMENT');
   });
 });
+
+describe('plan_list hint', () => {
+  it('names tools as registered (namespace prefix), and leaves out a sentence about a tool the server lacks', async () => {
+    const prefixed = await agent({ config: { namespace: 'bb' } });
+    const hint = (await prefixed.ok('plan_list', {})).hint;
+    expect(hint).toMatch(/bb_plan_create/);
+    expect(hint).toMatch(/bb_plan_list with scope "thread:ID"/);
+    expect(hint).not.toMatch(/\{tool:/);
+    const reader = await agent({ config: { readOnly: true } });
+    const names = ((await reader.client.listTools()).tools as Array<{ name: string }>).map((t) => t.name);
+    expect(names).toContain('plan_list');
+    expect(names).not.toContain('plan_create');
+    const partial = (await reader.ok('plan_list', {})).hint;
+    expect(partial).toMatch(/^No plans in global/);
+    expect(partial).toMatch(/plan_list with scope "thread:ID"/);
+    expect(partial).not.toMatch(/plan_create|\{tool:/);
+  });
+});
