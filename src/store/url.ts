@@ -2,15 +2,20 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
-/** The URL with its password (if any) replaced by `***`. */
+/** Query parameters that carry a secret (Postgres reads `password` and `sslpassword` from the query too). */
+const SECRET_PARAM = /^(password|pass|pwd|passwd|sslpassword|secret|token)$/i;
+
+/** The URL with its password (if any, in its user part or its query) replaced by `***`. */
 export function maskPassword(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.toString();
+    const params = [...parsed.searchParams.keys()].filter((name) => SECRET_PARAM.test(name));
+    if (parsed.password === '' && params.length === 0) return url;
+    if (parsed.password !== '') parsed.password = '***';
+    for (const name of params) parsed.searchParams.set(name, '***');
+    return parsed.toString().replaceAll('%2A%2A%2A', '***');
   } catch {
-    return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+    return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@').replace(/([?&](?:password|pass|pwd|passwd|sslpassword|secret|token)=)[^&#]*/gi, '$1***');
   }
 }
 
@@ -51,16 +56,20 @@ export function describeStoreUrl(url: string | undefined): string {
  * percent-decoded: a last guard, so that no message about a store ever shows its password.
  */
 export function withoutPassword(text: string, url: string | undefined): string {
-  let password = '';
+  const secrets: string[] = [];
   try {
-    password = url ? new URL(url).password : '';
+    const parsed = new URL(url ?? '');
+    secrets.push(parsed.password);
+    for (const [name, value] of parsed.searchParams) if (SECRET_PARAM.test(name)) secrets.push(value, encodeURIComponent(value));
   } catch {
-    password = /\/\/[^/@:]*:([^/@]*)@/.exec(url ?? '')?.[1] ?? '';
+    secrets.push(/\/\/[^/@:]*:([^/@]*)@/.exec(url ?? '')?.[1] ?? '');
   }
-  if (password === '') return text;
-  let decoded = password;
-  try {
-    decoded = decodeURIComponent(password);
-  } catch {}
-  return [password, decoded].reduce((out, secret) => out.split(secret).join('***'), text);
+  const all = secrets.flatMap((secret) => {
+    try {
+      return [secret, decodeURIComponent(secret)];
+    } catch {
+      return [secret];
+    }
+  });
+  return all.filter((secret) => secret !== '').reduce((out, secret) => out.split(secret).join('***'), text);
 }

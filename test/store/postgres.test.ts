@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresBackend } from '../../src/store/postgres/backend.js';
 import { parsePostgresUrl } from '../../src/store/postgres/schema.js';
 import { lit } from '../../src/store/postgres/sql.js';
-import { maskPassword } from '../../src/store/url.js';
+import { maskPassword, withoutPassword } from '../../src/store/url.js';
 import type { CommitEvent, RecordWrite, StoredRecord, Writes } from '../../src/store/types.js';
 import { freePort, startPostgres, type PostgresHandle } from '../services/postgres.js';
 
@@ -14,6 +14,12 @@ describe('postgres URL options', () => {
     expect(maskPassword('postgres://bob:s3cr%40t@db.example:5432/app?schema=x')).toBe('postgres://bob:***@db.example:5432/app?schema=x');
     expect(maskPassword('postgres://bob@db/app')).toBe('postgres://bob@db/app');
     expect(maskPassword('postgres://bob:pw@[bad/app')).toBe('postgres://bob:***@[bad/app');
+    // the driver also takes a password from the query
+    expect(maskPassword('postgres://bob@db/app?password=s3cret&sslmode=disable')).toBe('postgres://bob@db/app?password=***&sslmode=disable');
+    expect(maskPassword('postgres://bob@[bad/app?sslpassword=s3cret')).toBe('postgres://bob@[bad/app?sslpassword=***');
+    expect(withoutPassword('no route to postgres://bob@db/app?password=s3cr%40t (s3cr@t)', 'postgres://bob@db/app?password=s3cr%40t')).toBe(
+      'no route to postgres://bob@db/app?password=*** (***)',
+    );
   });
 
   it('takes schema, connect_timeout, statement_timeout and pool_max out of the URL and leaves the rest to pg', () => {
