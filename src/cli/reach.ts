@@ -13,6 +13,8 @@ const PAUSE_MS = 1000;
  */
 export function isLinkFailure(error: unknown): boolean {
   const text = error instanceof Error ? `${(error as { code?: unknown }).code ?? ''} ${error.message}` : String(error);
+  // a setting named in the message (`?timeout=abc`, an unknown option, a bad statement_timeout) is still a setting
+  if (/unknown .*option|invalid value for parameter|is not a valid|must be /i.test(text)) return false;
   return /timeout|timed out|did not answer|ETIMEDOUT|ECONNRESET|EPIPE|Connection terminated|Socket closed|starting up|shutting down|recovery mode|LOADING|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN/i.test(
     text,
   );

@@ -6,7 +6,7 @@ import { runCli, type Spawned, sleep, spawnAgent } from '../helpers.js';
 import { freshStore, PG, proxyTo, REDIS, spawned } from './link-harness.js';
 
 describe('which start-up failures are tried again', () => {
-  it('a link that timed out, was reset or cut, or a database starting up: yes; refused, unknown host, bad password: no', () => {
+  it('a link that timed out, was reset or cut, or a database starting up: yes; refused, unknown host, bad password or option: no', () => {
     for (const text of [
       'cannot open the store postgres://x: Connection terminated due to connection timeout',
       'cannot open the store redis://x: Redis did not answer within 5000 ms',
@@ -24,6 +24,10 @@ describe('which start-up failures are tried again', () => {
       'database "nope" does not exist',
       'WRONGPASS invalid username-password pair',
       'self-signed certificate',
+      // settings that name a timeout are settings all the same
+      'unknown Redis URL option "foo" (known: prefix, timeout)',
+      'timeout must be milliseconds (100-600000), not "abc"',
+      'invalid value for parameter "statement_timeout": "x"',
     ])
       expect(isLinkFailure(new Error(text)), text).toBe(false);
   });
