@@ -240,11 +240,15 @@ export async function runServe(argv: string[], commands: Record<string, Pick<Com
   const config = parsed.config;
   // A database that cannot be reached for a moment (a failover, a partition) delays the start instead of ending it.
   const store = await startWhenReachable(() =>
-    openCommandStore(config.store, {
-      maxValueBytes: config.maxValueBytes,
-      synchronous: config.sync,
-      changeRetentionMs: config.changeRetentionSeconds * 1000,
-    }),
+    openCommandStore(
+      config.store,
+      {
+        maxValueBytes: config.maxValueBytes,
+        synchronous: config.sync,
+        changeRetentionMs: config.changeRetentionSeconds * 1000,
+      },
+      { command: 'serve', blackboardOnly: true },
+    ),
   );
   const shutdown = async (code: number): Promise<never> => {
     await store.close().catch(() => {});

@@ -124,14 +124,14 @@ describe('one loopback rule', () => {
 });
 
 describe('files a command must not touch', () => {
-  it('export, import and ui refuse a SQLite file of another program: one line, exit 1, the file byte-for-byte as it was', async () => {
+  it('the server, export, import and ui refuse a SQLite file of another program: one line, exit 1, the file byte-for-byte as it was', async () => {
     const file = join(tempDir(), 'other.db');
     const db = new Database(file);
     db.exec("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('mine');");
     db.close();
     const before = sha(file);
     const bundle = await bundleFile();
-    for (const args of [['export'], ['ui', '--port', '0'], ['import', bundle]]) {
+    for (const args of [[], ['--http', '0'], ['export'], ['ui', '--port', '0'], ['import', bundle]]) {
       const r = await cli([...args, '--store', `sqlite://${file}`]);
       expect(shortFailure(r, 1)).toMatch(
         /other\.db is a SQLite database of another program \(tables: notes\), not a blackboard store; it was left untouched/,

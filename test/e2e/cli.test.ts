@@ -123,7 +123,7 @@ describe('what cannot run is one line and exit code 1', () => {
     const dir = tempDir();
     const notDb = join(dir, 'notes.db');
     writeFileSync(notDb, 'my notes, not a database\n');
-    expect(oneLine(await cli(['--store', `sqlite://${dir}`]), 1)).toMatch(/^mcp-blackboard: cannot open the store sqlite:\/\/\S+: \S/);
+    expect(oneLine(await cli(['--store', `sqlite://${dir}`]), 1)).toMatch(/^mcp-blackboard: the store \S+ is not a file\. Check --store\./);
     expect(oneLine(await cli(['--store', `sqlite://${notDb}`]), 1)).toMatch(/cannot open the store .*notes\.db: .*not a database/);
     expect(oneLine(await cli(['export', '--store', `sqlite://${notDb}`]), 1)).toMatch(
       /^mcp-blackboard export: cannot open the store .*not a database/,
