@@ -130,6 +130,10 @@ describe('what cannot run is one line and exit code 1', () => {
     );
     expect(oneLine(await cli(['export', '--store', `sqlite://${dir}`]), 1)).toMatch(/is not a file/);
     expect(readFileSync(notDb, 'utf8')).toBe('my notes, not a database\n');
+    // a directory nothing can be made in (Node's recursive mkdir never returns there)
+    if (existsSync('/proc/self')) {
+      expect(oneLine(await cli(['--store', 'sqlite:///proc/nope/x.db']), 1)).toMatch(/cannot open the store .*ENOENT.*mkdir '\/proc\/nope'/);
+    }
   });
 
   it('export from a mistyped path or a missing directory creates nothing', async () => {

@@ -1,6 +1,18 @@
-// The files around a SQLite board: the identity check of the database, -wal and -shm files, and the notify file.
-import { closeSync, openSync, statSync, watch, writeSync, constants as fsConstants, type FSWatcher } from 'node:fs';
+// The files around a SQLite board: its directory, the identity check of the database, -wal and -shm files, and the
+// notify file.
+import { closeSync, existsSync, mkdirSync, openSync, statSync, watch, writeSync, constants as fsConstants, type FSWatcher } from 'node:fs';
+import { dirname } from 'node:path';
 import { BlackboardError } from '../../errors.js';
+
+/**
+ * Creates `dir` and its missing parents, one level at a time from the nearest existing one, so a path no directory
+ * can be made in fails with the system's error (Node's recursive mkdir loops forever under /proc, for one).
+ */
+export function makeDirectory(dir: string): void {
+  const missing: string[] = [];
+  for (let at = dir; !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
+  for (const path of missing) mkdirSync(path);
+}
 
 /** How often a read re-checks the files' identity (writes check every time). */
 const READ_IDENTITY_MS = 1000;

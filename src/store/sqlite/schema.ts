@@ -1,5 +1,4 @@
 // The SQLite backend's database: opening it, table names, schema version and migration, prepared statements, rows.
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import Keyv from 'keyv';
@@ -8,7 +7,7 @@ import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
 import { REMEMBER_FROM_BYTES, TAIL_BYTES } from './record-texts.js';
-import { FileIdentityCheck } from './files.js';
+import { FileIdentityCheck, makeDirectory } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /** The records table: `key`, `value` (`{"value": record}` JSON), and `exp` and `del_at` for listing and sweeps. */
@@ -44,7 +43,7 @@ export interface SqliteDatabase {
  * the others retry after a random pause and then find the work done.
  */
 export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL', busyTimeoutMs: number): Promise<SqliteDatabase> {
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirectory(dirname(path));
   const deadline = Date.now() + busyTimeoutMs;
   for (let attempt = 0; ; attempt++) {
     let writer: Database.Database | undefined;
