@@ -24,6 +24,8 @@ export class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** the JSON-RPC error an MCP endpoint answers with (default: -32000, no id) */
+    readonly rpc: { code: number; id: string | number | null } = { code: -32000, id: null },
   ) {
     super(message);
   }
@@ -37,7 +39,7 @@ export class HttpError extends Error {
   getResponse(shape: 'jsonrpc' | 'json'): { status: number; headers: Record<string, string>; body: string } {
     const body =
       shape === 'jsonrpc'
-        ? { jsonrpc: '2.0', error: { code: -32000, message: this.message }, id: null }
+        ? { jsonrpc: '2.0', error: { code: this.rpc.code, message: this.message }, id: this.rpc.id }
         : { error: { code: this.code, message: this.message } };
     return { status: this.status, headers: { 'content-type': 'application/json', ...this.headers }, body: JSON.stringify(body) };
   }

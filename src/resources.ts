@@ -1,6 +1,6 @@
 // MCP resources: blackboard:// URIs for keys and plans, read as JSON, and subscriptions on the change feed.
 import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode, ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
-import { checkKey, checkName, resolveScope } from './context.js';
+import { checkKey, checkName, resolveScope, type Identity } from './context.js';
 import { BlackboardError } from './errors.js';
 import type { Services } from './services/index.js';
 import { checkPlanId } from './services/plan.js';
@@ -24,6 +24,54 @@ export const revisionParams = (revision: number): { revision: number; _meta: Rec
   _meta: { [META_REVISION]: revision },
 });
 
+const notFound = (uri: string, why: string): McpError => new McpError(-32002, `Resource not found: ${uri} (${why})`);
+
+/**
+ * What a URI of namespace `namespace` names. A malformed URI throws an invalid-params McpError, or the BlackboardError
+ * of its bad scope, key, plan id or agent name; a URI of another namespace, a resource-not-found McpError.
+ */
+function resourceTarget(uri: string, namespace: string, identity: Identity): Target {
+  const m = /^blackboard:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(uri);
+  if (!m) throw new McpError(ErrorCode.InvalidParams, `Not a blackboard resource URI: ${uri}`);
+  let parts: string[];
+  try {
+    parts = m.slice(1).map((part) => decodeURIComponent(part));
+  } catch {
+    throw new McpError(ErrorCode.InvalidParams, `Malformed percent-encoding in resource URI: ${uri}`);
+  }
+  const [ns, scope, key] = parts;
+  if (ns !== namespace) throw notFound(uri, `this server serves namespace ${namespace}`);
+  if (scope === 'plans') return { plan: checkPlanId(key) };
+  if (scope === 'inbox') return { inbox: checkName('agent', key) };
+  resolveScope(scope, identity);
+  return { scope, key: checkKey(key) };
+}
+
+/**
+ * Why a `subscriptions/listen` request cannot be served as asked (a resource URI that is malformed or of another
+ * namespace), as the JSON-RPC error to answer it with; `undefined` when every URI names a resource of `namespace`.
+ */
+export function listenRefusal(params: unknown, namespace: string): { code: number; message: string } | undefined {
+  const uris = (params as { notifications?: { resourceSubscriptions?: unknown } } | undefined)?.notifications?.resourceSubscriptions;
+  if (!Array.isArray(uris)) return undefined;
+  // any identity will do: only the URI's form is checked, not whose thread or run it names
+  const anyone: Identity = { namespace, agent: 'a', agentType: 'a', thread: 't', run: 'r', rootThread: 't', delegateLevel: 0 };
+  for (const uri of uris) {
+    try {
+      if (typeof uri !== 'string') throw new McpError(ErrorCode.InvalidParams, 'A resource subscription must be a URI string.');
+      resourceTarget(uri, namespace, anyone);
+    } catch (error) {
+      const code = error instanceof McpError ? error.code : ErrorCode.InvalidParams;
+      const why = (error instanceof Error ? error.message : String(error)).replace(/([^.])$/, '$1.');
+      return {
+        code,
+        message: `${why} Nothing is followed; listen again with valid URIs.`,
+      };
+    }
+  }
+  return undefined;
+}
+
 /**
  * Resources: `blackboard://{namespace}/{scope}/{key}` for each key and `blackboard://{namespace}/plans/{planId}`,
  * read as JSON through the kv and plan services. `resources/subscribe` watches a URI (changes by any process) and sends
@@ -38,27 +86,13 @@ export function registerResources(
 ): () => void {
   const ns = (): string => session.identity.namespace ?? DEFAULT_NAMESPACE_URI;
   const uriOf = (scope: string, key: string): string => `blackboard://${ns()}/${encodeURIComponent(scope)}/${encodeURIComponent(key)}`;
-  const notFound = (uri: string, why: string): McpError => new McpError(-32002, `Resource not found: ${uri} (${why})`);
 
   /** What a URI of this server's namespace names; a malformed URI is an invalid-params error. */
   const target = (uri: string): Target => {
-    const m = /^blackboard:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(uri);
-    if (!m) throw new McpError(ErrorCode.InvalidParams, `Not a blackboard resource URI: ${uri}`);
-    let parts: string[];
     try {
-      parts = m.slice(1).map((part) => decodeURIComponent(part));
-    } catch {
-      throw new McpError(ErrorCode.InvalidParams, `Malformed percent-encoding in resource URI: ${uri}`);
-    }
-    const [namespace, scope, key] = parts;
-    if (namespace !== ns()) throw notFound(uri, `this server serves namespace ${ns()}`);
-    try {
-      if (scope === 'plans') return { plan: checkPlanId(key) };
-      if (scope === 'inbox') return { inbox: checkName('agent', key) };
-      resolveScope(scope, session.identity);
-      return { scope, key: checkKey(key) };
+      return resourceTarget(uri, ns(), session.identity);
     } catch (error) {
-      throw invalidParams(error);
+      throw error instanceof BlackboardError ? invalidParams(error) : error;
     }
   };
   const invalidParams = (error: unknown): McpError =>

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { hostHeaderValidation, NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
-import { DEFAULT_NAMESPACE_URI } from '../resources.js';
+import { DEFAULT_NAMESPACE_URI, listenRefusal } from '../resources.js';
 import { StoreEventBus } from '../resource-bus.js';
 import { defaultThread, metaIdentity, type MetaIdentity } from '../request-identity.js';
 import { createServer, type BlackboardServer } from '../server.js';
@@ -144,6 +144,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     if (Array.isArray(uris) && uris.some((uri) => typeof uri !== 'string' || !uri.startsWith(prefix))) {
       throw new HttpError(403, `Forbidden: this endpoint serves resources under ${prefix} only; listen to others on their own endpoint.`);
     }
+    const refused = listenRefusal((body as { params?: unknown }).params, namespace ?? DEFAULT_NAMESPACE_URI);
+    if (refused) throw new HttpError(400, refused.message, {}, { code: refused.code, id: (body as { id?: string | number }).id ?? null });
     await bus.follow(namespace);
   };
 

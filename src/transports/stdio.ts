@@ -16,6 +16,7 @@ import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdi
 import type { Config } from '../config.js';
 import { createServer } from '../server.js';
 import { StoreEventBus } from '../resource-bus.js';
+import { DEFAULT_NAMESPACE_URI, listenRefusal } from '../resources.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 
 /** How much of an oversized message is kept to find its request id: the id is a top-level member near either end. */
@@ -118,8 +119,8 @@ export class LimitedStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  /** sees every inbound message before the SDK does */
-  onInbound?: (message: JSONRPCMessage) => void;
+  /** sees every inbound message before the SDK does; a request it refuses is answered with that error instead */
+  onInbound?: (message: JSONRPCMessage) => { code: number; message: string } | undefined;
   private readonly reader: LineReader;
   private started = false;
 
@@ -163,7 +164,11 @@ export class LimitedStdioTransport implements Transport {
       this.onerror?.(error as Error);
       return;
     }
-    this.onInbound?.(message);
+    const refused = this.onInbound?.(message);
+    if (refused && 'id' in message) {
+      void this.reply(message.id, refused.code, refused.message);
+      return;
+    }
     this.onmessage?.(message);
   }
 
@@ -248,10 +253,13 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
   };
   named(opened);
   transport.onInbound = (message) => {
-    if (!('method' in message)) return;
-    if (message.method === 'subscriptions/listen') void bus.follow(config.namespace);
+    if (!('method' in message)) return undefined;
     const info = message.params?._meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
     if (typeof info?.name === 'string') clientName = info.name.slice(0, 200);
+    if (message.method !== 'subscriptions/listen') return undefined;
+    const refused = listenRefusal(message.params, config.namespace ?? DEFAULT_NAMESPACE_URI);
+    if (!refused) void bus.follow(config.namespace);
+    return refused;
   };
   const handle = serveStdioEntry(
     async () => {

@@ -169,7 +169,7 @@ describe('subscriptions/listen (2026-07-28), fed by the change log', () => {
     for (const end = Date.now() + ms; !check() && Date.now() < end; ) await sleep(50);
   };
 
-  it('over HTTP: a write by a 2025 client reaches a 2026 listener, with its revision; other namespaces are refused', async () => {
+  it('over HTTP: a write by a 2025 client reaches a 2026 listener, with its revision; other namespaces and malformed URIs are refused', async () => {
     const listener = await modern();
     const updates: { uri: string; revision?: number }[] = [];
     listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
@@ -182,9 +182,13 @@ describe('subscriptions/listen (2026-07-28), fed by the change log', () => {
     expect(updates).toEqual([expect.objectContaining({ uri, _meta: expect.objectContaining({ 'blackboard/revision': revision }) })]);
     await sub.close();
     await expect(listener.client.listen({ resourceSubscriptions: ['blackboard://secret/global/x'] })).rejects.toThrow();
+    // a malformed URI is an invalid-params error
+    for (const bad of ['blackboard://_default/global/%ZZ', 'blackboard://_default/nosuch/k']) {
+      await expect(listener.client.listen({ resourceSubscriptions: [uri, bad] }), bad).rejects.toThrow(/Nothing is followed/);
+    }
   });
 
-  it('over stdio: a write through another process reaches the listener', async () => {
+  it('over stdio: a write through another process reaches the listener; malformed URIs are refused', async () => {
     const db = `sqlite://${join(tempDir(), 'listen.db')}`;
     const listener = await spawnAgent(['--store', db], {}, undefined, 'modern');
     const writer = await spawnAgent(['--store', db], {}, undefined, 'legacy');
@@ -192,6 +196,10 @@ describe('subscriptions/listen (2026-07-28), fed by the change log', () => {
     const updates: { uri: string; revision?: number }[] = [];
     listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
     const uri = 'blackboard://_default/global/from-afar';
+    // a malformed URI, or one of another namespace, is refused (invalid params); nothing of that listen is followed
+    for (const bad of ['blackboard://bad', 'blackboard://_default/global/%ZZ', 'blackboard://_default/nosuch/k', 'blackboard://other/global/k']) {
+      await expect(listener.client.listen({ resourceSubscriptions: [uri, bad] }), bad).rejects.toThrow(/Nothing is followed/);
+    }
     await listener.client.listen({ resourceSubscriptions: [uri] });
     const { revision } = await writer.ok('state_set', { key: 'from-afar', value: 'x' });
     await until(() => updates.length > 0);
