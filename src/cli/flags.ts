@@ -44,6 +44,16 @@ export const text = (spec: Omit<Flag<string | undefined>, 'default' | 'parse'> &
   default: undefined,
 });
 
+/** A token: text that cannot be empty (an empty token would let no client in, and say nothing). */
+export const tokenFlag = (spec: Omit<Flag<string | undefined>, 'default' | 'parse'> & { arg: string }): Flag<string | undefined> => ({
+  ...spec,
+  default: undefined,
+  parse: (raw, from) => {
+    if (raw === '') throw new ConfigError(`${from} must not be empty: give the token clients will send.`);
+    return raw;
+  },
+});
+
 /** A switch: false unless given. */
 export const switchFlag = (spec: Omit<Flag<boolean>, 'default' | 'arg'>): Flag<boolean> => ({ ...spec, default: false });
 

@@ -8,7 +8,20 @@ import { runHttp } from '../transports/http-command.js';
 import { firstRunHint, serveStdio } from '../transports/stdio.js';
 import { startWhenReachable } from './reach.js';
 import { type Command, openCommandStore } from './command.js';
-import { commaList, flag, flagHelp, helpFlag, namespaceFlag, oneOf, readFlags, storeFlag, switchFlag, text, wholeNumber } from './flags.js';
+import {
+  commaList,
+  flag,
+  flagHelp,
+  helpFlag,
+  namespaceFlag,
+  oneOf,
+  readFlags,
+  storeFlag,
+  switchFlag,
+  text,
+  wholeNumber,
+  tokenFlag,
+} from './flags.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 
@@ -136,7 +149,7 @@ export const SERVE_FLAGS = {
     help: 'serve Streamable HTTP on this port instead of stdio',
   }),
   host: flag<string>({ flag: 'host', arg: 'HOST', default: DEFAULTS.host, help: 'HTTP bind address' }),
-  token: text({ flag: 'token', arg: 'T', env: 'BLACKBOARD_TOKEN', help: 'HTTP: require Authorization: Bearer T' }),
+  token: tokenFlag({ flag: 'token', arg: 'T', env: 'BLACKBOARD_TOKEN', help: 'HTTP: require Authorization: Bearer T' }),
   auth: text({
     flag: 'auth',
     arg: 'FILE',

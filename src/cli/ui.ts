@@ -5,7 +5,7 @@ import { exposureError } from '../hosts.js';
 import { type BoardAuth, fileAuth, tokenAuth } from '../ui/auth.js';
 import { serveBoard } from '../ui/server.js';
 import { type Command, openCommandStore } from './command.js';
-import { flag, flagHelp, helpFlag, namespaceFlag, readFlags, storeFlag, text, wholeNumber } from './flags.js';
+import { flag, flagHelp, helpFlag, namespaceFlag, readFlags, storeFlag, text, wholeNumber, tokenFlag } from './flags.js';
 import { print } from './serve.js';
 
 const UI_FLAGS = {
@@ -24,7 +24,7 @@ const UI_FLAGS = {
     default: DEFAULTS.host,
     help: 'address to bind; any other than a loopback\naddress needs --token or --auth',
   }),
-  token: text({
+  token: tokenFlag({
     flag: 'token',
     arg: 'T',
     env: 'BLACKBOARD_TOKEN',

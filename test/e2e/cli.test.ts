@@ -74,6 +74,8 @@ describe('a bad flag or value is one line and exit code 2', () => {
       { BLACKBOARD_MAX_VALUE_BYTES: '-5' },
     ],
     ['a value limit too small for the server\'s own records', ['--max-value-bytes', '100'], /--max-value-bytes must be a whole number from 1024 to \d+, got "100"/],
+    ['an empty token', ['--http', '0', '--token', ''], /--token must not be empty/],
+    ['ui: an empty token', ['ui', '--token='], /^mcp-blackboard ui: --token must not be empty/],
     ['a port out of range', ['--http', '70000'], /--http must be a whole number from 0 to 65535, got "70000"/],
     ['an unknown tool family', ['--tools', 'kv,plannr'], /--tools: unknown tool, family or profile "plannr" \(did you mean planner\?\)/],
     ['a bad namespace', ['--namespace', 'Bad-NS'], /--namespace "Bad-NS" must match/],
