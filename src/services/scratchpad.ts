@@ -77,10 +77,12 @@ export class ScratchpadService {
     args: { kind: ScratchpadKind; name?: string; value: Json; idempotencyKey?: string },
     call: CallOptions,
   ): Promise<ScratchpadCounts & { kind: ScratchpadKind; name?: string }> {
-    if (!(SCRATCHPAD_KINDS as readonly string[]).includes(args.kind)) throw invalid(`kind must be one of: ${SCRATCHPAD_KINDS.join(', ')}.`, { path: 'kind' });
+    if (!(SCRATCHPAD_KINDS as readonly string[]).includes(args.kind))
+      throw invalid(`kind must be one of: ${SCRATCHPAD_KINDS.join(', ')}.`, { path: 'kind' });
     if (args.value === undefined) throw invalid('value is required.', { path: 'value' });
     if (args.kind === 'variable') {
-      if (args.name === undefined) throw invalid('A variable needs a name: {tool:scratchpad_write}(kind: "variable", name, value).', { path: 'name' });
+      if (args.name === undefined)
+        throw invalid('A variable needs a name: {tool:scratchpad_write}(kind: "variable", name, value).', { path: 'name' });
       checkKey(args.name, 'name');
     } else {
       if (args.name !== undefined)

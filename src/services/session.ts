@@ -21,7 +21,6 @@ export interface SessionOptions {
   recordOnWrite?: boolean;
 }
 
-
 export const newId = (): string => randomUUID();
 
 /**
@@ -202,8 +201,8 @@ export class Session {
 function readOnce(store: VersionedStore): (key: string) => Promise<{ value: Json } | undefined> {
   const seen = new Map<string, Promise<{ value: Json } | undefined>>();
   return (key) => {
-    let got = seen.get(key);
-    if (got === undefined) seen.set(key, (got = store.get(key)));
+    const got = seen.get(key) ?? store.get(key);
+    seen.set(key, got);
     return got;
   };
 }

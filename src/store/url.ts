@@ -15,7 +15,9 @@ export function maskPassword(url: string): string {
     for (const name of params) parsed.searchParams.set(name, '***');
     return parsed.toString().replaceAll('%2A%2A%2A', '***');
   } catch {
-    return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@').replace(/([?&](?:password|pass|pwd|passwd|sslpassword|secret|token)=)[^&#]*/gi, '$1***');
+    return url
+      .replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
+      .replace(/([?&](?:password|pass|pwd|passwd|sslpassword|secret|token)=)[^&#]*/gi, '$1***');
   }
 }
 

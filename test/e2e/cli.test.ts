@@ -73,7 +73,11 @@ describe('a bad flag or value is one line and exit code 2', () => {
       /BLACKBOARD_MAX_VALUE_BYTES must be a whole number .*got "-5"/,
       { BLACKBOARD_MAX_VALUE_BYTES: '-5' },
     ],
-    ['a value limit too small for the server\'s own records', ['--max-value-bytes', '100'], /--max-value-bytes must be a whole number from 1024 to \d+, got "100"/],
+    [
+      "a value limit too small for the server's own records",
+      ['--max-value-bytes', '100'],
+      /--max-value-bytes must be a whole number from 1024 to \d+, got "100"/,
+    ],
     ['an empty token', ['--http', '0', '--token', ''], /--token must not be empty/],
     ['ui: an empty token', ['ui', '--token='], /^mcp-blackboard ui: --token must not be empty/],
     ['a port out of range', ['--http', '70000'], /--http must be a whole number from 0 to 65535, got "70000"/],
@@ -134,7 +138,9 @@ describe('what cannot run is one line and exit code 1', () => {
     expect(readFileSync(notDb, 'utf8')).toBe('my notes, not a database\n');
     // a directory nothing can be made in (Node's recursive mkdir never returns there)
     if (existsSync('/proc/self')) {
-      expect(oneLine(await cli(['--store', 'sqlite:///proc/nope/x.db']), 1)).toMatch(/cannot open the store .*ENOENT.*mkdir '\/proc\/nope'/);
+      expect(oneLine(await cli(['--store', 'sqlite:///proc/nope/x.db']), 1)).toMatch(
+        /cannot open the store .*ENOENT.*mkdir '\/proc\/nope'/,
+      );
     }
   });
 

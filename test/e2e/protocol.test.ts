@@ -197,7 +197,12 @@ describe('subscriptions/listen (2026-07-28), fed by the change log', () => {
     listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
     const uri = 'blackboard://_default/global/from-afar';
     // a malformed URI, or one of another namespace, is refused (invalid params); nothing of that listen is followed
-    for (const bad of ['blackboard://bad', 'blackboard://_default/global/%ZZ', 'blackboard://_default/nosuch/k', 'blackboard://other/global/k']) {
+    for (const bad of [
+      'blackboard://bad',
+      'blackboard://_default/global/%ZZ',
+      'blackboard://_default/nosuch/k',
+      'blackboard://other/global/k',
+    ]) {
       await expect(listener.client.listen({ resourceSubscriptions: [uri, bad] }), bad).rejects.toThrow(/Nothing is followed/);
     }
     await listener.client.listen({ resourceSubscriptions: [uri] });

@@ -15,7 +15,9 @@ describe('postgres URL options', () => {
     expect(maskPassword('postgres://bob@db/app')).toBe('postgres://bob@db/app');
     expect(maskPassword('postgres://bob:pw@[bad/app')).toBe('postgres://bob:***@[bad/app');
     // the driver also takes a password from the query
-    expect(maskPassword('postgres://bob@db/app?password=s3cret&sslmode=disable')).toBe('postgres://bob@db/app?password=***&sslmode=disable');
+    expect(maskPassword('postgres://bob@db/app?password=s3cret&sslmode=disable')).toBe(
+      'postgres://bob@db/app?password=***&sslmode=disable',
+    );
     expect(maskPassword('postgres://bob@[bad/app?sslpassword=s3cret')).toBe('postgres://bob@[bad/app?sslpassword=***');
     expect(withoutPassword('no route to postgres://bob@db/app?password=s3cr%40t (s3cr@t)', 'postgres://bob@db/app?password=s3cr%40t')).toBe(
       'no route to postgres://bob@db/app?password=*** (***)',

@@ -16,7 +16,7 @@ describe('finalizer tools', () => {
     expect((await a.err('final_answer_set', { content: '' })).code).toBe('INVALID_ARGUMENT');
   });
 
-  it('a long answer is set whole; its reply and a second set\'s refusal carry a preview within a read\'s size', async () => {
+  it("a long answer is set whole; its reply and a second set's refusal carry a preview within a read's size", async () => {
     const a = await agent({ config: { maxValueBytes: 2_000_000 } });
     const content = 'é'.repeat(60_000);
     const set = await a.raw('final_answer_set', { content });
@@ -27,7 +27,10 @@ describe('finalizer tools', () => {
     const refused = await a.raw('final_answer_set', { content: 'again' });
     const body = (refused.content as Array<{ text: string }>)[0].text;
     expect(body.length).toBeLessThan(17 * 1024);
-    expect(JSON.parse(body).error).toMatchObject({ code: 'MULTIPLE_FINAL_ANSWERS', details: { answer: { truncated: true, bytes: 120_000 } } });
+    expect(JSON.parse(body).error).toMatchObject({
+      code: 'MULTIPLE_FINAL_ANSWERS',
+      details: { answer: { truncated: true, bytes: 120_000 } },
+    });
     // the answer itself is whole
     expect((await a.ok('final_answer_get', { maxBytes: 1024 * 1024 })).answer.content).toBe(content);
   });

@@ -77,7 +77,9 @@ describe('handles are not credentials', () => {
     expect(await store.revision()).toBe(revision);
     expect((await bob.ok('state_get', { key: 'k', scope: 'thread:A' })).value).toBe('newer');
     expect((await bob.ok('whoami')).thread).toBe('B');
-    expect((await alice.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([cp.checkpointId]);
+    expect((await alice.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([
+      cp.checkpointId,
+    ]);
   });
 
   it("naming another agent's thread as one's own serves it for reading only; a parent named with it changes nothing", async () => {

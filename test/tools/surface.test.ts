@@ -111,7 +111,10 @@ describe('texts name tools exactly as registered', () => {
   });
 
   it('what names a lacking tool goes (its parenthesis, else its clause, else its sentence); what a tool does stays', async () => {
-    const only = (...names: string[]) => (name: string) => (names.includes(name) ? `ns_${name}` : undefined);
+    const only =
+      (...names: string[]) =>
+      (name: string) =>
+        names.includes(name) ? `ns_${name}` : undefined;
     const render = (text: string) => renderMentions(text, only('state_get', 'watch'));
     expect(render('List keys (values: {tool:state_snapshot}). Returns key.')).toBe('List keys. Returns key.');
     expect(render('Read a key; to wait: {tool:watch}. Counters: {tool:state_update}.')).toBe('Read a key; to wait: ns_watch.');
