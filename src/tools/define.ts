@@ -253,7 +253,10 @@ export class ToolHost {
       return ok(result, meta, tool.spec.text?.(result as never));
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
-      return this.fail(error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`));
+      const failure = error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`);
+      // a refused call is a sign of life too, and says that mail is waiting (not while the store is away)
+      const meta = failure.code === 'STORE_UNAVAILABLE' ? undefined : await this.access.afterCall?.().catch(() => undefined);
+      return this.fail(failure, meta);
     }
   }
 
@@ -265,11 +268,14 @@ export class ToolHost {
     return text ? { ...rest, hint: text } : rest;
   }
 
-  /** A failure: `isError`, no `structuredContent`, one text content holding `{"error": {code, message, details?}}`. */
-  fail(error: BlackboardError): CallToolResult {
+  /**
+   * A failure: `isError`, no `structuredContent`, one text content holding `{"error": {code, message, details?}}`;
+   * `_meta` as a success would carry it.
+   */
+  fail(error: BlackboardError, _meta?: Record<string, unknown>): CallToolResult {
     const body = error.toJSON();
     body.error.message = this.render(body.error.message);
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], ...(_meta ? { _meta } : {}) };
   }
 }
 

@@ -126,6 +126,10 @@ describe('message_send and inbox', () => {
     const after = await w1.raw('state_get', { key: 'k' });
     expect(after._meta?.unread).toBe(1);
     expect((await w1.ok('whoami')).unread).toBe(1);
+    // a refused call too
+    const refused = await w1.raw('state_update', { key: 'text', op: 'increment', value: 1, ifVersion: 7 });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.unread).toBe(1);
   });
 
   it('refuses what it cannot deliver: too large, unknown recipient (with the closest name), nobody for all; changes nothing', async () => {
