@@ -33,8 +33,14 @@ export function metaIdentity(meta: Record<string, unknown> | undefined): MetaIde
   return out;
 }
 
-/** The thread of an agent's requests that name none: the same for every request of that agent. */
-export const defaultThread = (agent: string | undefined): string => `agent:${agent ?? 'anonymous'}`;
+const ANONYMOUS = 'anonymous';
 
-/** Whose default thread `thread` is (an `agent:NAME` thread belongs to NAME before anyone has used it). */
-export const defaultThreadOwner = (thread: string): string | undefined => (thread.startsWith('agent:') ? thread.slice(6) : undefined);
+/** The thread of an agent's requests that name none: the same for every request of that agent. */
+export const defaultThread = (agent: string | undefined): string => `agent:${agent ?? ANONYMOUS}`;
+
+/**
+ * Whose default thread `thread` is: an `agent:NAME` thread belongs to NAME before anyone has used it (the default
+ * thread of callers with no name, `agent:anonymous`, to nobody).
+ */
+export const defaultThreadOwner = (thread: string): string | undefined =>
+  thread.startsWith('agent:') && thread !== defaultThread(undefined) ? thread.slice('agent:'.length) : undefined;

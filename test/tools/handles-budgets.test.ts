@@ -111,6 +111,9 @@ describe('handles are not credentials', () => {
     expect(await early.err('final_answer_set', { content: 'hijacked' })).toMatchObject({ code: 'FORBIDDEN', details: { owner: 'carol' } });
     const carol = await agent({ store, config: { agent: 'carol', thread: 'agent:carol' } });
     expect((await carol.ok('final_answer_set', { content: 'mine' })).answer).toMatchObject({ setBy: 'carol' });
+    // callers with no name share agent:anonymous, which nobody owns
+    const nameless = await agent({ store, config: { thread: 'agent:anonymous' } });
+    await nameless.ok('state_set', { key: 'k', value: 1, scope: 'thread' });
   });
 
   it('the owner of an ancestor thread may write into its descendants; a child may not write into its parent', async () => {
