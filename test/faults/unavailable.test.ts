@@ -56,6 +56,6 @@ describe('a store that becomes unavailable', () => {
     mkdirSync(join(dir, 'is-a-dir.db'));
     const r2 = await runCli(['--store', `sqlite://${join(dir, 'is-a-dir.db')}`]);
     expect(r2.code).toBe(1);
-    expect(r2.stderr).toMatch(/cannot open the store/);
+    expect(r2.stderr).toMatch(/the store \S+is-a-dir\.db is not a file\. Check --store\./);
   });
 });
