@@ -50,13 +50,15 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const history = new HistoryService(store, session);
   const presence = new Presence(store, session, config.claimLeaseSeconds * 1000, config.rosterWindowSeconds * 1000);
   const times = { leaseMs: config.claimLeaseSeconds * 1000, windowMs: config.rosterWindowSeconds * 1000 };
-  const plans = new PlanService(store, session, config.planTtlSeconds * 1000, presence, history);
-  const scratchpad = new ScratchpadService(store, session, lifecycle);
   const limits: Record<string, number> = { ...config.budgets };
   if (config.maxIterations !== undefined) limits.iterations = config.maxIterations;
+  const budget = new BudgetService(store, session, lifecycle, limits);
+  // plan writes refuse new work (claiming, starting or finishing a step one does not hold) once a budget is used up
+  const spent = async () => budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
+  const plans = new PlanService(store, session, config.planTtlSeconds * 1000, presence, history, spent);
+  const scratchpad = new ScratchpadService(store, session, lifecycle);
   const runs = new RunService(store, session, lifecycle, scratchpad, history);
   const finalizer = new FinalizerService(store, session, lifecycle);
-  const budget = new BudgetService(store, session, lifecycle, limits);
   const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
   if (familySelected(config.tools, 'checkpoint')) {
     runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
@@ -65,7 +67,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
     kv: new KvService(store, session, runScopeGuard(session, lifecycle), (planId) => plans.key(planId)),
     changes: new ChangesService(store, session),
     plans,
-    work: new PlanWork(plans, budget),
+    work: new PlanWork(plans),
     presence,
     scratchpad,
     finalizer,

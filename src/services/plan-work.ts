@@ -1,7 +1,6 @@
 // A worker's plan tools: plan_claim takes a step under a fenced lease, plan_step moves a step the worker holds.
 import { BlackboardError, invalid } from '../errors.js';
 import { idempotent, type CallOptions } from '../context.js';
-import type { BudgetService } from './budget.js';
 import { checkMover, grant, ownerName, sameHolder } from './plan-claims.js';
 import { blockedError, checkStarts, done, stepNotFound, type Step, type StepStatus } from './plan-steps.js';
 import { counts, fitWrite, stepView, unblocked, type StepView } from './plan-views.js';
@@ -35,19 +34,7 @@ export interface StepResult {
  * life (any tool call) within the claim lease. Each grant takes the plan's next fence.
  */
 export class PlanWork {
-  constructor(
-    private readonly plans: PlanService,
-    private readonly budget: BudgetService,
-  ) {
-    // plan_create and plan_update refuse new work to a spent caller as plan_claim does
-    plans.spent = () => this.spent();
-  }
-
-  /** The refusal of new work (LIMIT_REACHED) once a budget of the caller's thread or an ancestor is used up. */
-  private async spent(): Promise<BlackboardError | undefined> {
-    const { session } = this.plans;
-    return this.budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
-  }
+  constructor(private readonly plans: PlanService) {}
 
   /**
    * Takes the named step, or the first pending step that has no other owner and whose blockers are all completed or
@@ -59,7 +46,7 @@ export class PlanWork {
     const { session, presence } = this.plans;
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
-    const spent = await this.spent();
+    const spent = await this.plans.spent();
     const { result } = await this.plans.store.transact(
       async (tx): Promise<ClaimResult> => {
         await presence.renewIn(tx);
@@ -140,7 +127,7 @@ export class PlanWork {
     const { session, presence } = this.plans;
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).
-    const spent = args.status === 'pending' ? undefined : await this.spent();
+    const spent = args.status === 'pending' ? undefined : await this.plans.spent();
     const { result } = await this.plans.store.transact(
       async (tx): Promise<StepResult> => {
         await presence.renewIn(tx);

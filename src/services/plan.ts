@@ -59,14 +59,12 @@ export class PlanService {
     private readonly planTtlMs: number,
     readonly presence: Presence,
     private readonly history: HistoryService,
+    /**
+     * The refusal of new work (LIMIT_REACHED) once a budget of the caller's thread or an ancestor is used up, or
+     * `undefined`: a write that would make the caller hold or finish a step it does not hold is refused with it.
+     */
+    readonly spent: () => Promise<BlackboardError | undefined>,
   ) {}
-
-  /**
-   * The refusal of new work (LIMIT_REACHED) once a budget of the caller's thread or an ancestor is used up, or
-   * `undefined`: a write that would make the caller hold or finish a step it does not hold is refused with it.
-   * PlanWork (plan-work.ts), which has the budgets, sets it; until then nothing is refused.
-   */
-  spent: () => Promise<BlackboardError | undefined> = async () => undefined;
 
   /** The storage key of a plan; `watch` with `scope: "plan"` reads this. */
   key(planId: string): string {
