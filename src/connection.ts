@@ -15,6 +15,8 @@ export interface Connection {
    * Returns what the reply's `_meta` carries: `unread` when the caller has unread messages.
    */
   afterCall(): Promise<{ unread: number } | undefined>;
+  /** What the reply of a refused call carries in `_meta` (`unread`), read only: a failed call changes nothing. */
+  afterFailure(): Promise<{ unread: number } | undefined>;
 }
 
 /**
@@ -39,6 +41,10 @@ export async function openConnection(config: Config, store: VersionedStore, iden
     budgetsFixed = true;
   };
   if (!identity.recordOnWrite) await fixBudgets();
+  const unreadMeta = async (): Promise<{ unread: number } | undefined> => {
+    const unread = await services.messages.unreadHint().catch(() => 0);
+    return unread > 0 ? { unread } : undefined;
+  };
   return {
     session,
     services,
@@ -48,8 +54,8 @@ export async function openConnection(config: Config, store: VersionedStore, iden
     },
     afterCall: async () => {
       await services.presence.touch();
-      const unread = await services.messages.unreadHint().catch(() => 0);
-      return unread > 0 ? { unread } : undefined;
+      return unreadMeta();
     },
+    afterFailure: unreadMeta,
   };
 }

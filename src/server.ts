@@ -75,7 +75,7 @@ export async function createServer(
   store: VersionedStore,
   { readOnly, onlyTool, ...identity }: SessionOptions & { readOnly?: boolean; onlyTool?: string } = {},
 ): Promise<BlackboardServer> {
-  const { session, services, beforeWrite, afterCall } = await openConnection(config, store, identity);
+  const { session, services, beforeWrite, afterCall, afterFailure } = await openConnection(config, store, identity);
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
   // over its own connection (a few are kept; the connection's own identity stays the default).
   const others = new Map<string, Promise<ToolHost>>();
@@ -101,6 +101,7 @@ export async function createServer(
             readOnly,
             beforeWrite: theirs.beforeWrite,
             afterCall: theirs.afterCall,
+            afterFailure: theirs.afterFailure,
           },
           toolSelection(config),
         );
@@ -115,7 +116,7 @@ export async function createServer(
   const host = new ToolHost(
     config.namespace,
     config.progressIntervalMs,
-    { readOnly, beforeWrite, afterCall, route },
+    { readOnly, beforeWrite, afterCall, afterFailure, route },
     toolSelection(config),
   );
   registerTools(host, config, services);

@@ -84,6 +84,8 @@ export class ToolHost {
       beforeWrite?: () => Promise<void>;
       /** runs after every call that succeeded, reads included (the caller's sign of life); returns the reply's `_meta` */
       afterCall?: () => Promise<Record<string, unknown> | undefined>;
+      /** runs after every call that failed, writing nothing; returns the error reply's `_meta` */
+      afterFailure?: () => Promise<Record<string, unknown> | undefined>;
       /** the tools of the identity a request names in its `_meta`, when it is not this host's */
       route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
@@ -254,8 +256,8 @@ export class ToolHost {
     } catch (error) {
       if (!(error instanceof BlackboardError) && !extra.signal.aborted) console.error(`[mcp-blackboard] ${tool.name} failed:`, error);
       const failure = error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${tool.name}`);
-      // a refused call is a sign of life too, and says that mail is waiting (not while the store is away)
-      const meta = failure.code === 'STORE_UNAVAILABLE' ? undefined : await this.access.afterCall?.().catch(() => undefined);
+      // a refused call says that mail is waiting too (not while the store is away); it writes nothing
+      const meta = failure.code === 'STORE_UNAVAILABLE' ? undefined : await this.access.afterFailure?.().catch(() => undefined);
       return this.fail(failure, meta);
     }
   }
