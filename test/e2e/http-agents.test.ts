@@ -133,6 +133,33 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     expect((await again.ok('state_get', { key: 'goal', scope: 'thread' })).value).toBe('ship');
   });
 
+  it("a thread is a handle, not a credential: a client naming another's thread as its own reads it and writes nothing", async () => {
+    const owner = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'plan-t9' }, 'team_');
+    await owner.ok('state_set', { key: 'secret', value: 'planner only', scope: 'thread' });
+    for (const era of ['modern', 'legacy'] as const) {
+      // a thread the planner made, and the planner's default thread (which it never used)
+      for (const thread of ['plan-t9', 'agent:planner']) {
+        const intruder = await agent('/mcp/team', { ...bearer(CODER), 'X-Blackboard-Thread': thread }, 'team_', era);
+        for (const [tool, args] of [
+          ['state_set', { key: 'secret', value: 'coder was here', scope: 'thread' }],
+          ['state_delete', { key: 'secret', scope: 'thread' }],
+          ['final_answer_set', { content: 'hijacked' }],
+          ['scratchpad_write', { kind: 'observation', value: 'x' }],
+        ] as const) {
+          expect(await intruder.err(tool, args), `${era} ${thread} ${tool}`).toMatchObject({
+            code: 'FORBIDDEN',
+            details: { thread, owner: 'planner' },
+          });
+        }
+        if (thread === 'plan-t9') expect((await intruder.ok('state_get', { key: 'secret', scope: 'thread' })).value).toBe('planner only');
+      }
+    }
+    expect((await owner.ok('state_get', { key: 'secret', scope: 'thread' })).value).toBe('planner only');
+    const planner = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'agent:planner' }, 'team_');
+    expect((await planner.ok('final_answer_get')).isSet).toBe(false);
+    await planner.ok('final_answer_set', { content: 'mine' });
+  });
+
   it('401 carries WWW-Authenticate: Bearer; a session is bound to its token and its path', async () => {
     for (const headers of [{}, bearer('not-a-token-of-this-server'), { authorization: 'Basic abc' }]) {
       const res = await rawInitialize(s.port, headers, '/mcp/team');
