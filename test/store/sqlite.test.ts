@@ -331,7 +331,7 @@ describe('large records read again', () => {
         return { result: { got: got?.v, listed: listed.map(([, r]) => r.v) }, writes: new Map() };
       })
     ).result;
-  /** Counts the writer's whole-text reads of one record (the size-and-tail reads are another statement). */
+  /** Counts the writer's whole-text reads of one record (the size-and-head reads are another statement). */
   const wholeReads = (backend: SqliteBackend): { count: number } => {
     const statement = (backend as unknown as { w: { get: { get: (key: string) => unknown } } }).w.get;
     const counter = { count: 0 };
@@ -404,6 +404,47 @@ describe('large records read again', () => {
     // Another process writes the same key at that same revision, size, time and author: only the value differs.
     await b.transaction(async () => ({ result: 0, writes: same(big(4)) }));
     expect(await readIn(a, 'doc')).toEqual({ got: big(4), listed: [big(4)] });
+  });
+
+  it('a held record is frozen: no caller can change what the next read gets, and an append makes a new list', async () => {
+    const store = new VersionedStore(await open(join(tempDir(), 'frozen.db')), { sweepIntervalMs: 0 });
+    const message = (i: number) => ({ id: i, text: `${i}`.padEnd(300, '.') });
+    for (let i = 0; i < 80; i++) await store.transact((tx) => tx.update('messages', 'append', message(i), { by: 't' }));
+    const read = await store.transact(async (tx) => (await tx.get('messages'))!.value as Array<{ id: number; text: string }>);
+    expect(read.result).toHaveLength(80);
+    expect(Object.isFrozen(read.result) && Object.isFrozen(read.result[0])).toBe(true);
+    expect(() => read.result.push(message(99))).toThrow(TypeError);
+    expect(() => {
+      read.result[0].text = 'changed';
+    }).toThrow(TypeError);
+    await store.transact((tx) => tx.update('messages', 'append', message(80), { by: 't' }));
+    expect(read.result).toHaveLength(80); // what the caller holds did not grow under it
+    const again = await store.transact(async (tx) => (await tx.get('messages'))!.value as Array<{ id: number; text: string }>);
+    expect(again.result.map((m) => m.id)).toEqual(Array.from({ length: 81 }, (_, i) => i));
+    expect(again.result[0].text).toBe(message(0).text);
+  });
+
+  it('a record from 16 KiB is held; a large row written with its revision last (an older version) is read whole every time', async () => {
+    const path = join(tempDir(), 'threshold.db');
+    const a = await open(path);
+    const whole = wholeReads(a);
+    const medium = { text: 'm'.repeat(20_000) };
+    await a.transaction(async () => ({ result: 0, writes: put({ doc: medium }) }));
+    const held = await a.transaction(async (tx) => ({ result: await tx.get('doc'), writes: new Map() }));
+    expect(held.result!.v).toEqual(medium);
+    expect(Object.isFrozen(held.result) && Object.isFrozen(held.result!.v)).toBe(true); // as this process holds it
+    expect(whole.count).toBe(0);
+    // As an older version wrote it: the revision last, so its first bytes do not tell which commit wrote it.
+    const raw = new Database(path);
+    const revision = (raw.prepare(`SELECT value FROM blackboard_meta WHERE name = 'revision'`).get() as { value: number }).value + 1;
+    raw.prepare(`UPDATE blackboard_meta SET value = ? WHERE name = 'revision'`).run(revision);
+    const text = JSON.stringify({ value: { v: big(7), ver: 2, at: Date.now(), by: 'old', rev: revision } });
+    raw.prepare('UPDATE blackboard SET value = ? WHERE key = ?').run(text, 'doc');
+    raw.close();
+    for (let i = 1; i <= 3; i++) {
+      expect(await readIn(a, 'doc')).toEqual({ got: big(7), listed: [big(7)] });
+      expect(whole.count).toBe(2 * i); // the get and the listing, each time
+    }
   });
 });
 

@@ -5,7 +5,16 @@ import { corrupt, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
 import { type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
-import { decodeRows, isBusy, openDatabase, range, writeRows, type ReaderStatements, type WriterStatements } from './schema.js';
+import {
+  decodeRows,
+  isBusy,
+  openDatabase,
+  range,
+  type ReaderStatements,
+  type WriterStatements,
+  type WrittenRow,
+  writeRows,
+} from './schema.js';
 import { TxReads } from './tx-reads.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
@@ -20,6 +29,11 @@ export interface SqliteOptions {
    * notification came (for filesystems where watching a file does not work). Default 1000 ms.
    */
   pollMs?: number;
+  /**
+   * Records whose stored text is at least this many bytes are kept parsed (frozen) once committed, and a transaction
+   * reading one again takes it from memory (default 16 KiB; tests lower it to run every read through that path).
+   */
+  knownFromBytes?: number;
 }
 
 /**
@@ -49,7 +63,7 @@ export class SqliteBackend implements Backend {
   private queue: Job[] = [];
   private flushing?: Promise<void>;
   private closed = false;
-  /** what transactions read through: the writer connection, and the large committed texts this process holds */
+  /** what transactions read through: the writer connection, and the large committed records this process holds */
   private readonly tx: TxReads;
 
   /** How many SQLite commits this backend has made (each is one fsync in FULL mode), and the transactions in them. */
@@ -66,9 +80,10 @@ export class SqliteBackend implements Backend {
     notifyPath: string,
     private readonly busyTimeoutMs: number,
     pollMs: number,
+    knownFromBytes?: number,
   ) {
     this.description = `sqlite://${path}`;
-    this.tx = new TxReads(w);
+    this.tx = new TxReads(w, knownFromBytes);
     this.notify = new NotifyFile(notifyPath);
     this.commits = new SqliteCommitListener({ notifyPath, pollMs, reader: r, usable: () => !this.closed && !this.files.gone });
   }
@@ -76,7 +91,7 @@ export class SqliteBackend implements Backend {
   /** Opens (creating or upgrading) the database at `path`; several processes may do so at once (see {@link openDatabase}). */
   static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
     const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
-    const db = await openDatabase(path, options.synchronous ?? 'FULL', busyTimeoutMs);
+    const db = await openDatabase(path, options.synchronous ?? 'FULL', busyTimeoutMs, options.knownFromBytes);
     return new SqliteBackend(
       path,
       db.writer,
@@ -88,6 +103,7 @@ export class SqliteBackend implements Backend {
       `${path}-notify`,
       busyTimeoutMs,
       options.pollMs ?? 1000,
+      options.knownFromBytes,
     );
   }
 
@@ -129,8 +145,8 @@ export class SqliteBackend implements Backend {
       const { result, writes } = await fn(this.tx.reads, { revision, now });
       if (writes.size === 0) return { value: { result, revision }, revision };
       const next = revision + 1;
-      const texts = writeRows(this.w, writes, next, now);
-      return { value: { result, revision: next }, revision: next, texts };
+      const written = writeRows(this.w, writes, next, now);
+      return { value: { result, revision: next }, revision: next, written };
     });
   }
 
@@ -249,7 +265,7 @@ export class SqliteBackend implements Backend {
     }
     this.tx.begin(start);
     let revision = start;
-    const done: Array<[Job, unknown, Array<[string, string | null]> | undefined]> = [];
+    const done: Array<[Job, unknown, WrittenRow[] | undefined]> = [];
     let aborted: unknown;
     // A batch of one needs no savepoint: if it fails, rolling the whole transaction back undoes the same writes.
     const alone = jobs.length === 1;
@@ -259,7 +275,7 @@ export class SqliteBackend implements Backend {
         const out = await job.run(revision);
         if (!alone) this.w.release.run();
         revision = out.revision;
-        done.push([job, out.value, out.texts]);
+        done.push([job, out.value, out.written]);
       } catch (error) {
         if (this.writer.inTransaction && !alone) {
           try {
@@ -296,8 +312,8 @@ export class SqliteBackend implements Backend {
       for (const [job] of done) job.reject(aborted);
       return;
     }
-    // What the batch wrote is committed now: large texts are remembered, other written keys forgotten.
-    for (const [, , texts] of done) this.tx.committed(texts ?? []);
+    // What the batch wrote is committed now: large records are known, other written keys forgotten.
+    for (const [, , written] of done) this.tx.committed(written ?? []);
     // Tells watchers of other processes about the commit, and their lock waiters that the lock is free.
     this.notify.ring();
     // Our own commits need not be read back from the change log when nobody else committed in between.
@@ -321,10 +337,10 @@ export class SqliteBackend implements Backend {
 
 interface Job {
   /**
-   * Runs inside the batch's transaction, starting from `revision`; returns its value, the revision after it, and the
-   * texts it wrote by key (`null`: removed).
+   * Runs inside the batch's transaction, starting from `revision`; returns its value, the revision after it, and what
+   * it wrote by key.
    */
-  run(revision: number): Promise<{ value: unknown; revision: number; texts?: Array<[string, string | null]> }>;
+  run(revision: number): Promise<{ value: unknown; revision: number; written?: WrittenRow[] }>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }

@@ -6,7 +6,7 @@ import { decodeEnvelope, deserialize, serialize } from '../codec.js';
 import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
-import { REMEMBER_FROM_BYTES, TAIL_BYTES } from './record-texts.js';
+import { HEAD_BYTES, KNOWN_FROM_BYTES } from './known-records.js';
 import { FileIdentityCheck, makeDirectory } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
@@ -18,10 +18,11 @@ const SCHEMA = 2;
 
 type Row = { key: string; value: string };
 /**
- * A row as a transaction reads it: its text under {@link REMEMBER_FROM_BYTES} bytes; else (`value` null) its size
- * and last bytes, to be found among the texts this process remembers or read whole (see `RecordTexts`).
+ * A row as a transaction reads it: its text under {@link KNOWN_FROM_BYTES} bytes (or the threshold the database was
+ * opened with); else (`value` null) its size and first bytes, to be found among the records this process knows or read
+ * whole (see `KnownRecords`).
  */
-export type SizedRow = { key: string; value: string | null; bytes: number; tail: Uint8Array | null };
+export type SizedRow = { key: string; value: string | null; bytes: number; head: Uint8Array | null };
 
 /** An opened database: the writer and reader connections, their statements, the reader's Keyv, the files' identity. */
 export interface SqliteDatabase {
@@ -42,7 +43,12 @@ export interface SqliteDatabase {
  * schema creation and migration happen in one `BEGIN IMMEDIATE` transaction that only one of them gets at a time,
  * the others retry after a random pause and then find the work done.
  */
-export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL', busyTimeoutMs: number): Promise<SqliteDatabase> {
+export async function openDatabase(
+  path: string,
+  synchronous: 'FULL' | 'NORMAL',
+  busyTimeoutMs: number,
+  knownFromBytes = KNOWN_FROM_BYTES,
+): Promise<SqliteDatabase> {
   makeDirectory(dirname(path));
   const deadline = Date.now() + busyTimeoutMs;
   for (let attempt = 0; ; attempt++) {
@@ -53,7 +59,7 @@ export async function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL',
       writer.pragma('journal_mode = WAL');
       migrate(writer);
       writer.pragma(`synchronous = ${synchronous}`);
-      const w = writerStatements(writer);
+      const w = writerStatements(writer, knownFromBytes);
       reader = new Database(path, { timeout: 0 });
       const r = readerStatements(reader);
       const adapter = new KeyvSqlite({ db: reader, table: TABLE, keySize: 4096 });
@@ -177,7 +183,8 @@ export type WriterStatements = ReturnType<typeof writerStatements>;
 export type ReaderStatements = ReturnType<typeof readerStatements>;
 
 /** Statements of the writer connection, prepared once. */
-export function writerStatements(db: Database.Database) {
+export function writerStatements(db: Database.Database, knownFromBytes = KNOWN_FROM_BYTES) {
+  const sized = sizedColumns(knownFromBytes);
   return {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -188,7 +195,7 @@ export function writerStatements(db: Database.Database) {
     revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
     setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
     get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
-    getSized: db.prepare<[string], SizedRow>(`SELECT ${SIZED} FROM ${TABLE} WHERE key = ?`),
+    getSized: db.prepare<[string], SizedRow>(`SELECT ${sized} FROM ${TABLE} WHERE key = ?`),
     /** upserts of 1 to {@link ROWS_PER_STATEMENT} records in one statement, by count */
     putRows: rowStatements((n) =>
       db.prepare(
@@ -206,7 +213,7 @@ export function writerStatements(db: Database.Database) {
          (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
     ),
     raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
-    ...rangeStatements<SizedRow>(db, SIZED),
+    ...rangeStatements<SizedRow>(db, sized),
   };
 }
 
@@ -231,9 +238,10 @@ export function readerStatements(db: Database.Database) {
   };
 }
 
-/** The columns of a {@link SizedRow}. */
-const SIZED = `key, CASE WHEN octet_length(value) < ${REMEMBER_FROM_BYTES} THEN value END AS value, octet_length(value) AS bytes,
-  CASE WHEN octet_length(value) >= ${REMEMBER_FROM_BYTES} THEN substr(CAST(value AS BLOB), -${TAIL_BYTES}) END AS tail`;
+/** The columns of a {@link SizedRow}, whose text comes whole under `fromBytes`. */
+const sizedColumns = (fromBytes: number): string =>
+  `key, CASE WHEN octet_length(value) < ${fromBytes} THEN value END AS value, octet_length(value) AS bytes,
+  CASE WHEN octet_length(value) >= ${fromBytes} THEN substr(CAST(value AS BLOB), 1, ${HEAD_BYTES}) END AS head`;
 
 type RangeParams = { lo: string; hi: string; now: number; limit: number };
 type RangeStatements<R> = { rangeFrom: Database.Statement<RangeParams, R>; rangeAfter: Database.Statement<RangeParams, R> };
@@ -278,31 +286,34 @@ function runRows(statement: (rows: number) => Database.Statement, params: unknow
   }
 }
 
+/** What a transaction wrote for one key: the record and its stored text, or `null` when it removed the row. */
+export type WrittenRow = [key: string, row: { text: string; record: StoredRecord } | null];
+
 /**
  * Writes a transaction's records through the writer's statements, each at `revision` (a `null` record deletes its
  * row), and logs those marked to be logged, at `now`: the records in one statement and their change log rows in
- * another (per 16), so a commit costs the same few statements whatever it writes. Returns each key's new text (`null`:
- * removed).
+ * another (per 16), so a commit costs the same few statements whatever it writes. Returns what it wrote, by key.
  */
-export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): Array<[string, string | null]> {
+export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): WrittenRow[] {
   const puts: unknown[] = [];
   const logs: unknown[] = [];
-  const texts: Array<[string, string | null]> = [];
+  const written: WrittenRow[] = [];
   for (const [key, write] of writes) {
     if (write.record === null) {
       w.remove.run(key);
-      texts.push([key, null]);
+      written.push([key, null]);
       continue;
     }
-    const record: StoredRecord = { ...write.record, rev: revision };
+    // The revision first: a large row's first bytes then tell which commit wrote it (see `KnownRecords`).
+    const record: StoredRecord = { rev: revision, ...write.record };
     const text = serialize({ value: record });
     puts.push(key, text, record.exp ?? null, record.del === 1 ? record.at : null);
-    texts.push([key, text]);
+    written.push([key, { text, record }]);
     if (write.log) logs.push(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
   }
   if (puts.length > 0) runRows(w.putRows, puts, 4);
   if (logs.length > 0) runRows(w.logRows, logs, 5);
-  return texts;
+  return written;
 }
 
 /** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
