@@ -1,7 +1,7 @@
 // Replies that do not grow with the data and waits that fit a client's timeout: value previews and wait caps.
 import { jsonBytes, jsonHead } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
-import { READ_DEFAULT_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
+import { READ_DEFAULT_BYTES, UPDATE_ECHO_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
 import type { Extra } from './define.js';
 
 /**
@@ -27,11 +27,12 @@ export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value:
 const shareOf = (n: number): number => Math.max(256, Math.floor(READ_DEFAULT_BYTES / Math.max(1, n)));
 
 /**
- * Several results' values within one read's size together: a value larger than an equal share of
- * {@link READ_DEFAULT_BYTES} (at least 256 bytes) is left out; its result still says it worked and its version.
+ * Several updates' new values within one read's size together: a value larger than an equal share of
+ * {@link READ_DEFAULT_BYTES} (at least 256 bytes), or than an update's echo ({@link UPDATE_ECHO_BYTES}), is left out;
+ * its result still says it worked and its version.
  */
 export function valuesWithin<T extends { value?: Json }>(results: T[]): T[] {
-  const share = shareOf(results.filter((result) => result.value !== undefined).length);
+  const share = Math.min(UPDATE_ECHO_BYTES, shareOf(results.filter((result) => result.value !== undefined).length));
   return results.map((result) => {
     if (result.value === undefined || jsonBytes(result.value) <= share) return result;
     const { value: _left, ...rest } = result;

@@ -23,6 +23,11 @@ export const cursor = z.string().optional();
 /** Default and largest value bytes of a bounded read. */
 export const READ_DEFAULT_BYTES = 16 * 1024;
 export const READ_MAX_BYTES = 1024 * 1024;
+/**
+ * How much of the value it wrote an update's reply carries: the new value whole up to this, else a preview (a caller
+ * that appends to a long list knows what it appended; echoing the list's start cost its context on every call).
+ */
+export const UPDATE_ECHO_BYTES = 2 * 1024;
 /** a bounded read's size (default {@link READ_DEFAULT_BYTES}; the read tools' descriptions name it) */
 export const maxBytes = z.number().int().min(64).max(READ_MAX_BYTES).optional();
 

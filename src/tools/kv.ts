@@ -12,6 +12,7 @@ import {
 import { jsonBytes } from '../store/json-text.js';
 import {
   READ_DEFAULT_BYTES,
+  UPDATE_ECHO_BYTES,
   bounded,
   counter,
   cursor,
@@ -157,7 +158,7 @@ export function registerKvTools(host: ToolHost, kv: KvService): void {
     }),
     async (args, _extra, call) => {
       const updated = await kv.update(args, call);
-      return { ...updated, ...boundValue(updated.value) };
+      return { ...updated, ...boundValue(updated.value, UPDATE_ECHO_BYTES) };
     },
   );
 

@@ -40,20 +40,27 @@ describe('bounded replies', () => {
     expect((await a.err('state_get', { key: 'big', maxBytes: 2 * 1024 * 1024 })).details).toMatchObject({ path: 'maxBytes' });
   });
 
-  it('state_update and state_batch answer a grown value under 16 KiB: a preview with truncated and bytes, the stored value whole', async () => {
+  it('state_update and state_batch echo a new value up to 2 KiB: past it a preview with truncated and bytes, the stored value whole', async () => {
     const a = await agent();
     const message = (i: number) => ({ role: 'user', content: `${i}: ${'m'.repeat(290)}`, id: `m-${i}` });
     for (let i = 0; i < 60; i++) await a.ok('state_update', { key: 'messages', op: 'append', value: message(i) });
     const small = await a.ok('state_update', { key: 'n', op: 'increment', value: 2 });
     expect(small).toEqual({ value: 2, version: 1, revision: small.revision });
     const reply = await a.raw('state_update', { key: 'messages', op: 'append', value: message(60) });
-    expect(Buffer.byteLength(textOf(reply))).toBeLessThan(17 * 1024);
+    expect(Buffer.byteLength(textOf(reply))).toBeLessThan(2.5 * 1024);
+    // Up to 2 KiB the new value comes back whole.
+    const merged = await a.ok('state_update', { key: 'doc', op: 'merge', value: { a: 'x'.repeat(1900) } });
+    expect(merged).toEqual({ value: { a: 'x'.repeat(1900) }, version: 1, revision: merged.revision });
+    const over = await a.ok('state_update', { key: 'doc', op: 'merge', value: { b: 'y'.repeat(200) } });
+    expect(over).toMatchObject({ version: 2, truncated: true, bytes: JSON.stringify({ a: 'x'.repeat(1900), b: 'y'.repeat(200) }).length });
+    expect(Buffer.byteLength(JSON.stringify(over.value))).toBeLessThanOrEqual(2048);
     const grown = await a.ok('state_update', { key: 'messages', op: 'append', value: message(61) });
     const whole = await a.ok('state_get', { key: 'messages', maxBytes: 1024 * 1024 });
     expect(whole.value).toHaveLength(62);
     expect(grown).toMatchObject({ version: 62, truncated: true, bytes: Buffer.byteLength(JSON.stringify(whole.value)) });
     expect(JSON.stringify(whole.value).startsWith((grown.value as string).slice(0, -1))).toBe(true);
-    // A batch of updates shares one reply's worth: a value larger than its share (at least 256 bytes) is left out.
+    // A batch of updates shares one reply's worth: a value larger than its share (at least 256 bytes), or than an
+    // update's echo (2 KiB), is left out.
     const ops = Array.from({ length: 4 }, (_, i) => ({ op: 'append', key: `list/${i}`, value: 'x'.repeat(5000) }));
     const batchReply = await a.raw('state_batch', { ops: [...ops, { op: 'set', key: 'plain', value: 1 }] });
     expect(Buffer.byteLength(textOf(batchReply))).toBeLessThan(17 * 1024);
@@ -62,11 +69,13 @@ describe('bounded replies', () => {
         { op: 'append', key: 'list/0', value: 'y'.repeat(5000) },
         { op: 'append', key: 'list/1', value: 'z' },
         { op: 'increment', key: 'n', value: 1 },
+        { op: 'append', key: 'short', value: 'w'.repeat(1500) },
       ],
     });
     expect(batch.results[0]).toEqual({ key: 'list/0', ok: true, version: 2 }); // 10,007 bytes, over a third of 16 KiB
-    expect(batch.results[1]).toEqual({ key: 'list/1', ok: true, version: 2, value: ['x'.repeat(5000), 'z'] });
+    expect(batch.results[1]).toEqual({ key: 'list/1', ok: true, version: 2 }); // 5,008 bytes, over 2 KiB
     expect(batch.results[2]).toEqual({ key: 'n', ok: true, version: 2, value: 3 });
+    expect(batch.results[3]).toEqual({ key: 'short', ok: true, version: 1, value: ['w'.repeat(1500)] });
     expect((await a.ok('state_get', { key: 'list/0', maxBytes: 1024 * 1024 })).value).toEqual(['x'.repeat(5000), 'y'.repeat(5000)]);
   });
 
