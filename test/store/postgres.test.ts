@@ -411,3 +411,81 @@ describe('postgres range reads in one transaction', () => {
     expect(sent).toHaveLength(1);
   });
 });
+
+describe('postgres: large records read again', () => {
+  /** Texts of one length (about 40 KB stored), different for each `i`. */
+  const big = (i: number): string => `${String(i).padStart(6, '0')}${'é—x'.repeat(6_000)}`;
+  const readIn = async (b: PostgresBackend, key: string) =>
+    (
+      await b.transaction(async (tx) => {
+        const got = await tx.get(key);
+        const listed = await tx.list({ lo: key, hi: `${key}\u0001`, limit: 10, now: Date.now() });
+        return { result: { got: got?.v, listed: listed.map(([, r]) => r.v), frozen: Object.isFrozen(got) }, writes: new Map() };
+      })
+    ).result;
+  /** Counts the statements that read records whole (the first reads of a transaction take large ones by size). */
+  const wholeReads = (b: PostgresBackend): { count: number } => {
+    const db = (b as unknown as { db: { query: (...a: unknown[]) => unknown } }).db;
+    const query = db.query.bind(db);
+    const counter = { count: 0 };
+    db.query = (...a: unknown[]) => {
+      if (/SELECT key, record FROM/.test(String(a[2]))) counter.count++;
+      return query(...a);
+    };
+    return counter;
+  };
+
+  it('a record another process rewrote at the same size is read as it is now; one this process holds is not read whole', async ({
+    skip,
+  }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const [a, b] = [await open(url), await open(url)];
+    const whole = wholeReads(a);
+    for (let i = 0; i < 8; i++) {
+      const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
+      await write(writer, { doc: rec(big(i), i + 1) });
+      expect(await readIn(writer, 'doc')).toEqual({ got: big(i), listed: [big(i)], frozen: true });
+      expect(await readIn(reader, 'doc')).toEqual({ got: big(i), listed: [big(i)], frozen: true });
+    }
+    // a read whole once after each of b's four writes (the get and the listing of that transaction take it from memory)
+    expect(whole.count).toBe(4);
+    expect(await readIn(a, 'doc')).toEqual({ got: big(7), listed: [big(7)], frozen: true });
+    expect(whole.count).toBe(4);
+  });
+
+  it('a large row written with its revision last (an older version) is read whole every time', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const a = await open(url);
+    await write(a, { doc: rec(big(1), 1) });
+    const whole = wholeReads(a);
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    const { schema } = parsePostgresUrl(url);
+    await client.query(`UPDATE "${schema}".meta SET revision = 2`);
+    const text = JSON.stringify({ v: big(2), ver: 2, at: 1000, by: 'old', rev: 2 });
+    await client.query(`UPDATE "${schema}".records SET record = $1 WHERE key = 'doc'`, [text]);
+    await client.end();
+    for (let i = 1; i <= 3; i++) {
+      expect(await readIn(a, 'doc')).toMatchObject({ got: big(2), listed: [big(2)] });
+      expect(whole.count).toBe(2 * i); // the get's and the listing's, each time
+    }
+  });
+
+  it('tables made anew under the same schema (revisions starting over) are never read from memory', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const a = await open(url);
+    await write(a, { doc: rec(big(1), 1) });
+    expect(await readIn(a, 'doc')).toMatchObject({ got: big(1) });
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    await client.query(`DROP SCHEMA "${parsePostgresUrl(url).schema}" CASCADE`);
+    await client.end();
+    // Another store makes the schema again and writes the same key at the same revision, size and time.
+    const c = await open(url);
+    expect((await write(c, { doc: rec(big(2), 1) })).revision).toBe(1);
+    expect(await readIn(a, 'doc')).toMatchObject({ got: big(2), listed: [big(2)] });
+  });
+});

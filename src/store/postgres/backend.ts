@@ -8,6 +8,8 @@ import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, 
 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
+import { KnownRecords } from '../known-records.js';
+import { readRows, RECORD_PREFIX, recordOf, SIZED_COLUMNS, type ReadRow, type SizedRow } from './known-rows.js';
 import { RangeReads } from './range-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
@@ -47,6 +49,10 @@ export class PostgresBackend implements Backend {
   private readonly listener: CommitListener;
   private readonly bells = new Set<Promise<void>>();
   private closed = false;
+  /** large committed records this process holds, parsed (see `KnownRecords`) */
+  private readonly known = new KnownRecords(RECORD_PREFIX);
+  /** the tables' identity when `known` was filled (tables made anew start revisions over) */
+  private tablesOid?: string;
   private lastAnalyze = 0;
 
   private readonly failPoint: PostgresOptions['failPoint'];
@@ -165,31 +171,45 @@ export class PostgresBackend implements Backend {
       const began = Date.now();
       const results = (await q(
         `BEGIN ISOLATION LEVEL READ COMMITTED;
-         SELECT revision FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
+         SELECT revision, tableoid::int8::text AS oid FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
          SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started;
-         SELECT key, record FROM ${this.t.records} WHERE key = ANY(${array(keys.map(lit), 'text')})`,
+         SELECT ${SIZED_COLUMNS} FROM ${this.t.records} WHERE key = ANY(${array(keys.map(lit), 'text')})`,
       )) as unknown as pg.QueryResult[];
       if (results[1].rows.length === 0) throw tablesGone(this.t);
       const revision = Number(results[1].rows[0].revision);
+      // Tables made anew (the schema dropped and created again) start their revisions over: nothing known holds.
+      const oid = String(results[1].rows[0].oid);
+      if (oid !== this.tablesOid) {
+        this.known.clear();
+        this.tablesOid = oid;
+      }
       const now = Number(results[2].rows[0].now);
       const { xid, started } = results[2].rows[0] as { xid: string; started: string };
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
-      const fetched = new Map<string, string | null>(keys.map((key) => [key, null])); // null: read, absent
-      for (const row of results[3].rows) fetched.set(String(row.key), String(row.record));
+      // Large rows come by size and first characters; the ones this process does not know are read whole.
+      const readWhole = async (wanted: string[]): Promise<Map<string, string>> => {
+        const sql = `SELECT key, record FROM ${this.t.records} WHERE key = ANY($1)`;
+        return new Map((await q<{ key: string; record: string }>(sql, [wanted])).rows.map((r) => [r.key, r.record]));
+      };
+      const fetched = new Map<string, ReadRow | null>(keys.map((key) => [key, null])); // null: read, absent
+      for (const [key, row] of await readRows(results[3].rows as SizedRow[], this.known, readWhole)) fetched.set(key, row);
       const tx: BackendTx = {
         get: async (key) => {
           if (!fetched.has(key)) await tx.prefetch!([key]);
-          const raw = fetched.get(key);
-          return raw == null ? undefined : decode(key, raw);
+          const row = fetched.get(key);
+          if (row == null) return undefined;
+          const record = recordOf(key, row, this.known);
+          fetched.set(key, record);
+          return record;
         },
         prefetch: async (more) => {
-          const sql = `SELECT key, record FROM ${this.t.records} WHERE key = ANY($1)`;
-          const found = new Map((await q<{ key: string; record: string }>(sql, [more])).rows.map((r) => [r.key, r.record]));
+          const sql = `SELECT ${SIZED_COLUMNS} FROM ${this.t.records} WHERE key = ANY($1)`;
+          const found = new Map(await readRows((await q<SizedRow>(sql, [more])).rows, this.known, readWhole));
           for (const key of more) fetched.set(key, found.get(key) ?? null); // under the store's lock: nothing changes meanwhile
         },
-        list: new RangeReads(this.t, q).read,
+        list: new RangeReads(this.t, q, this.known, readWhole).read,
       };
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {
@@ -198,11 +218,15 @@ export class PostgresBackend implements Backend {
         return { value: { result, revision } };
       }
       const next = revision + 1;
-      const statement = `${writeStatement(this.t, writes, next, now)}; COMMIT`;
+      const { sql, written } = writeStatement(this.t, writes, next, now);
+      const statement = `${sql}; COMMIT`;
+      // Until the commit is known to have happened, nothing this transaction writes may be taken as known.
+      for (const key of writes.keys()) this.known.forget(key);
       // From here on the store may change: a failure is looked up, never retried blindly.
       sent = { next, xid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
       await this.failPoint?.('commit', client);
       await q(statement);
+      this.known.committed(written);
       await this.failPoint?.('committed', client);
       this.ring(sent.next, sent.keys, client, done);
       if (writes.size >= BULK_WRITES) this.analyzeSoon();

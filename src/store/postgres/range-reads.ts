@@ -1,10 +1,11 @@
 // Range reads inside one Postgres transaction: the ones asked for together travel in one round trip.
 import type pg from 'pg';
+import type { KnownRecords } from '../known-records.js';
 import type { RangeQuery, StoredRecord } from '../types.js';
+import { listedRecords, readRows, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
 import type { Tables } from './schema.js';
-import { decodeRows, lit, num, rangeWhere } from './sql.js';
+import { lit, num, rangeWhere } from './sql.js';
 
-type Row = { key: string; record: string };
 type Rows = Array<[string, StoredRecord]>;
 type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
@@ -18,7 +19,8 @@ function literal(value: unknown): string {
 /**
  * The range reads of one transaction. Those asked for in the same turn of the event loop (a checkpoint reading every
  * key range of a thread at once) go as one multi-statement query, one round trip; a lone one is one parameterized
- * statement. Every statement sees the same state: the transaction holds the store's lock.
+ * statement. Every statement sees the same state: the transaction holds the store's lock. Large records this process
+ * knows are taken as it holds them; the others are read whole in one more round trip.
  */
 export class RangeReads {
   private pending: Array<{ query: RangeQuery; resolve: (rows: Rows) => void; reject: (error: unknown) => void }> = [];
@@ -26,6 +28,8 @@ export class RangeReads {
   constructor(
     private readonly t: Tables,
     private readonly q: Query,
+    private readonly known: KnownRecords,
+    private readonly readWhole: (keys: string[]) => Promise<Map<string, string>>,
   ) {}
 
   read = (query: RangeQuery): Promise<Rows> =>
@@ -37,21 +41,29 @@ export class RangeReads {
   private async flush(): Promise<void> {
     const batch = this.pending.splice(0);
     try {
+      let found: SizedRow[][];
       if (batch.length === 1) {
         const [where, params] = rangeWhere(batch[0].query, 2);
-        const sql = `SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1`;
-        const { rows } = await this.q<Row>(sql, [batch[0].query.limit, ...params]);
-        batch[0].resolve(decodeRows(rows));
-        return;
+        const sql = `SELECT ${SIZED_COLUMNS} FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1`;
+        found = [(await this.q<SizedRow>(sql, [batch[0].query.limit, ...params])).rows];
+      } else {
+        const statements = batch.map(({ query }) => {
+          const [where, params] = rangeWhere(query, 1);
+          const written = where.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
+          return `SELECT ${SIZED_COLUMNS} FROM ${this.t.records} WHERE ${written} ORDER BY key LIMIT ${literal(query.limit)}`;
+        });
+        const reply: unknown = await this.q<SizedRow>(statements.join(';\n')); // one result per statement
+        found = (reply as Array<pg.QueryResult<SizedRow>>).map((result) => result.rows);
       }
-      const statements = batch.map(({ query }) => {
-        const [where, params] = rangeWhere(query, 1);
-        const written = where.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
-        return `SELECT key, record FROM ${this.t.records} WHERE ${written} ORDER BY key LIMIT ${literal(query.limit)}`;
-      });
-      const reply: unknown = await this.q<Row>(statements.join(';\n')); // one result per statement
-      const results = reply as Array<pg.QueryResult<Row>>;
-      for (const [i, { resolve }] of batch.entries()) resolve(decodeRows(results[i].rows));
+      // The large rows no statement could take from memory are read whole together.
+      const rows = await readRows(found.flat(), this.known, this.readWhole);
+      const byKey = new Map(rows);
+      for (const [i, { resolve }] of batch.entries()) {
+        const mine = found[i].flatMap(
+          (row): Array<[string, string | StoredRecord]> => (byKey.has(row.key) ? [[row.key, byKey.get(row.key)!]] : []),
+        );
+        resolve(listedRecords(mine, this.known));
+      }
     } catch (error) {
       for (const { reject } of batch) reject(error);
     }

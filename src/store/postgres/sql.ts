@@ -4,6 +4,7 @@ import { decodeRecord } from '../codec.js';
 import { compareKeys } from '../keys.js';
 import { tablesGone, type Tables } from './schema.js';
 import type { LogTail } from './listener.js';
+import type { WrittenRow } from '../known-records.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /**
@@ -23,17 +24,23 @@ export const num = (value: number | undefined): string => {
 };
 export const array = (values: string[], type: string): string => `${values.length ? `ARRAY[${values.join(',')}]` : 'ARRAY[]'}::${type}[]`;
 
-/** One statement: the revision bump, the puts, the removals and the change log entries. */
-export function writeStatement(t: Tables, writes: Writes, next: number, now: number): string {
+/** One statement: the revision bump, the puts, the removals and the change log entries; and what it writes, by key. */
+export function writeStatement(t: Tables, writes: Writes, next: number, now: number): { sql: string; written: WrittenRow[] } {
+  const written: WrittenRow[] = [];
   const put = { keys: [] as string[], records: [] as string[], exp: [] as string[], tomb: [] as string[] };
   const removed: string[] = [];
   const log = { keys: [] as string[], versions: [] as string[], deleted: [] as string[] };
   for (const [key, write] of writes) {
-    if (write.record === null) removed.push(lit(key));
-    else {
-      const record: StoredRecord = { ...write.record, rev: next };
+    if (write.record === null) {
+      removed.push(lit(key));
+      written.push([key, null]);
+    } else {
+      // The revision first: a large row's first characters then tell which commit wrote it (see `KnownRecords`).
+      const record: StoredRecord = { rev: next, ...write.record };
+      const text = JSON.stringify(record);
+      written.push([key, { text, record }]);
       put.keys.push(lit(key));
-      put.records.push(lit(JSON.stringify(record)));
+      put.records.push(lit(text));
       put.exp.push(num(record.exp));
       put.tomb.push(record.del === 1 ? num(record.at) : 'NULL');
     }
@@ -55,7 +62,7 @@ export function writeStatement(t: Tables, writes: Writes, next: number, now: num
     parts.push(`logged AS (INSERT INTO ${t.changes} (revision, key, version, deleted, at)
       SELECT ${next}, k, v, d, ${num(now)} FROM unnest(${array(log.keys, 'text')}, ${array(log.versions, 'bigint')}, ${array(log.deleted, 'boolean')}) AS u(k, v, d))`);
   }
-  return `WITH ${parts.join(',\n')} SELECT 1`;
+  return { sql: `WITH ${parts.join(',\n')} SELECT 1`, written };
 }
 
 /** `key` conditions of a range read; parameters are numbered from `first`. */

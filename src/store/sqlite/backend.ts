@@ -5,16 +5,8 @@ import { corrupt, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
 import { type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
-import {
-  decodeRows,
-  isBusy,
-  openDatabase,
-  range,
-  type ReaderStatements,
-  type WriterStatements,
-  type WrittenRow,
-  writeRows,
-} from './schema.js';
+import { decodeRows, isBusy, openDatabase, range, type ReaderStatements, type WriterStatements, writeRows } from './schema.js';
+import type { WrittenRow } from '../known-records.js';
 import { TxReads } from './tx-reads.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 

@@ -6,7 +6,7 @@ import { decodeEnvelope, deserialize, serialize } from '../codec.js';
 import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
-import { HEAD_BYTES, KNOWN_FROM_BYTES } from './known-records.js';
+import { HEAD_CHARS, KNOWN_FROM_BYTES, type WrittenRow } from '../known-records.js';
 import { FileIdentityCheck, makeDirectory } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
@@ -19,10 +19,10 @@ const SCHEMA = 2;
 type Row = { key: string; value: string };
 /**
  * A row as a transaction reads it: its text under {@link KNOWN_FROM_BYTES} bytes (or the threshold the database was
- * opened with); else (`value` null) its size and first bytes, to be found among the records this process knows or read
+ * opened with); else (`value` null) its size and first characters, to be found among the records this process knows or read
  * whole (see `KnownRecords`).
  */
-export type SizedRow = { key: string; value: string | null; bytes: number; head: Uint8Array | null };
+export type SizedRow = { key: string; value: string | null; bytes: number; head: string | null };
 
 /** An opened database: the writer and reader connections, their statements, the reader's Keyv, the files' identity. */
 export interface SqliteDatabase {
@@ -241,7 +241,7 @@ export function readerStatements(db: Database.Database) {
 /** The columns of a {@link SizedRow}, whose text comes whole under `fromBytes`. */
 const sizedColumns = (fromBytes: number): string =>
   `key, CASE WHEN octet_length(value) < ${fromBytes} THEN value END AS value, octet_length(value) AS bytes,
-  CASE WHEN octet_length(value) >= ${fromBytes} THEN substr(CAST(value AS BLOB), 1, ${HEAD_BYTES}) END AS head`;
+  CASE WHEN octet_length(value) >= ${fromBytes} THEN substr(value, 1, ${HEAD_CHARS}) END AS head`;
 
 type RangeParams = { lo: string; hi: string; now: number; limit: number };
 type RangeStatements<R> = { rangeFrom: Database.Statement<RangeParams, R>; rangeAfter: Database.Statement<RangeParams, R> };
@@ -286,9 +286,6 @@ function runRows(statement: (rows: number) => Database.Statement, params: unknow
   }
 }
 
-/** What a transaction wrote for one key: the record and its stored text, or `null` when it removed the row. */
-export type WrittenRow = [key: string, row: { text: string; record: StoredRecord } | null];
-
 /**
  * Writes a transaction's records through the writer's statements, each at `revision` (a `null` record deletes its
  * row), and logs those marked to be logged, at `now`: the records in one statement and their change log rows in
@@ -304,7 +301,7 @@ export function writeRows(w: WriterStatements, writes: Writes, revision: number,
       written.push([key, null]);
       continue;
     }
-    // The revision first: a large row's first bytes then tell which commit wrote it (see `KnownRecords`).
+    // The revision first: a large row's first characters then tell which commit wrote it (see `KnownRecords`).
     const record: StoredRecord = { rev: revision, ...write.record };
     const text = serialize({ value: record });
     puts.push(key, text, record.exp ?? null, record.del === 1 ? record.at : null);

@@ -1,8 +1,8 @@
 // What a transaction reads through on the SQLite writer connection: the rows of the batch's open transaction, a large
-// record by its size and first bytes first, taken as this process already holds it when it is one it knows.
+// record by its size and first characters first, taken as this process already holds it when it is one it knows.
+import { KnownRecords, type WrittenRow } from '../known-records.js';
 import type { BackendTx, StoredRecord } from '../types.js';
-import { KnownRecords } from './known-records.js';
-import { decode, decodeForWrite, range, type SizedRow, type WriterStatements, type WrittenRow } from './schema.js';
+import { decode, decodeForWrite, range, type SizedRow, type WriterStatements } from './schema.js';
 
 /**
  * The reads of a batch's transactions. A record is known only when it is known to be committed: read at a revision the
@@ -17,7 +17,8 @@ export class TxReads {
     private readonly w: WriterStatements,
     knownFromBytes?: number,
   ) {
-    this.known = new KnownRecords(knownFromBytes);
+    // Rows hold Keyv's envelope around the record, which the writer begins with the revision.
+    this.known = new KnownRecords('{"value":{"rev":', knownFromBytes);
   }
 
   readonly reads: BackendTx = {
@@ -56,10 +57,7 @@ export class TxReads {
 
   /** A batch committed: what its transactions wrote, in the order they wrote it. Large records are known from now on. */
   committed(written: Iterable<WrittenRow>): void {
-    for (const [key, row] of written) {
-      if (row === null) this.known.forget(key);
-      else this.known.remember(key, row.text, row.record);
-    }
+    this.known.committed(written);
   }
 
   /** The record of a large row, if it is the one this process knows. */

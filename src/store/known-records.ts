@@ -1,0 +1,102 @@
+// Large committed records this process already holds, parsed, so that a transaction reading one of them again takes
+// it as it is: the database does not hand the whole text over once more and nothing parses it again. (An append to a
+// 75 KB message list, then the checkpoint that saves it, used to read and parse the list twice per step.)
+import { deepFreeze } from './frozen.js';
+import type { StoredRecord } from './types.js';
+
+/** Records whose stored text is at least this many bytes are known, and read first by size and first characters. */
+export const KNOWN_FROM_BYTES = 16 * 1024;
+/**
+ * How many of a stored text's first characters name the revision that wrote it: backends write it first
+ * (`{"rev":N,…`, or in an envelope `{"value":{"rev":N,…`), and databases read a row's first characters without the
+ * rest of it.
+ */
+export const HEAD_CHARS = 40;
+/** How much is known at most, counted as the records' stored text (UTF-16 code units), least recently used forgotten first. */
+const KNOWN_CHARS = 4 * 1024 * 1024;
+
+/** What a transaction wrote for one key: the record and its stored text, or `null` when it removed the row. */
+export type WrittenRow = [key: string, row: { text: string; record: StoredRecord } | null];
+
+interface Known {
+  /** frozen all the way down: every reader of the key shares it */
+  record: StoredRecord;
+  bytes: number;
+  chars: number;
+}
+
+/**
+ * Records this process read as committed, or committed itself, by key, each with the size of its stored text. A row is
+ * taken for the known record only when it has the same size and its first characters name the same revision: a
+ * revision is committed once per store, so a row that changed since is always read whole, and a row written with its
+ * revision elsewhere (by an older version) is never taken for one. Only records known to be committed may be known. A
+ * known record is frozen, all the way down: callers share it and cannot change it.
+ */
+export class KnownRecords {
+  private readonly known = new Map<string, Known>();
+  private chars = 0;
+
+  /** `prefix`: how this backend's stored texts begin, up to the revision's digits (`{"rev":`). */
+  constructor(
+    private readonly prefix: string,
+    readonly fromBytes = KNOWN_FROM_BYTES,
+  ) {}
+
+  /** `key`'s record if its row is the one known: `bytes` of stored text whose first characters are `head`. */
+  find(key: string, bytes: number, head: string): StoredRecord | undefined {
+    const known = this.known.get(key);
+    if (known === undefined || known.bytes !== bytes || this.revisionIn(head) !== known.record.rev) return undefined;
+    this.known.delete(key); // most recently used last
+    this.known.set(key, known);
+    return known.record;
+  }
+
+  /**
+   * Knows a committed record of `key` from now on, stored as `text` (one under the size, or not written revision
+   * first, only makes the key forgotten). Freezes the record all the way down.
+   */
+  remember(key: string, text: string, record: StoredRecord): void {
+    this.forget(key);
+    if (text.length < this.fromBytes / 4 || text.length > KNOWN_CHARS / 4) return;
+    if (this.revisionIn(text.slice(0, HEAD_CHARS)) !== record.rev) return;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes < this.fromBytes) return;
+    this.known.set(key, { record: deepFreeze(record), bytes, chars: text.length });
+    this.chars += text.length;
+    for (const [old, { chars }] of this.known) {
+      if (this.chars <= KNOWN_CHARS) break;
+      this.known.delete(old);
+      this.chars -= chars;
+    }
+  }
+
+  /** Committed writes: large records are known from now on, every other written key forgotten. */
+  committed(written: Iterable<WrittenRow>): void {
+    for (const [key, row] of written) {
+      if (row === null) this.forget(key);
+      else this.remember(key, row.text, row.record);
+    }
+  }
+
+  forget(key: string): void {
+    const known = this.known.get(key);
+    if (known === undefined) return;
+    this.known.delete(key);
+    this.chars -= known.chars;
+  }
+
+  /** Forgets everything (the store under it was replaced). */
+  clear(): void {
+    this.known.clear();
+    this.chars = 0;
+  }
+
+  /** The revision a stored text's first characters name, if it was written revision first. */
+  private revisionIn(head: string): number | undefined {
+    if (!head.startsWith(this.prefix)) return undefined;
+    const end = head.indexOf(',', this.prefix.length);
+    if (end < 0) return undefined;
+    const digits = head.slice(this.prefix.length, end);
+    return /^\d{1,16}$/.test(digits) ? Number(digits) : undefined;
+  }
+}
