@@ -66,7 +66,7 @@ export type Head = z.infer<typeof Head>;
 
 export const CP_ID_RE = /^cp-[0-9a-z]{9}-[0-9a-f]{8}$/;
 /** The revision an id was made at: ids sort in the order checkpoints were made. */
-const revisionOf = (id: string): number => parseInt(id.slice(3, 12), 36);
+export const revisionOf = (id: string): number => parseInt(id.slice(3, 12), 36);
 export const idAt = (revision: number, suffix: string): string => `cp-${revision.toString(36).padStart(9, '0')}-${suffix}`;
 
 export function summaryOf(m: Manifest): Json {

@@ -26,6 +26,7 @@ import {
   infoOfIndex,
   infoOfManifest,
   newestIndexEntries,
+  revisionOf,
   notFound,
   summaryOf,
   DEFAULT_LIST,
@@ -161,12 +162,12 @@ export class CheckpointService {
     const limit = args.limit ?? DEFAULT_LIST;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST) throw invalid(`limit must be a whole number from 1 to ${MAX_LIST}.`);
     const before = args.cursor === undefined ? undefined : checkCursor(args.cursor);
-    const top = before === undefined ? (await this.store.revision()) + 1 : 0;
-    const page = await newestIndexEntries(this.keys, (range) => allOf((q) => this.store.list(q).then((p) => p.entries), range), thread, {
-      limit,
-      before,
-      top,
-    });
+    // `top` only says where the window (which reaches the index's end) starts: this process's last save of the thread
+    // is a floor for it, without reading the store's revision; checkpoints saved since by others come in a wider window.
+    const saved = before === undefined ? this.latest.get(thread) : undefined;
+    const top = before !== undefined ? 0 : saved !== undefined ? revisionOf(saved) + 1 : (await this.store.revision()) + 1;
+    const read = (range: { lo: string; hi: string }) => allOf((q) => this.store.list(q).then((p) => p.entries), range);
+    const page = await newestIndexEntries(this.keys, read, thread, { limit, before, top });
     const checkpoints: CheckpointInfo[] = [];
     for (const [key, entry] of page.entries) {
       const id = lastPart(key);

@@ -65,6 +65,34 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %
   });
 });
 
+describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoint listing on %s', (_name, shared) => {
+  it('a server that saved once lists the newest checkpoints another server saved since, and pages back to its own', async () => {
+    const url = shared.fresh();
+    const open = async () => {
+      const store = new VersionedStore(await openBackend(url), { sweepIntervalMs: 0 });
+      stores.push(store);
+      return agent({ store, config: { thread: 'T', keepCheckpoints: 1000 } });
+    };
+    const [a, b] = [await open(), await open()];
+    const first = (await a.ok('checkpoint_save', { label: 'a' })).checkpointId as string;
+    const theirs: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      await b.ok('state_set', { key: `k${i}`, value: i, scope: 'thread' }); // revisions between the saves
+      theirs.push((await b.ok('checkpoint_save', {})).checkpointId);
+    }
+    const ids = (page: { checkpoints: Array<{ checkpointId: string }> }) => page.checkpoints.map((c) => c.checkpointId);
+    expect(ids(await a.ok('checkpoint_list', { limit: 10 }))).toEqual(theirs.slice(-10).reverse());
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await a.ok('checkpoint_list', { limit: 7, ...(cursor ? { cursor } : {}) });
+      seen.push(...ids(page));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...theirs].reverse().concat(first));
+  });
+});
+
 describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoint retention on %s', (_name, shared) => {
   it('keeps the newest 3 of a growing thread: each restores exactly, and deleting them frees every blob', async () => {
     const store = new VersionedStore(await openBackend(shared.fresh()), { sweepIntervalMs: 0 });

@@ -9,8 +9,8 @@ import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
-import { readRows, RECORD_PREFIX, recordOf, SIZED_COLUMNS, type ReadRow, type SizedRow } from './known-rows.js';
-import { RangeReads } from './range-reads.js';
+import { RECORD_PREFIX, type SizedRow } from './known-rows.js';
+import { sizedRowsOf, txReads } from './tx-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
@@ -173,7 +173,7 @@ export class PostgresBackend implements Backend {
         `BEGIN ISOLATION LEVEL READ COMMITTED;
          SELECT revision, tableoid::int8::text AS oid FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
          SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started;
-         SELECT ${SIZED_COLUMNS} FROM ${this.t.records} WHERE key = ANY(${array(keys.map(lit), 'text')})`,
+         ${sizedRowsOf(this.t, array(keys.map(lit), 'text'))}`,
       )) as unknown as pg.QueryResult[];
       if (results[1].rows.length === 0) throw tablesGone(this.t);
       const revision = Number(results[1].rows[0].revision);
@@ -188,29 +188,7 @@ export class PostgresBackend implements Backend {
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
-      // Large rows come by size and first characters; the ones this process does not know are read whole.
-      const readWhole = async (wanted: string[]): Promise<Map<string, string>> => {
-        const sql = `SELECT key, record FROM ${this.t.records} WHERE key = ANY($1)`;
-        return new Map((await q<{ key: string; record: string }>(sql, [wanted])).rows.map((r) => [r.key, r.record]));
-      };
-      const fetched = new Map<string, ReadRow | null>(keys.map((key) => [key, null])); // null: read, absent
-      for (const [key, row] of await readRows(results[3].rows as SizedRow[], this.known, readWhole)) fetched.set(key, row);
-      const tx: BackendTx = {
-        get: async (key) => {
-          if (!fetched.has(key)) await tx.prefetch!([key]);
-          const row = fetched.get(key);
-          if (row == null) return undefined;
-          const record = recordOf(key, row, this.known);
-          fetched.set(key, record);
-          return record;
-        },
-        prefetch: async (more) => {
-          const sql = `SELECT ${SIZED_COLUMNS} FROM ${this.t.records} WHERE key = ANY($1)`;
-          const found = new Map(await readRows((await q<SizedRow>(sql, [more])).rows, this.known, readWhole));
-          for (const key of more) fetched.set(key, found.get(key) ?? null); // under the store's lock: nothing changes meanwhile
-        },
-        list: new RangeReads(this.t, q, this.known, readWhole).read,
-      };
+      const tx = await txReads(this.t, q, this.known, keys, results[3].rows as SizedRow[]);
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {
         await q('COMMIT');

@@ -1,0 +1,44 @@
+// What a Postgres transaction reads through, under the store's lock: the keys fetched with BEGIN, more keys in one
+// round trip each time, and key ranges (those asked for together in one round trip); large records this process holds
+// are taken from memory.
+import type pg from 'pg';
+import type { KnownRecords } from '../known-records.js';
+import type { BackendTx } from '../types.js';
+import { type ReadRow, readRows, recordOf, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
+import { RangeReads } from './range-reads.js';
+import type { Tables } from './schema.js';
+
+type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+/** The statement that reads `keys` as {@link SizedRow}s (sent with BEGIN, or alone). */
+export const sizedRowsOf = (t: Tables, keys: string): string => `SELECT ${SIZED_COLUMNS} FROM ${t.records} WHERE key = ANY(${keys})`;
+
+/**
+ * The reads of one transaction: `keys` were fetched with its BEGIN (`first`, their {@link SizedRow}s). Every row it
+ * reads is committed: the transaction holds the store's lock, and its own writes go only with its COMMIT.
+ */
+export async function txReads(t: Tables, q: Query, known: KnownRecords, keys: string[], first: SizedRow[]): Promise<BackendTx> {
+  // Large rows come by size and first characters; the ones this process does not know are read whole.
+  const readWhole = async (wanted: string[]): Promise<Map<string, string>> => {
+    const sql = `SELECT key, record FROM ${t.records} WHERE key = ANY($1)`;
+    return new Map((await q<{ key: string; record: string }>(sql, [wanted])).rows.map((r) => [r.key, r.record]));
+  };
+  const fetched = new Map<string, ReadRow | null>(keys.map((key) => [key, null])); // null: read, absent
+  for (const [key, row] of await readRows(first, known, readWhole)) fetched.set(key, row);
+  const tx: BackendTx = {
+    get: async (key) => {
+      if (!fetched.has(key)) await tx.prefetch!([key]);
+      const row = fetched.get(key);
+      if (row == null) return undefined;
+      const record = recordOf(key, row, known);
+      fetched.set(key, record);
+      return record;
+    },
+    prefetch: async (more) => {
+      const found = new Map(await readRows((await q<SizedRow>(sizedRowsOf(t, '$1'), [more])).rows, known, readWhole));
+      for (const key of more) fetched.set(key, found.get(key) ?? null); // under the store's lock: nothing changes meanwhile
+    },
+    list: new RangeReads(t, q, known, readWhole).read,
+  };
+  return tx;
+}
