@@ -24,3 +24,19 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * A frozen copy of `value`, deep, that shares the parts of it already frozen (so a list that grew by one element from
+ * a frozen list costs the new element and the list itself). `value` is left as it was: a caller keeps its own objects
+ * changeable.
+ */
+export function frozenCopy<T extends Json>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map((element) => frozenCopy(element))) as T;
+  const copy: { [key: string]: Json } = {};
+  for (const key of Object.keys(value)) {
+    // defined rather than assigned: "__proto__" is an ordinary key of a JSON value
+    Object.defineProperty(copy, key, { value: frozenCopy(value[key]), enumerable: true, writable: true, configurable: true });
+  }
+  return Object.freeze(copy) as T;
+}

@@ -1,7 +1,7 @@
 // Large committed records this process already holds, parsed, so that a transaction reading one of them again takes
 // it as it is: the database does not hand the whole text over once more and nothing parses it again. (An append to a
 // 75 KB message list, then the checkpoint that saves it, used to read and parse the list twice per step.)
-import { deepFreeze } from './frozen.js';
+import { deepFreeze, frozenCopy } from './frozen.js';
 import type { StoredRecord } from './types.js';
 
 /** Records whose stored text is at least this many bytes are known, and read first by size and first characters. */
@@ -53,15 +53,17 @@ export class KnownRecords {
 
   /**
    * Knows a committed record of `key` from now on, stored as `text` (one under the size, or not written revision
-   * first, only makes the key forgotten). Freezes the record all the way down.
+   * first, only makes the key forgotten). A record this process parsed is frozen all the way down as it is; one it
+   * wrote (`written`), whose value may be a caller's own objects, is known as a frozen copy.
    */
-  remember(key: string, text: string, record: StoredRecord): void {
+  remember(key: string, text: string, record: StoredRecord, written = false): void {
     this.forget(key);
     if (text.length < this.fromBytes / 4 || text.length > KNOWN_CHARS / 4) return;
     if (this.revisionIn(text.slice(0, HEAD_CHARS)) !== record.rev) return;
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes < this.fromBytes) return;
-    this.known.set(key, { record: deepFreeze(record), bytes, chars: text.length });
+    const held = written ? Object.freeze({ ...record, v: frozenCopy(record.v) }) : deepFreeze(record);
+    this.known.set(key, { record: held, bytes, chars: text.length });
     this.chars += text.length;
     for (const [old, { chars }] of this.known) {
       if (this.chars <= KNOWN_CHARS) break;
@@ -74,7 +76,7 @@ export class KnownRecords {
   committed(written: Iterable<WrittenRow>): void {
     for (const [key, row] of written) {
       if (row === null) this.forget(key);
-      else this.remember(key, row.text, row.record);
+      else this.remember(key, row.text, row.record, true);
     }
   }
 

@@ -34,6 +34,18 @@ async function take(feed: AsyncIterable<Change>, n: number): Promise<Change[]> {
 }
 
 describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
+  it("a value set from code stays the caller's to change: a loop that grows its own list and sets it each step", async () => {
+    const bb = await board({ store: fresh(), agent: 'loop' });
+    const messages: Array<{ role: string; content: string }> = [];
+    for (let i = 0; i < 70; i++) {
+      messages.push({ role: 'user', content: `${i} ${'m'.repeat(290)}` }); // over 16 KiB from the 55th on
+      await bb.kv.set({ key: 'messages', value: messages });
+    }
+    messages[0].content = 'changed';
+    const got = await bb.kv.get({ key: 'messages', maxBytes: 1024 * 1024 });
+    expect((got.value as typeof messages).map((m) => m.content)).toEqual(Array.from({ length: 70 }, (_, i) => `${i} ${'m'.repeat(290)}`));
+  });
+
   it('kv with CAS and idempotency, claims, watch and changes; two blackboards in one process share the store', async () => {
     const url = fresh();
     const a = await board({ store: url, agent: 'alice' });

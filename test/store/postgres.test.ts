@@ -454,6 +454,19 @@ describe('postgres: large records read again', () => {
     expect(whole.count).toBe(4);
   });
 
+  it("a written value stays the caller's: not frozen, and changing it afterwards changes nothing stored", async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    const mine = { list: Array.from({ length: 80 }, (_, i) => ({ id: i, text: 'x'.repeat(300) })) };
+    await write(b, { doc: rec(mine, 1) });
+    expect(Object.isFrozen(mine) || Object.isFrozen(mine.list[0])).toBe(false);
+    mine.list[0].text = 'changed';
+    mine.list.push({ id: 99, text: 'later' });
+    const read = await readIn(b, 'doc');
+    expect(read.got).toEqual({ list: Array.from({ length: 80 }, (_, i) => ({ id: i, text: 'x'.repeat(300) })) });
+    expect(read.frozen).toBe(true); // the store's own copy, held
+  });
+
   it('a large row written with its revision last (an older version) is read whole every time', async ({ skip }) => {
     if (skipped) skip(skipped);
     const url = freshUrl();

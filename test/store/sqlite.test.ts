@@ -424,6 +424,23 @@ describe('large records read again', () => {
     expect(again.result[0].text).toBe(message(0).text);
   });
 
+  it("a written value stays the caller's: not frozen, and changing it afterwards changes nothing stored", async () => {
+    const store = new VersionedStore(await open(join(tempDir(), 'callers.db')), { sweepIntervalMs: 0 });
+    const mine = { list: Array.from({ length: 80 }, (_, i) => ({ id: i, text: 'x'.repeat(300) })) };
+    await store.transact((tx) => tx.set('doc', mine, { by: 't' }));
+    const operand = { id: 80, text: 'y'.repeat(300) };
+    await store.transact((tx) => tx.update('list', 'append', operand, { by: 't' }));
+    for (let i = 0; i < 60; i++) await store.transact((tx) => tx.update('list', 'append', { id: i }, { by: 't' }));
+    expect(Object.isFrozen(mine) || Object.isFrozen(mine.list) || Object.isFrozen(mine.list[0]) || Object.isFrozen(operand)).toBe(false);
+    mine.list.push({ id: 99, text: 'later' });
+    mine.list[0].text = 'changed';
+    operand.text = 'changed';
+    const read = await store.transact(async (tx) => ({ doc: (await tx.get('doc'))!.value, list: (await tx.get('list'))!.value }));
+    expect(read.result.doc).toEqual({ list: Array.from({ length: 80 }, (_, i) => ({ id: i, text: 'x'.repeat(300) })) });
+    expect(Object.isFrozen(read.result.doc)).toBe(true); // the store's own copy, held
+    expect((read.result.list as Array<{ text?: string }>)[0]).toEqual({ id: 80, text: 'y'.repeat(300) });
+  });
+
   it('a record from 16 KiB is held; a large row written with its revision last (an older version) is read whole every time', async () => {
     const path = join(tempDir(), 'threshold.db');
     const a = await open(path);
