@@ -29,15 +29,17 @@ async function threadState(a: Connected) {
   return JSON.parse(JSON.stringify(state, (key, value) => (key === 'version' ? undefined : value)));
 }
 
+/** A server of thread T (every checkpoint kept) on its own connection to the store at `url`. */
+async function serverOn(url: string): Promise<Connected> {
+  const store = new VersionedStore(await openBackend(url), { sweepIntervalMs: 0 });
+  stores.push(store);
+  return agent({ store, config: { thread: 'T', keepCheckpoints: 1000 } });
+}
+
 describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %s', (_name, shared) => {
   it('two servers saving one growing thread in turn: every checkpoint restores exactly, deleting them all frees every blob', async () => {
     const url = shared.fresh();
-    const open = async () => {
-      const store = new VersionedStore(await openBackend(url), { sweepIntervalMs: 0 });
-      stores.push(store);
-      return agent({ store, config: { thread: 'T', keepCheckpoints: 1000 } });
-    };
-    const [a, b] = [await open(), await open()];
+    const [a, b] = [await serverOn(url), await serverOn(url)];
     const saved: Array<{ id: string; state: unknown }> = [];
     for (let i = 0; i < 12; i++) {
       // a saves twice in a row, then b once: each server's guess of the newest checkpoint is sometimes stale
@@ -68,12 +70,7 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %
 describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoint listing on %s', (_name, shared) => {
   it('a server that saved once lists the newest checkpoints another server saved since, and pages back to its own', async () => {
     const url = shared.fresh();
-    const open = async () => {
-      const store = new VersionedStore(await openBackend(url), { sweepIntervalMs: 0 });
-      stores.push(store);
-      return agent({ store, config: { thread: 'T', keepCheckpoints: 1000 } });
-    };
-    const [a, b] = [await open(), await open()];
+    const [a, b] = [await serverOn(url), await serverOn(url)];
     const first = (await a.ok('checkpoint_save', { label: 'a' })).checkpointId as string;
     const theirs: string[] = [];
     for (let i = 0; i < 40; i++) {
