@@ -4,8 +4,8 @@ import type { Json } from './types.js';
 
 /**
  * Freezes `value` and everything in it, in place, and returns it. A part that is already frozen is taken as frozen all
- * the way down (only this function freezes store values), so freezing a list that grew by one element from a frozen
- * list walks only the new element.
+ * the way down (only this module freezes store values, and always all the way down), so freezing a list that grew by
+ * one element from a frozen list walks only the new element.
  */
 export function deepFreeze<T>(value: T): T {
   const stack: unknown[] = [value];

@@ -204,7 +204,8 @@ export class PostgresBackend implements Backend {
       sent = { next, xid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
       await this.failPoint?.('commit', client);
       await q(statement);
-      this.known.committed(written);
+      // Unless another transaction of this process found the tables made anew meanwhile.
+      if (oid === this.tablesOid) this.known.committed(written);
       await this.failPoint?.('committed', client);
       this.ring(sent.next, sent.keys, client, done);
       if (writes.size >= BULK_WRITES) this.analyzeSoon();

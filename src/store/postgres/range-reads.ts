@@ -2,7 +2,7 @@
 import type pg from 'pg';
 import type { KnownRecords } from '../known-records.js';
 import type { RangeQuery, StoredRecord } from '../types.js';
-import { listedRecords, readRows, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
+import { listedRecords, type ReadRow, readRows, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
 import type { Tables } from './schema.js';
 import { lit, num, rangeWhere } from './sql.js';
 
@@ -59,9 +59,7 @@ export class RangeReads {
       const rows = await readRows(found.flat(), this.known, this.readWhole);
       const byKey = new Map(rows);
       for (const [i, { resolve }] of batch.entries()) {
-        const mine = found[i].flatMap(
-          (row): Array<[string, string | StoredRecord]> => (byKey.has(row.key) ? [[row.key, byKey.get(row.key)!]] : []),
-        );
+        const mine = found[i].filter((row) => byKey.has(row.key)).map((row): [string, ReadRow] => [row.key, byKey.get(row.key)!]);
         resolve(listedRecords(mine, this.known));
       }
     } catch (error) {
