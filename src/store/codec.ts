@@ -1,5 +1,6 @@
 // Records as stored text: Keyv's `{"value": record}` envelope, the record check, corrupt-record errors.
 import { BlackboardError } from '../errors.js';
+import { jsonText } from './json-text.js';
 import { showStorageKey } from './keys.js';
 import type { StoredRecord } from './types.js';
 
@@ -11,7 +12,18 @@ import type { StoredRecord } from './types.js';
 export const serialize = (data: unknown): string => JSON.stringify(data);
 export const deserialize = <T>(raw: string): T => JSON.parse(raw) as T;
 
-export const encodeRecord = (record: StoredRecord): string => serialize({ value: record });
+/**
+ * A record's stored text, `JSON.stringify`'s text of it with the revision first (`{"rev":N,"v":…`): a large row's
+ * first characters then tell which commit wrote it (see `KnownRecords`). The value is written by {@link jsonText}.
+ */
+export function recordText(record: StoredRecord): string {
+  const { rev, v, ...rest } = record;
+  const tail = JSON.stringify(rest);
+  return `{"rev":${JSON.stringify(rev)},"v":${v === undefined ? 'null' : jsonText(v)}${tail === '{}' ? '}' : `,${tail.slice(1)}`}`;
+}
+
+/** A record's stored text in Keyv's envelope (SQLite), revision first as in {@link recordText}. */
+export const envelopeText = (record: StoredRecord): string => `{"value":${recordText(record)}}`;
 
 export function isRecord(value: unknown): value is StoredRecord {
   if (typeof value !== 'object' || value === null) return false;

@@ -1,18 +1,26 @@
 // Values shared by reference between the store and its callers are frozen all the way down, so no caller can change
-// what another (or a later read) sees.
+// what another (or a later read) sees. The store knows which objects it froze: facts about them (their JSON size,
+// text, nesting) hold for good and are remembered (see `json-text.ts`).
 import type { Json } from './types.js';
 
+/** Objects the store froze, all the way down. A caller's own frozen object is not one: its insides may still change. */
+const storeFrozen = new WeakSet<object>();
+
+/** Whether `value` is an object the store froze all the way down (so it never changes). */
+export const isStoreFrozen = (value: unknown): value is object => typeof value === 'object' && value !== null && storeFrozen.has(value);
+
 /**
- * Freezes `value` and everything in it, in place, and returns it. A part that is already frozen is taken as frozen all
- * the way down (only this module freezes store values, and always all the way down), so freezing a list that grew by
- * one element from a frozen list walks only the new element.
+ * Freezes `value` and everything in it, in place, and returns it (for values the store parsed itself). A part the store
+ * froze before is frozen all the way down already, so freezing a list that grew by one element from a frozen list
+ * walks only the new element.
  */
 export function deepFreeze<T>(value: T): T {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
-    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) continue;
+    if (typeof v !== 'object' || v === null || storeFrozen.has(v)) continue;
     Object.freeze(v);
+    storeFrozen.add(v);
     if (Array.isArray(v)) {
       for (const element of v) if (typeof element === 'object' && element !== null) stack.push(element);
     } else {
@@ -26,17 +34,21 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /**
- * A frozen copy of `value`, deep, that shares the parts of it already frozen (so a list that grew by one element from
- * a frozen list costs the new element and the list itself). `value` is left as it was: a caller keeps its own objects
- * changeable.
+ * A frozen copy of `value`, deep, that shares the parts of it the store froze before (so a list that grew by one
+ * element from a frozen list costs the new element and the list itself). `value` is left as it was: a caller keeps
+ * its own objects changeable, and a caller's own frozen object is copied like any other.
  */
 export function frozenCopy<T extends Json>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map((element) => frozenCopy(element))) as T;
-  const copy: { [key: string]: Json } = {};
-  for (const key of Object.keys(value)) {
-    // defined rather than assigned: "__proto__" is an ordinary key of a JSON value
-    Object.defineProperty(copy, key, { value: frozenCopy(value[key]), enumerable: true, writable: true, configurable: true });
+  if (typeof value !== 'object' || value === null || storeFrozen.has(value)) return value;
+  let copy: Json[] | { [key: string]: Json };
+  if (Array.isArray(value)) copy = value.map((element) => frozenCopy(element));
+  else {
+    copy = {};
+    for (const key of Object.keys(value)) {
+      // defined rather than assigned: "__proto__" is an ordinary key of a JSON value
+      Object.defineProperty(copy, key, { value: frozenCopy(value[key]), enumerable: true, writable: true, configurable: true });
+    }
   }
-  return Object.freeze(copy) as T;
+  storeFrozen.add(Object.freeze(copy));
+  return copy as T;
 }

@@ -1,7 +1,25 @@
-// What `JSON.stringify` would write for a value — its UTF-8 size, its first characters, whether two values write the
-// same text — found without writing a large value's whole text. (On some machines every string over 128 KB costs a
-// fresh mapping of memory to make; a value that grew large must not pay that to be measured, previewed or compared.)
+// What `JSON.stringify` would write for a value — its UTF-8 size, its text, its first characters, how deep it nests,
+// whether two values write the same text — found without writing a large value's whole text where that can be
+// helped. (On some machines every string over 128 KB costs a fresh mapping of memory to make; a value that grew large
+// must not pay that to be measured, previewed or compared.) What is found of an object the store froze is remembered:
+// it never changes, so a list that grew by one element from a frozen list is measured and written at the cost of
+// that element.
+import { isStoreFrozen } from './frozen.js';
 import type { Json } from './types.js';
+
+/** JSON sizes, texts and nesting of objects the store froze, found once. */
+const sizes = new WeakMap<object, number>();
+const texts = new WeakMap<object, string>();
+const levels = new WeakMap<object, number>();
+
+/** What `find` finds of a frozen `value`, found once. */
+function remembered<T>(found: WeakMap<object, T>, value: object, find: (value: object) => T): T {
+  const known = found.get(value);
+  if (known !== undefined) return known;
+  const fresh = find(value);
+  found.set(value, fresh);
+  return fresh;
+}
 
 /** Characters `JSON.stringify` escapes in a string: quote, backslash, controls, and surrogates (lone ones escaped). */
 const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -16,27 +34,68 @@ export function jsonBytes(value: unknown): number {
       return NEEDS_CARE.test(value) ? Buffer.byteLength(JSON.stringify(value), 'utf8') : Buffer.byteLength(value, 'utf8') + 2;
     case 'object': {
       if (value === null) return 4;
-      const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') return jsonBytes(toJSON.call(value)); // a Date is written as its ISO text
-      if (Array.isArray(value)) {
-        let bytes = 1 + Math.max(1, value.length); // brackets, and the commas between elements
-        for (const element of value) bytes += element === undefined ? 4 : jsonBytes(element); // undefined is written null
-        return bytes;
-      }
-      let bytes = 2;
-      let members = 0;
-      for (const key of Object.keys(value)) {
-        const member = (value as Record<string, unknown>)[key];
-        if (member === undefined) continue; // left out, as JSON.stringify leaves it out
-        bytes += jsonBytes(key) + 1 + jsonBytes(member);
-        members++;
-      }
-      return bytes + Math.max(0, members - 1);
+      if (!isStoreFrozen(value)) return objectBytes(value);
+      return remembered(sizes, value, objectBytes);
     }
     default:
       // numbers and booleans: short texts (anything else is not data)
       return JSON.stringify(value)?.length ?? 0;
   }
+}
+
+function objectBytes(value: object): number {
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return jsonBytes(toJSON.call(value)); // a Date is written as its ISO text
+  if (Array.isArray(value)) {
+    let bytes = 1 + Math.max(1, value.length); // brackets, and the commas between elements
+    for (const element of value) bytes += element === undefined ? 4 : jsonBytes(element); // undefined is written null
+    return bytes;
+  }
+  let bytes = 2;
+  let members = 0;
+  for (const key of Object.keys(value)) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member === undefined) continue; // left out, as JSON.stringify leaves it out
+    bytes += jsonBytes(key) + 1 + jsonBytes(member);
+    members++;
+  }
+  return bytes + Math.max(0, members - 1);
+}
+
+/**
+ * `JSON.stringify(value)` for a value (never `undefined`). A list is written element by element when it holds objects
+ * the store froze, each of whose text is written once: an append to a long list writes the new element's text.
+ */
+export function jsonText(value: Json): string {
+  if (!Array.isArray(value) || !value.some(isStoreFrozen)) return JSON.stringify(value);
+  const parts = new Array<string>(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const element = value[i];
+    // as in a list, undefined is written null
+    parts[i] = isStoreFrozen(element) ? remembered(texts, element, JSON.stringify) : (JSON.stringify(element) ?? 'null');
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/**
+ * How many levels of lists and objects `value` nests (0 for a scalar, 1 for a flat list), exactly when that is at most
+ * `most`, and some number above `most` otherwise: counting stops there, so the recursion is at most `most` deep.
+ */
+export function nesting(value: unknown, most: number): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  const frozen = isStoreFrozen(value);
+  const known = frozen ? levels.get(value) : undefined;
+  if (known !== undefined) return known;
+  if (most <= 0) return 1;
+  let deepest = 0;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    const n = nesting(child, most - 1);
+    if (n > deepest) deepest = n;
+    if (deepest >= most) break;
+  }
+  const found = deepest + 1;
+  if (frozen && found <= most) levels.set(value, found);
+  return found;
 }
 
 /**

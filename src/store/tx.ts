@@ -1,7 +1,7 @@
 // One store transaction: reads of committed state, versioned writes (CAS, atomic updates, tombstones), value bounds.
 import { BlackboardError, invalid } from '../errors.js';
 import { isCorruptRecord } from './codec.js';
-import { jsonBytes } from './json-text.js';
+import { jsonBytes, nesting } from './json-text.js';
 import { VERSION_FLOOR_KEY } from './keys.js';
 import { applyUpdate, type UpdateOp } from './ops.js';
 import type { BackendTx, Json, RangeQuery, RecordWrite, StoredRecord, TxContext, Writes } from './types.js';
@@ -223,7 +223,9 @@ export class StoreTx {
   /** Bounds a value by size and depth; throws VALUE_TOO_LARGE or INVALID_ARGUMENT. */
   checkValue(value: Json): number {
     if (value === undefined) throw invalid('value is required: any JSON value (null included).');
-    checkDepth(value, this.limits.maxDepth);
+    if (nesting(value, this.limits.maxDepth) > this.limits.maxDepth) {
+      throw invalid(`The value nests deeper than ${this.limits.maxDepth} levels; flatten it.`, { maxDepth: this.limits.maxDepth });
+    }
     const bytes = jsonBytes(value);
     if (bytes > this.limits.maxValueBytes) {
       throw new BlackboardError(
@@ -266,14 +268,4 @@ function checkVersion(current: StoredRecord | undefined, ifVersion: number | und
 function currentValue(current: StoredRecord | undefined): { current?: Json } {
   if (current === undefined || current.del === 1) return {};
   return jsonBytes(current.v) <= 2048 ? { current: current.v } : {};
-}
-
-function checkDepth(value: Json, maxDepth: number): void {
-  const stack: Array<[Json, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > maxDepth) throw invalid(`The value nests deeper than ${maxDepth} levels; flatten it.`, { maxDepth });
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
-  }
 }

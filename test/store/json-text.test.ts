@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonBytes, jsonHead, sameJson } from '../../src/store/json-text.js';
+import { deepFreeze, frozenCopy } from '../../src/store/frozen.js';
+import { jsonBytes, jsonHead, jsonText, nesting, sameJson } from '../../src/store/json-text.js';
 import type { Json } from '../../src/store/types.js';
 
 /** JSON values whose strings hold any code unit: controls, quotes, backslashes, astral pairs and lone surrogates. */
@@ -70,5 +71,51 @@ describe('sameJson', () => {
     expect(sameJson(null, {})).toBe(false);
     expect(sameJson(0, -0)).toBe(true);
     expect(sameJson({ a: undefined, b: 1 } as unknown as Json, { b: 1 })).toBe(true);
+  });
+});
+
+describe('what is found of values the store froze', () => {
+  /** The nesting of a value counted the plain way: 0 for a scalar, one more than the deepest member for a list or object. */
+  const levels = (value: unknown): number =>
+    typeof value !== 'object' || value === null ? 0 : 1 + Math.max(0, ...Object.values(value).map(levels));
+
+  it('a list holding frozen values writes, measures and nests as JSON.stringify would, and again after it grew', () => {
+    fc.assert(
+      fc.property(fc.array(anyJson, { maxLength: 8 }), fc.array(anyJson, { maxLength: 4 }), (held, added) => {
+        const frozen = frozenCopy(held as Json[]);
+        for (const list of [frozen, [...frozen, ...(added as Json[])], [...frozen, undefined as unknown as Json]]) {
+          for (let pass = 0; pass < 2; pass++) {
+            // the second pass finds what the first remembered
+            expect(jsonText(list)).toBe(written(list));
+            expect(jsonBytes(list)).toBe(Buffer.byteLength(written(list), 'utf8'));
+            expect(nesting(list, 64)).toBe(levels(list));
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('nesting is exact up to the limit and above it beyond, without counting further', () => {
+    let deep: Json = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(nesting(deep, 64)).toBeGreaterThan(64); // counting stops: no stack overflow
+    const five = deepFreeze([[[[[1]]]]]);
+    expect(nesting(five, 4)).toBeGreaterThan(4);
+    expect(nesting(five, 5)).toBe(5); // not the cut-off answer of the call before
+    expect(nesting(five, 4)).toBeGreaterThan(4);
+    expect(nesting({ a: { b: 1 }, c: [] }, 64)).toBe(2);
+    expect(nesting('text', 0)).toBe(0);
+  });
+
+  it("a caller's own frozen objects are measured and written anew every time: their insides may change", () => {
+    const inner = { text: 'before' };
+    const list = [Object.freeze({ inner })] as unknown as Json[];
+    const shared = [...frozenCopy([{ id: 1 }]), ...list];
+    expect(jsonText(shared)).toBe(written(shared));
+    const size = jsonBytes(shared);
+    inner.text = 'after, and longer';
+    expect(jsonText(shared)).toBe(written(shared));
+    expect(jsonBytes(shared)).toBe(size + 'after, and longer'.length - 'before'.length);
   });
 });

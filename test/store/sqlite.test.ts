@@ -441,6 +441,27 @@ describe('large records read again', () => {
     expect((read.result.list as Array<{ text?: string }>)[0]).toEqual({ id: 80, text: 'y'.repeat(300) });
   });
 
+  it("a caller's own frozen objects are copied, not shared: what is frozen only on the outside may still change", async () => {
+    const path = join(tempDir(), 'shallow.db');
+    const store = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
+    // Frozen by the caller, shallowly: the `meta` inside each message stays the caller's to change.
+    const mine = Array.from({ length: 80 }, (_, i) => Object.freeze({ id: i, meta: { text: 'x'.repeat(300) } }));
+    await store.transact((tx) => tx.set('list', mine, { by: 't' }));
+    // Appends write the list again from what the store holds of it; then the caller changes its own objects.
+    await store.transact((tx) => tx.update('list', 'append', { id: 80, meta: { text: 'y' } }, { by: 't' }));
+    for (const message of mine) message.meta.text = 'changed';
+    await store.transact((tx) => tx.update('list', 'append', { id: 81, meta: { text: 'z' } }, { by: 't' }));
+    const held = await store.transact(async (tx) => (await tx.get('list'))!.value as Array<{ meta: { text: string } }>);
+    expect(held.result.slice(0, 80).every((m) => m.meta.text === 'x'.repeat(300))).toBe(true);
+    await store.close();
+    // And as written to the file: another process reads the same.
+    const other = new VersionedStore(await open(path), { sweepIntervalMs: 0 });
+    const stored = (await other.get('list'))!.value as Array<{ meta: { text: string } }>;
+    expect(stored).toHaveLength(82);
+    expect(stored.slice(0, 80).every((m) => m.meta.text === 'x'.repeat(300))).toBe(true);
+    await other.close();
+  });
+
   it('a record from 16 KiB is held; a large row written with its revision last (an older version) is read whole every time', async () => {
     const path = join(tempDir(), 'threshold.db');
     const a = await open(path);

@@ -2,7 +2,7 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import Keyv from 'keyv';
-import { decodeEnvelope, deserialize, serialize } from '../codec.js';
+import { decodeEnvelope, deserialize, envelopeText, serialize } from '../codec.js';
 import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
@@ -301,9 +301,8 @@ export function writeRows(w: WriterStatements, writes: Writes, revision: number,
       written.push([key, null]);
       continue;
     }
-    // The revision first: a large row's first characters then tell which commit wrote it (see `KnownRecords`).
     const record: StoredRecord = { rev: revision, ...write.record };
-    const text = serialize({ value: record });
+    const text = envelopeText(record);
     puts.push(key, text, record.exp ?? null, record.del === 1 ? record.at : null);
     written.push([key, { text, record }]);
     if (write.log) logs.push(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
