@@ -53,8 +53,8 @@ export type { CheckpointInfo } from './checkpoint-manifest.js';
  */
 export class CheckpointService {
   private readonly blobs: CheckpointBlobs;
-  /** The newest checkpoint this service saved, by thread. */
-  private readonly latest = new Map<string, string>();
+  /** The newest checkpoint this service saved, by thread, with its manifest (a checkpoint's manifest never changes). */
+  private readonly latest = new Map<string, { id: string; manifest: Manifest }>();
 
   constructor(
     private readonly store: VersionedStore,
@@ -76,11 +76,10 @@ export class CheckpointService {
       throw invalid('label must be text of at most 200 characters.');
     }
     const thread = args.thread ?? this.who.thread;
-    // The thread's info, head and (most likely) newest manifest, and its single-key records if it is at the caller's
-    // run, come with the first read.
-    const fetched = { run: this.who.run, latest: this.latest.get(thread) };
-    const manifest = fetched.latest !== undefined ? [this.keys.checkpoint(fetched.latest)] : [];
-    const prefetch = firstKeys(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread), ...manifest]);
+    // The thread's info and head, and its single-key records if it is at the caller's run, come with the first read;
+    // the newest manifest is most likely the one this service saved last, which it holds.
+    const fetched = { run: this.who.run };
+    const prefetch = firstKeys(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread)]);
     const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label, fetched), {
       ...idempotent(this.who, call, args),
       prefetch,
@@ -91,16 +90,16 @@ export class CheckpointService {
     return result;
   }
 
-  /**
-   * Saves inside an existing transaction (run_end uses it). `fetched`: what the transaction's first round trip read,
-   * the state of a thread at `run` ({@link firstKeys}) and the manifest `latest`.
-   */
-  async saveIn(tx: StoreTx, thread: string, label?: string, fetched: { run?: string; latest?: string } = {}): Promise<CheckpointInfo> {
+  /** Saves inside an existing transaction (run_end uses it); `fetched.run`: the run whose state ({@link firstKeys}) it read. */
+  async saveIn(tx: StoreTx, thread: string, label?: string, fetched: { run?: string } = {}): Promise<CheckpointInfo> {
     const head = await headIn(tx, this.keys, thread);
-    const latest = head.latest !== undefined && head.latest !== fetched.latest ? [this.keys.checkpoint(head.latest)] : [];
+    const held = this.latest.get(thread);
+    const known = head.latest !== undefined && head.latest === held?.id;
+    const latest = head.latest !== undefined && !known ? [this.keys.checkpoint(head.latest)] : [];
     const { run, entries } = await collectState(tx, this.keys, this.who, thread, latest, fetched.run);
     // The previous checkpoint: records unchanged since it share its values, records that grew store what was appended.
-    const prev = head.latest !== undefined ? (await this.manifestOrNone(tx, head.latest))?.records : undefined;
+    const prev =
+      head.latest === undefined ? undefined : known ? held?.manifest.records : (await this.manifestOrNone(tx, head.latest))?.records;
     // Ids sort in the order checkpoints were made: the revision the saving transaction commits above grows.
     // a v4 UUID's first 8 hex digits are random (Node pools UUIDs; randomBytes costs a system call each)
     const id = idAt(tx.revision + 1, randomUUID().slice(0, 8));
@@ -151,7 +150,8 @@ export class CheckpointService {
     }
     await setHead(tx, this.keys, thread, this.session.by, { count, latest: id });
     if (this.latest.size > 1000) this.latest.clear();
-    this.latest.set(thread, id); // a guess for the next save: if another process saves meanwhile, it reads one key more
+    // for the next save: if it finds another checkpoint newest (another process saved meanwhile), it reads that one
+    this.latest.set(thread, { id, manifest });
     return infoOfManifest(id, manifest);
   }
 
@@ -165,7 +165,7 @@ export class CheckpointService {
     const before = args.cursor === undefined ? undefined : checkCursor(args.cursor);
     // `top` only says where the window (which reaches the index's end) starts: this process's last save of the thread
     // is a floor for it, without reading the store's revision; checkpoints saved since by others come in a wider window.
-    const saved = before === undefined ? this.latest.get(thread) : undefined;
+    const saved = before === undefined ? this.latest.get(thread)?.id : undefined;
     const top = before !== undefined ? 0 : saved !== undefined ? revisionOf(saved) + 1 : (await this.store.revision()) + 1;
     const read = (range: { lo: string; hi: string }) => allOf((q) => this.store.list(q).then((p) => p.entries), range);
     const page = await newestIndexEntries(this.keys, read, thread, { limit, before, top });
