@@ -40,6 +40,8 @@ export function deepFreeze<T>(value: T): T {
  */
 export function frozenCopy<T extends Json>(value: T): T {
   if (typeof value !== 'object' || value === null || storeFrozen.has(value)) return value;
+  // what is stored of an object with its own toJSON (a Date) is what that returns, as JSON
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return deepFreeze(JSON.parse(JSON.stringify(value)) as T);
   let copy: Json[] | { [key: string]: Json };
   if (Array.isArray(value)) copy = value.map((element) => frozenCopy(element));
   else {

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/store/sqlite/backend.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
-import type { CommitEvent, StoredRecord, Writes } from '../../src/store/types.js';
+import type { CommitEvent, Json, StoredRecord, Writes } from '../../src/store/types.js';
 import { tempDir } from '../contract/backends.js';
 import { connect, sleep } from '../helpers.js';
 
@@ -460,6 +460,16 @@ describe('large records read again', () => {
     expect(stored).toHaveLength(82);
     expect(stored.slice(0, 80).every((m) => m.meta.text === 'x'.repeat(300))).toBe(true);
     await other.close();
+  });
+
+  it('a held record is what was stored: a Date in a written value is held as its ISO text, as the file has it', async () => {
+    const store = new VersionedStore(await open(join(tempDir(), 'dates.db')), { sweepIntervalMs: 0 });
+    const at = new Date(Date.UTC(2026, 10, 28));
+    const value = { at, list: Array.from({ length: 80 }, (_, i) => ({ i, at, text: 'x'.repeat(300) })) } as unknown as Json;
+    await store.transact((tx) => tx.set('doc', value, { by: 't' }));
+    const read = await store.transact(async (tx) => (await tx.get('doc'))!.value as { at: unknown; list: Array<{ at: unknown }> });
+    expect(read.result.at).toBe(at.toISOString());
+    expect(read.result.list[79].at).toBe(at.toISOString());
   });
 
   it('a record from 16 KiB is held; a large row written with its revision last (an older version) is read whole every time', async () => {
