@@ -150,8 +150,7 @@ export class CheckpointService {
     }
     await setHead(tx, this.keys, thread, this.session.by, { count, latest: id });
     if (this.latest.size > 1000) this.latest.clear();
-    // for the next save: if it finds another checkpoint newest (another process saved meanwhile), it reads that one
-    this.latest.set(thread, { id, manifest });
+    this.latest.set(thread, { id, manifest }); // for the next save, which reads another's if it finds that one newest
     return infoOfManifest(id, manifest);
   }
 
