@@ -1,6 +1,6 @@
 // Records as stored text: Keyv's `{"value": record}` envelope, the record check, corrupt-record errors.
 import { BlackboardError } from '../errors.js';
-import { jsonText } from './json-text.js';
+import { listText } from './json-text.js';
 import { showStorageKey } from './keys.js';
 import type { StoredRecord } from './types.js';
 
@@ -13,17 +13,23 @@ export const serialize = (data: unknown): string => JSON.stringify(data);
 export const deserialize = <T>(raw: string): T => JSON.parse(raw) as T;
 
 /**
- * A record's stored text, `JSON.stringify`'s text of it with the revision first (`{"rev":N,"v":…`): a large row's
- * first characters then tell which commit wrote it (see `KnownRecords`). The value is written by {@link jsonText}.
+ * A record's stored text: `JSON.stringify`'s, with the revision first (`{"rev":N,"v":…`), so that a large row's first
+ * characters tell which commit wrote it (see `KnownRecords`). A list value grown from one the store holds is written
+ * by {@link listText}.
  */
-export function recordText(record: StoredRecord): string {
+export const recordText = (record: StoredRecord): string => storedText(record, '', '');
+
+/** A record's stored text in Keyv's envelope (SQLite), `{"value":{"rev":N,…}}`, as {@link recordText}. */
+export const envelopeText = (record: StoredRecord): string => storedText(record, '{"value":', '}');
+
+function storedText(record: StoredRecord, open: string, close: string): string {
   const { rev, v, ...rest } = record;
   const tail = JSON.stringify(rest);
-  return `{"rev":${JSON.stringify(rev)},"v":${v === undefined ? 'null' : jsonText(v)}${tail === '{}' ? '}' : `,${tail.slice(1)}`}`;
+  const text = listText(v, `${open}{"rev":${JSON.stringify(rev)},"v":`, `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}${close}`);
+  if (text !== undefined) return text;
+  const first = { rev, v, ...rest };
+  return JSON.stringify(open === '' ? first : { value: first });
 }
-
-/** A record's stored text in Keyv's envelope (SQLite), revision first as in {@link recordText}. */
-export const envelopeText = (record: StoredRecord): string => `{"value":${recordText(record)}}`;
 
 export function isRecord(value: unknown): value is StoredRecord {
   if (typeof value !== 'object' || value === null) return false;

@@ -63,18 +63,22 @@ function objectBytes(value: object): number {
 }
 
 /**
- * `JSON.stringify(value)` for a value (never `undefined`). A list is written element by element when it holds objects
- * the store froze, each of whose text is written once: an append to a long list writes the new element's text.
+ * `before + JSON.stringify(list) + after`, when `list` is a list holding objects the store froze (otherwise
+ * `undefined`: then `JSON.stringify` of the whole is what to use). Each frozen element's text is written once, so an
+ * append to a long list writes the new element's text; the whole is made in one piece (no second copy of a text
+ * that may be over 128 KB, which on some machines costs a fresh mapping of memory each).
  */
-export function jsonText(value: Json): string {
-  if (!Array.isArray(value) || !value.some(isStoreFrozen)) return JSON.stringify(value);
-  const parts = new Array<string>(value.length);
-  for (let i = 0; i < value.length; i++) {
-    const element = value[i];
+export function listText(list: Json | undefined, before: string, after: string): string | undefined {
+  if (!Array.isArray(list) || !list.some(isStoreFrozen)) return undefined;
+  const parts = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const element = list[i];
     // as in a list, undefined is written null
     parts[i] = isStoreFrozen(element) ? remembered(texts, element, JSON.stringify) : (JSON.stringify(element) ?? 'null');
   }
-  return `[${parts.join(',')}]`;
+  parts[0] = `${before}[${parts[0]}`;
+  parts[parts.length - 1] = `${parts[parts.length - 1]}]${after}`;
+  return parts.join(',');
 }
 
 /**

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { envelopeText, recordText } from '../../src/store/codec.js';
 import { deepFreeze, frozenCopy } from '../../src/store/frozen.js';
-import { jsonBytes, jsonHead, jsonText, nesting, sameJson } from '../../src/store/json-text.js';
+import { jsonBytes, jsonHead, listText, nesting, sameJson } from '../../src/store/json-text.js';
 import type { Json } from '../../src/store/types.js';
 
 /** JSON values whose strings hold any code unit: controls, quotes, backslashes, astral pairs and lone surrogates. */
@@ -80,13 +81,17 @@ describe('what is found of values the store froze', () => {
     typeof value !== 'object' || value === null ? 0 : 1 + Math.max(0, ...Object.values(value).map(levels));
 
   it('a list holding frozen values writes, measures and nests as JSON.stringify would, and again after it grew', () => {
+    expect(listText([1, 2], '', '')).toBeUndefined(); // nothing frozen in it: JSON.stringify of the whole
+    expect(listText(frozenCopy({ a: 1 }), '', '')).toBeUndefined();
     fc.assert(
       fc.property(fc.array(anyJson, { maxLength: 8 }), fc.array(anyJson, { maxLength: 4 }), (held, added) => {
-        const frozen = frozenCopy(held as Json[]);
+        const frozen = frozenCopy([...(held as Json[]), { held: true }]);
         for (const list of [frozen, [...frozen, ...(added as Json[])], [...frozen, undefined as unknown as Json]]) {
           for (let pass = 0; pass < 2; pass++) {
             // the second pass finds what the first remembered
-            expect(jsonText(list)).toBe(written(list));
+            const record = { rev: 7, v: list, ver: 3, at: 5, by: 'agent' };
+            expect(recordText(record)).toBe(written(record as unknown as Json));
+            expect(envelopeText(record)).toBe(written({ value: record } as unknown as Json));
             expect(jsonBytes(list)).toBe(Buffer.byteLength(written(list), 'utf8'));
             expect(nesting(list, 64)).toBe(levels(list));
           }
@@ -112,10 +117,10 @@ describe('what is found of values the store froze', () => {
     const inner = { text: 'before' };
     const list = [Object.freeze({ inner })] as unknown as Json[];
     const shared = [...frozenCopy([{ id: 1 }]), ...list];
-    expect(jsonText(shared)).toBe(written(shared));
+    expect(listText(shared, '', '')).toBe(written(shared));
     const size = jsonBytes(shared);
     inner.text = 'after, and longer';
-    expect(jsonText(shared)).toBe(written(shared));
+    expect(listText(shared, '', '')).toBe(written(shared));
     expect(jsonBytes(shared)).toBe(size + 'after, and longer'.length - 'before'.length);
   });
 });
