@@ -41,14 +41,20 @@ export function deepFreeze<T>(value: T): T {
 export function frozenCopy<T extends Json>(value: T): T {
   if (typeof value !== 'object' || value === null || storeFrozen.has(value)) return value;
   // what is stored of an object with its own toJSON (a Date) is what that returns, as JSON
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return deepFreeze(JSON.parse(JSON.stringify(value)) as T);
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    const text = JSON.stringify(value); // undefined when toJSON returns nothing: then the value is left out, as there
+    return (text === undefined ? undefined : deepFreeze(JSON.parse(text))) as T;
+  }
   let copy: Json[] | { [key: string]: Json };
-  if (Array.isArray(value)) copy = value.map((element) => frozenCopy(element));
+  // As the stored text has it: what JSON leaves out of a list is null there, and left out of an object.
+  if (Array.isArray(value)) copy = value.map((element) => frozenCopy(element) ?? null);
   else {
     copy = {};
     for (const key of Object.keys(value)) {
+      const member = frozenCopy(value[key]);
+      if (member === undefined) continue;
       // defined rather than assigned: "__proto__" is an ordinary key of a JSON value
-      Object.defineProperty(copy, key, { value: frozenCopy(value[key]), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(copy, key, { value: member, enumerable: true, writable: true, configurable: true });
     }
   }
   storeFrozen.add(Object.freeze(copy));

@@ -72,11 +72,18 @@ export class KnownRecords {
     }
   }
 
-  /** Committed writes: large records are known from now on, every other written key forgotten. */
+  /**
+   * Committed writes: large records are known from now on, every other written key forgotten. Never throws (it runs
+   * after the commit, whose callers must hear that it succeeded): a record that cannot be held is forgotten.
+   */
   committed(written: Iterable<WrittenRow>): void {
     for (const [key, row] of written) {
-      if (row === null) this.forget(key);
-      else this.remember(key, row.text, row.record, true);
+      try {
+        if (row === null) this.forget(key);
+        else this.remember(key, row.text, row.record, true);
+      } catch {
+        this.forget(key);
+      }
     }
   }
 
