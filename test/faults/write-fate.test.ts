@@ -205,6 +205,51 @@ for (const [name, available, open] of [
   });
 }
 
+describe('postgres: a write carrying large records as parameters (its COMMIT sent alone)', () => {
+  /** About 70 KB of text: past the size from which a record goes as a parameter. */
+  const big = (i: number): string => `${i}:${"it's \\ $1 é—".repeat(5_000)}`;
+  const write = (store: VersionedStore, i: number) =>
+    store.transact(
+      async (tx) => {
+        await tx.set('doc', big(i), { by: 'test' });
+        return tx.update('n', 'increment', 1, { by: 'test' });
+      },
+      { prefetch: ['doc', 'n'] },
+    );
+
+  it.skipIf(!PG)('broken before the statement, or after it and before its COMMIT: not applied, retried once, applied once', async () => {
+    const { store, faults, other } = await postgres();
+    await write(store, 1);
+    for (const [i, point] of [
+      [2, 'commit'],
+      [3, 'written'],
+    ] as const) {
+      faults.at(point);
+      const { result, revision } = await write(store, i);
+      expect(faults.hit.at(-1)).toBe(point);
+      expect(result).toMatchObject({ value: i, version: i });
+      expect(await other.get('n')).toMatchObject({ value: i, version: i, revision });
+      expect(await other.get('doc')).toMatchObject({ value: big(i), version: i, revision });
+    }
+    // Both attempts cut after the statement: nothing was changed, and nothing was.
+    faults.at('written', 2);
+    const error = await failure(write(store, 4));
+    expect(error.message).toMatch(/Nothing was changed/);
+    expect(await other.get('n')).toMatchObject({ value: 3 });
+    expect(await other.get('doc')).toMatchObject({ value: big(3), version: 3 });
+  });
+
+  it.skipIf(!PG)('the COMMIT applied but its reply was lost: answered as a success, and held as written', async () => {
+    const { store, faults, other } = await postgres();
+    faults.at('committed');
+    const { result, revision } = await write(store, 1);
+    expect(faults.hit).toEqual(['committed']);
+    expect(result).toMatchObject({ value: 1 });
+    expect(await other.get('doc')).toMatchObject({ value: big(1), version: 1, revision });
+    expect(await store.get('doc')).toMatchObject({ value: big(1), version: 1, revision });
+  });
+});
+
 describe('postgres: the doorbell after a commit', () => {
   it.skipIf(!PG)('a connection broken during the doorbell leaves the write applied and acknowledged; others still hear of it', async () => {
     const { store, faults, other } = await postgres();

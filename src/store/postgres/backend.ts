@@ -196,14 +196,19 @@ export class PostgresBackend implements Backend {
         return { value: { result, revision } };
       }
       const next = revision + 1;
-      const { sql, written } = writeStatement(this.t, writes, next, now);
-      const statement = `${sql}; COMMIT`;
+      const { sql, params, written } = writeStatement(this.t, writes, next, now);
       // Until the commit is known to have happened, nothing this transaction writes may be taken as known.
       for (const key of writes.keys()) this.known.forget(key);
       // From here on the store may change: a failure is looked up, never retried blindly.
       sent = { next, xid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
       await this.failPoint?.('commit', client);
-      await q(statement);
+      // With its COMMIT in one round trip; one carrying large records as parameters goes alone, then COMMIT.
+      if (params.length === 0) await q(`${sql}; COMMIT`);
+      else {
+        await q(sql, params);
+        await this.failPoint?.('written', client);
+        await q('COMMIT');
+      }
       // Unless another transaction of this process found the tables made anew meanwhile.
       if (oid === this.tablesOid) this.known.committed(written);
       await this.failPoint?.('committed', client);

@@ -2,8 +2,11 @@
 import pg from 'pg';
 import type { Writes } from '../types.js';
 
-/** The moments of a write a test may break the connection at (see `PostgresOptions.failPoint`). */
-export type FailPoint = 'begin' | 'commit' | 'committed' | 'doorbell' | 'resolve';
+/**
+ * The moments of a write a test may break the connection at (see `PostgresOptions.failPoint`); `written`: a statement
+ * carrying large records as parameters ran, its COMMIT not yet sent.
+ */
+export type FailPoint = 'begin' | 'commit' | 'written' | 'committed' | 'doorbell' | 'resolve';
 
 /** A write's fate once the connection broke after its COMMIT was sent. */
 export type Fate = 'committed' | 'aborted' | 'unknown';

@@ -24,9 +24,25 @@ export const num = (value: number | undefined): string => {
 };
 export const array = (values: string[], type: string): string => `${values.length ? `ARRAY[${values.join(',')}]` : 'ARRAY[]'}::${type}[]`;
 
-/** One statement: the revision bump, the puts, the removals and the change log entries; and what it writes, by key. */
-export function writeStatement(t: Tables, writes: Writes, next: number, now: number): { sql: string; written: WrittenRow[] } {
+/**
+ * Record texts from this size go as parameters of the statement rather than quoted into it. Postgres reads a long
+ * literal several times over: a 140 KB record took 6.2 ms to write as a literal, 4.3 ms as a parameter (at 28 KB the
+ * separate COMMIT a parameter needs costs more than it saves).
+ */
+export const PARAMETER_FROM_CHARS = 48 * 1024;
+
+/**
+ * One statement: the revision bump, the puts, the removals and the change log entries; what it writes, by key; and
+ * `params`, the large record texts it refers to as `$1`, `$2`… (none: the statement can go with its COMMIT).
+ */
+export function writeStatement(
+  t: Tables,
+  writes: Writes,
+  next: number,
+  now: number,
+): { sql: string; params: string[]; written: WrittenRow[] } {
   const written: WrittenRow[] = [];
+  const params: string[] = [];
   const puts: string[] = [];
   const removed: string[] = [];
   const log = { keys: [] as string[], versions: [] as string[], deleted: [] as string[] };
@@ -38,7 +54,8 @@ export function writeStatement(t: Tables, writes: Writes, next: number, now: num
       const record: StoredRecord = { rev: next, ...write.record };
       const text = recordText(record);
       written.push([key, { text, record }]);
-      puts.push(`(${lit(key)}, ${lit(text)}, ${num(record.exp)}::float8, ${record.del === 1 ? num(record.at) : 'NULL'}::float8)`);
+      const quoted = text.length >= PARAMETER_FROM_CHARS ? `$${params.push(text)}::text` : lit(text);
+      puts.push(`(${lit(key)}, ${quoted}, ${num(record.exp)}::float8, ${record.del === 1 ? num(record.at) : 'NULL'}::float8)`);
     }
     if (write.log && write.record !== null) {
       // Physical removals (the sweeper's) are never logged.
@@ -59,7 +76,7 @@ export function writeStatement(t: Tables, writes: Writes, next: number, now: num
     parts.push(`logged AS (INSERT INTO ${t.changes} (revision, key, version, deleted, at)
       SELECT ${next}, k, v, d, ${num(now)} FROM unnest(${array(log.keys, 'text')}, ${array(log.versions, 'bigint')}, ${array(log.deleted, 'boolean')}) AS u(k, v, d))`);
   }
-  return { sql: `WITH ${parts.join(',\n')} SELECT 1`, written };
+  return { sql: `WITH ${parts.join(',\n')} SELECT 1`, params, written };
 }
 
 /** `key` conditions of a range read; parameters are numbered from `first`. */
