@@ -18,6 +18,12 @@ export function firstKeys(keys: Keys, who: Identity, thread: string, run: string
   return [keys.threadInfo(thread), ...extra, ...stateOf(keys, who, thread, run).keys];
 }
 
+/** The key ranges a checkpoint transaction of `thread` lists when it is at `run`, to hand to its first round trip. */
+export function firstRanges(keys: Keys, who: Identity, thread: string, run: string): Array<{ lo: string; hi: string }> {
+  const state = stateOf(keys, who, thread, run);
+  return [...state.ranges, ...state.planIndexes];
+}
+
 /** The thread's current run ('' before it has one). */
 export async function runOf(tx: StoreTx, keys: Keys, thread: string): Promise<string> {
   return threadInfoOf((await tx.get(keys.threadInfo(thread)))?.value)?.run ?? '';

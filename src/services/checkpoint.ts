@@ -39,7 +39,7 @@ import {
   type Reader,
   type CheckpointInfo,
 } from './checkpoint-manifest.js';
-import { collectState, firstKeys, prefetchForDelete } from './checkpoint-state.js';
+import { collectState, firstKeys, firstRanges, prefetchForDelete } from './checkpoint-state.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
 import { threadInfoOf } from './thread-info.js';
@@ -76,13 +76,13 @@ export class CheckpointService {
       throw invalid('label must be text of at most 200 characters.');
     }
     const thread = args.thread ?? this.who.thread;
-    // The thread's info and head, and its single-key records if it is at the caller's run, come with the first read;
+    // The thread's info and head, and its records and ranges if it is at the caller's run, come with the first read;
     // the newest manifest is most likely the one this service saved last, which it holds.
     const fetched = { run: this.who.run };
-    const prefetch = firstKeys(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread)]);
     const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label, fetched), {
       ...idempotent(this.who, call, args),
-      prefetch,
+      prefetch: firstKeys(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread)]),
+      prefetchRanges: firstRanges(this.keys, this.who, thread, fetched.run),
     });
     // The saved state is the thread's at its current run, read in the transaction; this session follows a run_start
     // made by another connection afterwards, only when there was one (a read less per save).

@@ -116,12 +116,14 @@ export interface Backend {
    * (a locking backend runs it once, holding its write lock). So `fn` must decide its writes from its reads only and
    * have no other effect. A commit that writes nothing does not bump the revision.
    *
-   * `prefetch` names keys `fn` will read, so a backend can fetch them with its first round trip.
+   * `prefetch` names keys `fn` will read, and `ranges` key ranges it will list (from their start), so a backend can
+   * fetch them with its first round trip (a backend may ignore either).
    * Returns what `fn` returned and the revision after commit (the current one if nothing was written).
    */
   transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch?: string[],
+    ranges?: Array<{ lo: string; hi: string }>,
   ): Promise<{ result: T; revision: number }>;
 
   /** Keys of records (live or tombstone) with `exp <= now`, or with `del` and `at <= tombstonesBefore`, up to `limit`. */

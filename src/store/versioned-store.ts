@@ -103,31 +103,41 @@ export class VersionedStore {
    */
   async transact<T extends Json | object>(
     fn: (tx: StoreTx) => Promise<T>,
-    options: { idempotencyKey?: string; fingerprint?: Fingerprint; prefetch?: string[] } = {},
+    options: {
+      idempotencyKey?: string;
+      fingerprint?: Fingerprint;
+      prefetch?: string[];
+      /** key ranges `fn` will list from their start, for the backend's first round trip */
+      prefetchRanges?: Array<{ lo: string; hi: string }>;
+    } = {},
   ): Promise<{ result: T; revision: number }> {
     const { idempotencyKey, fingerprint } = options;
     const prefetch = [...(options.prefetch ?? []), ...(idempotencyKey !== undefined ? [idempotencyKey] : [])];
     type Outcome = { fresh: T; keys: string[] } | { replay: { result: T; revision: number } };
     const outcome = await this.io('write', () =>
-      this.backend.transaction<Outcome>(async (btx, context: TxContext) => {
-        const tx = new StoreTx(btx, context, this.limits, this.logged);
-        if (idempotencyKey !== undefined) {
-          const seen = live(await btx.get(idempotencyKey), context.now);
-          if (seen) {
-            const kept = seen.v as { result?: unknown; fp?: string; op?: string };
-            if (fingerprint !== undefined && kept.fp !== undefined && kept.fp !== fingerprint.hash) throw reusedKey(fingerprint, kept.op);
-            const first = kept.result as T;
-            return { result: { replay: { result: first, revision: seen.rev } }, writes: new Map() };
+      this.backend.transaction<Outcome>(
+        async (btx, context: TxContext) => {
+          const tx = new StoreTx(btx, context, this.limits, this.logged);
+          if (idempotencyKey !== undefined) {
+            const seen = live(await btx.get(idempotencyKey), context.now);
+            if (seen) {
+              const kept = seen.v as { result?: unknown; fp?: string; op?: string };
+              if (fingerprint !== undefined && kept.fp !== undefined && kept.fp !== fingerprint.hash) throw reusedKey(fingerprint, kept.op);
+              const first = kept.result as T;
+              return { result: { replay: { result: first, revision: seen.rev } }, writes: new Map() };
+            }
           }
-        }
-        const result = await fn(tx);
-        if (idempotencyKey !== undefined && tx.writes.size > 0) {
-          const kept = fingerprint === undefined ? { result } : { result, fp: fingerprint.hash, op: fingerprint.operation };
-          const record = { v: kept as Json, ver: 1, at: context.now, by: 'idempotency', exp: context.now + IDEMPOTENCY_TTL_MS };
-          tx.writes.set(idempotencyKey, { record, log: false });
-        }
-        return { result: { fresh: result, keys: [...tx.writes.keys()] }, writes: tx.writes };
-      }, prefetch),
+          const result = await fn(tx);
+          if (idempotencyKey !== undefined && tx.writes.size > 0) {
+            const kept = fingerprint === undefined ? { result } : { result, fp: fingerprint.hash, op: fingerprint.operation };
+            const record = { v: kept as Json, ver: 1, at: context.now, by: 'idempotency', exp: context.now + IDEMPOTENCY_TTL_MS };
+            tx.writes.set(idempotencyKey, { record, log: false });
+          }
+          return { result: { fresh: result, keys: [...tx.writes.keys()] }, writes: tx.writes };
+        },
+        prefetch,
+        options.prefetchRanges,
+      ),
     );
     if ('replay' in outcome.result) return outcome.result.replay;
     if (outcome.result.keys.length > 0) this.feed.publish(outcome.result.keys);

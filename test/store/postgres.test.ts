@@ -577,3 +577,84 @@ describe('postgres: large records in the commit', () => {
     }
   });
 });
+
+describe('postgres: key ranges fetched with BEGIN', () => {
+  /** Lists `ranges` from their start inside one transaction that fetched them first; counts the statements sent after BEGIN. */
+  async function listIn(b: PostgresBackend, ranges: Array<{ lo: string; hi: string; after?: string; limit?: number }>, now = Date.now()) {
+    const db = (b as unknown as { db: { query: (...a: unknown[]) => unknown } }).db;
+    const query = db.query.bind(db);
+    const sent: string[] = [];
+    db.query = (...a: unknown[]) => {
+      sent.push(String(a[2]));
+      return query(...a);
+    };
+    try {
+      const { result } = await b.transaction(
+        async (tx) => ({
+          result: await Promise.all(ranges.map((r) => tx.list({ lo: r.lo, hi: r.hi, after: r.after, limit: r.limit ?? 1000, now }))),
+          writes: new Map(),
+        }),
+        [],
+        ranges.map(({ lo, hi }) => ({ lo, hi })),
+      );
+      return { lists: result.map((rows) => rows.map(([key, record]) => [key, record.v])), after: sent.slice(1, -1) };
+    } finally {
+      db.query = query;
+    }
+  }
+
+  it('are listed without another round trip: live records only, at the clock of the list, as many as asked for', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    const now = Date.now();
+    await write(b, {
+      'a/1': rec(1, 1),
+      'a/2': rec(2, 1, { exp: now + 500 }),
+      'a/3': rec(3, 1, { del: 1 }),
+      'a/4': rec(4, 1),
+      'b/1': rec('b', 1),
+      'c/1': rec('c', 1),
+    });
+    const got = await listIn(b, [
+      { lo: 'a/', hi: 'a0' },
+      { lo: 'b/', hi: 'b0' },
+    ]);
+    expect(got.lists).toEqual([
+      [
+        ['a/1', 1],
+        ['a/2', 2],
+        ['a/4', 4],
+      ],
+      [['b/1', 'b']],
+    ]);
+    expect(got.after).toEqual([]); // nothing read after BEGIN
+    // at a later clock the expiring record is gone; a limit is a limit
+    expect((await listIn(b, [{ lo: 'a/', hi: 'a0' }], now + 1000)).lists).toEqual([
+      [
+        ['a/1', 1],
+        ['a/4', 4],
+      ],
+    ]);
+    expect((await listIn(b, [{ lo: 'a/', hi: 'a0', limit: 1 }])).lists).toEqual([[['a/1', 1]]]);
+    // read from a key onwards: from the table
+    const after = await listIn(b, [{ lo: 'a/', hi: 'a0', after: 'a/1' }]);
+    expect(after.lists).toEqual([
+      [
+        ['a/2', 2],
+        ['a/4', 4],
+      ],
+    ]);
+    expect(after.after).toHaveLength(1);
+  });
+
+  it('a range of 1000 rows or more is read from the table page by page, nothing left out', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const b = await open();
+    const many = Object.fromEntries(Array.from({ length: 1005 }, (_, i) => [`m/${String(i).padStart(4, '0')}`, rec(i, 1)]));
+    await write(b, many);
+    const got = await listIn(b, [{ lo: 'm/', hi: 'm0' }]);
+    expect(got.lists[0]).toHaveLength(1000);
+    expect(got.after).toHaveLength(1); // the first page, from the table
+    expect(got.lists[0].at(-1)).toEqual(['m/0999', 999]);
+  });
+});

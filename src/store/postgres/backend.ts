@@ -11,6 +11,7 @@ import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
 import { RECORD_PREFIX, type SizedRow } from './known-rows.js';
 import { sizedRowsOf, txReads } from './tx-reads.js';
+import { rangeRowsOf, type RangedRow } from './range-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
@@ -141,12 +142,13 @@ export class PostgresBackend implements Backend {
   async transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[] = [],
+    ranges: Array<{ lo: string; hi: string }> = [],
   ): Promise<{ result: T; revision: number }> {
     const deadline = this.db.deadline();
     // The version floor is read by every transaction that creates a key: fetching it up front saves a round trip.
     const keys = [...new Set([...prefetch, VERSION_FLOOR_KEY])];
     for (let attempt = 0; ; attempt++) {
-      const outcome = await this.attempt(fn, keys, deadline, attempt > 0);
+      const outcome = await this.attempt(fn, keys, ranges, deadline, attempt > 0);
       if ('value' in outcome) return outcome.value;
       if (attempt > 0 || Date.now() > deadline - 200) throw outcome.unchanged;
     }
@@ -156,6 +158,7 @@ export class PostgresBackend implements Backend {
   private async attempt<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     keys: string[],
+    ranges: Array<{ lo: string; hi: string }>,
     deadline: number,
     fresh: boolean,
   ): Promise<{ value: { result: T; revision: number } } | { unchanged: unknown }> {
@@ -167,13 +170,13 @@ export class PostgresBackend implements Backend {
     try {
       await this.failPoint?.('begin', client);
       // One round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted) the clock,
-      // the transaction's id (to look its fate up if the connection breaks after COMMIT) and the prefetched keys.
+      // the transaction's id (to look its fate up if the connection breaks after COMMIT), the prefetched keys and ranges.
       const began = Date.now();
       const results = (await q(
         `BEGIN ISOLATION LEVEL READ COMMITTED;
          SELECT revision, tableoid::int8::text AS oid FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
          SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started;
-         ${sizedRowsOf(this.t, array(keys.map(lit), 'text'))}`,
+         ${sizedRowsOf(this.t, array(keys.map(lit), 'text'))}${ranges.map((range) => `;\n${rangeRowsOf(this.t, range)}`).join('')}`,
       )) as unknown as pg.QueryResult[];
       if (results[1].rows.length === 0) throw tablesGone(this.t);
       const revision = Number(results[1].rows[0].revision);
@@ -188,7 +191,8 @@ export class PostgresBackend implements Backend {
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
-      const tx = await txReads(this.t, q, this.known, keys, results[3].rows as SizedRow[]);
+      const listed = ranges.map((range, i) => ({ ...range, rows: results[4 + i].rows as RangedRow[] }));
+      const tx = await txReads(this.t, q, this.known, keys, results[3].rows as SizedRow[], listed);
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {
         await q('COMMIT');

@@ -1,4 +1,5 @@
-// Range reads inside one Postgres transaction: the ones asked for together travel in one round trip.
+// Range reads inside one Postgres transaction: the ones asked for together travel in one round trip; ranges fetched
+// with the transaction's BEGIN cost none.
 import type pg from 'pg';
 import type { KnownRecords } from '../known-records.js';
 import type { RangeQuery, StoredRecord } from '../types.js';
@@ -8,6 +9,20 @@ import { lit, num, rangeWhere } from './sql.js';
 
 type Rows = Array<[string, StoredRecord]>;
 type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
+
+/** How many rows of a range the transaction's first round trip fetches: a range with fewer came whole. */
+const FIRST_ROWS = 1000;
+
+/** A row of a range fetched with BEGIN: a {@link SizedRow} and its expiry (the transaction's clock is not known yet). */
+export type RangedRow = SizedRow & { exp: number | null };
+
+/** A key range fetched with the transaction's BEGIN, with its rows (tombstones left out, expired ones not yet). */
+export type ListedRange = { lo: string; hi: string; rows: RangedRow[] };
+
+/** The statement that fetches a range with BEGIN, its bounds written in. */
+export const rangeRowsOf = (t: Tables, range: { lo: string; hi: string }): string =>
+  `SELECT ${SIZED_COLUMNS}, exp FROM ${t.records} WHERE key >= ${lit(range.lo)} AND key < ${lit(range.hi)} AND tomb_at IS NULL
+    ORDER BY key LIMIT ${FIRST_ROWS}`;
 
 /** A statement parameter written into the statement's text. */
 function literal(value: unknown): string {
@@ -30,13 +45,28 @@ export class RangeReads {
     private readonly q: Query,
     private readonly known: KnownRecords,
     private readonly readWhole: (keys: string[]) => Promise<Map<string, string>>,
+    private readonly listed: ListedRange[] = [],
   ) {}
 
-  read = (query: RangeQuery): Promise<Rows> =>
-    new Promise<Rows>((resolve, reject) => {
+  read = (query: RangeQuery): Promise<Rows> => {
+    const fetched = this.fetched(query);
+    if (fetched !== undefined) return readRows(fetched, this.known, this.readWhole).then((rows) => listedRecords(rows, this.known));
+    return new Promise<Rows>((resolve, reject) => {
       this.pending.push({ query, resolve, reject });
       if (this.pending.length === 1) queueMicrotask(() => void this.flush());
     });
+  };
+
+  /**
+   * The rows of `query` from a range fetched with BEGIN, if it is one read from its start and that range came whole:
+   * the live ones at the query's clock, as many as it asks for.
+   */
+  private fetched(query: RangeQuery): SizedRow[] | undefined {
+    if (query.after !== undefined) return undefined;
+    const range = this.listed.find((r) => r.lo === query.lo && r.hi === query.hi && r.rows.length < FIRST_ROWS);
+    if (range === undefined) return undefined;
+    return range.rows.filter((row) => row.exp === null || row.exp > query.now).slice(0, query.limit);
+  }
 
   private async flush(): Promise<void> {
     const batch = this.pending.splice(0);

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { KnownRecords } from '../known-records.js';
 import type { BackendTx } from '../types.js';
 import { type ReadRow, readRows, recordOf, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
-import { RangeReads } from './range-reads.js';
+import { type ListedRange, RangeReads } from './range-reads.js';
 import type { Tables } from './schema.js';
 
 type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
@@ -14,10 +14,18 @@ type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => 
 export const sizedRowsOf = (t: Tables, keys: string): string => `SELECT ${SIZED_COLUMNS} FROM ${t.records} WHERE key = ANY(${keys})`;
 
 /**
- * The reads of one transaction: `keys` were fetched with its BEGIN (`first`, their {@link SizedRow}s). Every row it
- * reads is committed: the transaction holds the store's lock, and its own writes go only with its COMMIT.
+ * The reads of one transaction: `keys` were fetched with its BEGIN (`first`, their {@link SizedRow}s), and so were the
+ * key ranges `listed`. Every row it reads is committed: the transaction holds the store's lock, and its own writes go
+ * only with its COMMIT.
  */
-export async function txReads(t: Tables, q: Query, known: KnownRecords, keys: string[], first: SizedRow[]): Promise<BackendTx> {
+export async function txReads(
+  t: Tables,
+  q: Query,
+  known: KnownRecords,
+  keys: string[],
+  first: SizedRow[],
+  listed: ListedRange[] = [],
+): Promise<BackendTx> {
   // Large rows come by size and first characters; the ones this process does not know are read whole.
   const readWhole = async (wanted: string[]): Promise<Map<string, string>> => {
     const sql = `SELECT key, record FROM ${t.records} WHERE key = ANY($1)`;
@@ -38,7 +46,7 @@ export async function txReads(t: Tables, q: Query, known: KnownRecords, keys: st
       const found = new Map(await readRows((await q<SizedRow>(sizedRowsOf(t, '$1'), [more])).rows, known, readWhole));
       for (const key of more) fetched.set(key, found.get(key) ?? null); // under the store's lock: nothing changes meanwhile
     },
-    list: new RangeReads(t, q, known, readWhole).read,
+    list: new RangeReads(t, q, known, readWhole, listed).read,
   };
   return tx;
 }
