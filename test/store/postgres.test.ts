@@ -572,6 +572,23 @@ describe('postgres: large records in the commit', () => {
         `SELECT key, pg_column_compression(record) AS m FROM "${schema}".records WHERE key IN ('old', 'fresh')`,
       );
       expect(Object.fromEntries(methods.rows.map((r) => [r.key, r.m]))).toEqual({ old: 'pglz', fresh: 'lz4' });
+      // A store busy with a long transaction: the switch does not wait for it, the start goes on, the next start switches.
+      await admin.query(`ALTER TABLE "${schema}".records ALTER COLUMN record SET COMPRESSION default`);
+      const busy = new pg.Client({ connectionString: baseUrl });
+      await busy.connect();
+      try {
+        await busy.query(`BEGIN; SELECT count(*) FROM "${schema}".records`);
+        const started = Date.now();
+        const d = await open(url);
+        expect(Date.now() - started).toBeLessThan(3000);
+        expect(await compression()).toBe('');
+        expect((await d.get('old'))!.v).toBe(large(1));
+      } finally {
+        await busy.query('ROLLBACK');
+        await busy.end();
+      }
+      await open(url);
+      expect(await compression()).toBe('l');
     } finally {
       await admin.end();
     }

@@ -10,10 +10,10 @@ export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
 import { RECORD_PREFIX, type SizedRow } from './known-rows.js';
-import { sizedRowsOf, txReads } from './tx-reads.js';
-import { rangeRowsOf, type RangedRow } from './range-reads.js';
+import { beginStatement, txReads } from './tx-reads.js';
+import type { RangedRow } from './range-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
-import { array, decode, decodeRows, lit, rangeWhere, readLog, writeStatement } from './sql.js';
+import { decode, decodeRows, rangeWhere, readLog, writeStatement } from './sql.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
 /** Tuning for tests; users set connection options in the URL. */
@@ -37,8 +37,9 @@ const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
  *
  * Every transaction begins by locking the `meta` row (`SELECT … FOR UPDATE`), which serialises writers across all
  * processes and machines; it is correct at READ COMMITTED because every later statement takes a fresh snapshot,
- * taken after the lock was granted. The lock, the database clock and the prefetched keys travel in one round trip;
- * the writes, the revision bump, the change log entries and COMMIT in another. After the commit, a `pg_notify`
+ * taken after the lock was granted. The lock, the database clock and the prefetched keys and ranges travel in one
+ * round trip; the writes, the revision bump, the change log entries and COMMIT in another (COMMIT apart when large
+ * records go as parameters). After the commit, a `pg_notify`
  * doorbell (never inside the writing transaction) tells other processes which keys changed.
  */
 export class PostgresBackend implements Backend {
@@ -169,15 +170,8 @@ export class PostgresBackend implements Backend {
     let sent: (SentWrite & { keys: string[]; result: T }) | undefined;
     try {
       await this.failPoint?.('begin', client);
-      // One round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted) the clock,
-      // the transaction's id (to look its fate up if the connection breaks after COMMIT), the prefetched keys and ranges.
       const began = Date.now();
-      const results = (await q(
-        `BEGIN ISOLATION LEVEL READ COMMITTED;
-         SELECT revision, tableoid::int8::text AS oid FROM ${this.t.meta} WHERE id = 1 FOR UPDATE;
-         SELECT ${NOW_MS} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started;
-         ${sizedRowsOf(this.t, array(keys.map(lit), 'text'))}${ranges.map((range) => `;\n${rangeRowsOf(this.t, range)}`).join('')}`,
-      )) as unknown as pg.QueryResult[];
+      const results = (await q(beginStatement(this.t, keys, ranges, NOW_MS))) as unknown as pg.QueryResult[];
       if (results[1].rows.length === 0) throw tablesGone(this.t);
       const revision = Number(results[1].rows[0].revision);
       // Tables made anew (the schema dropped and created again) start their revisions over: nothing known holds.

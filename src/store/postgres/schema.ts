@@ -141,6 +141,9 @@ async function preferLz4(client: pg.ClientBase, t: Tables): Promise<void> {
   if (rows[0]?.compression === 'l') return;
   await client.query('SAVEPOINT lz4');
   try {
+    // Not worth a wait behind busy writers, nor a failed start: without the lock at once, or the right to alter the
+    // table, the next start tries again.
+    await client.query(`SET LOCAL lock_timeout = '200ms'`);
     await client.query(`ALTER TABLE ${t.records} ALTER COLUMN record SET COMPRESSION lz4`);
     await client.query('RELEASE SAVEPOINT lz4');
   } catch {

@@ -5,13 +5,28 @@ import type pg from 'pg';
 import type { KnownRecords } from '../known-records.js';
 import type { BackendTx } from '../types.js';
 import { type ReadRow, readRows, recordOf, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
-import { type ListedRange, RangeReads } from './range-reads.js';
+import { type ListedRange, RangeReads, rangeRowsOf } from './range-reads.js';
+import { array, lit } from './sql.js';
 import type { Tables } from './schema.js';
 
 type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
 /** The statement that reads `keys` as {@link SizedRow}s (sent with BEGIN, or alone). */
 export const sizedRowsOf = (t: Tables, keys: string): string => `SELECT ${SIZED_COLUMNS} FROM ${t.records} WHERE key = ANY(${keys})`;
+
+/**
+ * A transaction's first round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted)
+ * the clock (`nowMs`, an SQL expression), the transaction's id (to look its fate up if the connection breaks after
+ * COMMIT), the prefetched keys and the prefetched ranges, one result each.
+ */
+export const beginStatement = (t: Tables, keys: string[], ranges: Array<{ lo: string; hi: string }>, nowMs: string): string =>
+  [
+    'BEGIN ISOLATION LEVEL READ COMMITTED',
+    `SELECT revision, tableoid::int8::text AS oid FROM ${t.meta} WHERE id = 1 FOR UPDATE`,
+    `SELECT ${nowMs} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started`,
+    sizedRowsOf(t, array(keys.map(lit), 'text')),
+    ...ranges.map((range) => rangeRowsOf(t, range)),
+  ].join(';\n');
 
 /**
  * The reads of one transaction: `keys` were fetched with its BEGIN (`first`, their {@link SizedRow}s), and so were the
