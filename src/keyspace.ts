@@ -1,6 +1,9 @@
 // The storage key layout: the one module that builds and parses the keys under which services keep their records.
 import { CHECKPOINT_RECORDS, FAMILIES, STORED, declarations } from './families/registry.js';
 import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from './store/keys.js';
+import type { KeyRange } from './store/types.js';
+
+export type { KeyRange } from './store/types.js';
 
 /**
  * Every storage key is `<kind>␟<namespace>␟<scope>␟<key>` (`␟` = U+001F, which no name or user key may contain, so no
@@ -9,13 +12,9 @@ import { DEFAULT_NAMESPACE_TOKEN, SEP, prefixEnd, storageKey } from './store/key
  *   record in an internal scope `~family:owner` that no tool argument can name (plans, budgets, history, …);
  * - kind `i`, idempotency records: `i␟<namespace>␟<thread>␟<idempotencyKey>`;
  * - kind `m`, the store's own bookkeeping (owned by `store/keys.ts`).
+ *
+ * What a data-kind storage key holds: a user key in a scope, or a family's record.
  */
-export interface KeyRange {
-  lo: string;
-  hi: string;
-}
-
-/** What a data-kind storage key holds: a user key in a scope, or a family's record. */
 export type ParsedKey = { kind: 'data'; scope: string; key: string } | { kind: 'family'; family: string; owner: string; key: string };
 
 const token = (namespace: string | undefined): string => namespace ?? DEFAULT_NAMESPACE_TOKEN;

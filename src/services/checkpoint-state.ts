@@ -1,6 +1,6 @@
 // What checkpoint transactions read: a thread's state, and what deleting checkpoints reads, in few round trips.
 import { resolveScope, type Identity } from '../context.js';
-import { lastPart, type Keys } from '../keyspace.js';
+import { lastPart, type KeyRange, type Keys } from '../keyspace.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
 import { all, manifestRefs } from './checkpoint-manifest.js';
 import { threadInfoOf } from './thread-info.js';
@@ -11,17 +11,18 @@ export function stateOf(keys: Keys, who: Identity, thread: string, run: string):
 }
 
 /**
- * The keys a checkpoint transaction of `thread` reads first (its info, and the single keys of its state if it is at
- * `run`), to hand to the transaction's first round trip; `extra` joins them.
+ * What a checkpoint transaction of `thread` reads first, to hand to the transaction's first round trip: its info, and
+ * if it is at `run` the single keys (`extra` joins them) and the key ranges of its state.
  */
-export function firstKeys(keys: Keys, who: Identity, thread: string, run: string, extra: string[] = []): string[] {
-  return [keys.threadInfo(thread), ...extra, ...stateOf(keys, who, thread, run).keys];
-}
-
-/** The key ranges a checkpoint transaction of `thread` lists when it is at `run`, to hand to its first round trip. */
-export function firstRanges(keys: Keys, who: Identity, thread: string, run: string): Array<{ lo: string; hi: string }> {
+export function firstReads(
+  keys: Keys,
+  who: Identity,
+  thread: string,
+  run: string,
+  extra: string[] = [],
+): { prefetch: string[]; prefetchRanges: KeyRange[] } {
   const state = stateOf(keys, who, thread, run);
-  return [...state.ranges, ...state.planIndexes];
+  return { prefetch: [keys.threadInfo(thread), ...extra, ...state.keys], prefetchRanges: [...state.ranges, ...state.planIndexes] };
 }
 
 /** The thread's current run ('' before it has one). */
@@ -31,7 +32,7 @@ export async function runOf(tx: StoreTx, keys: Keys, thread: string): Promise<st
 
 /**
  * The live records that make up a thread's state, keyed by storage key. `extra` keys are fetched along with the first
- * read that needs a round trip (a save's previous manifest); `fetchedRun`: the run whose {@link firstKeys} the
+ * read that needs a round trip (a save's previous manifest); `fetchedRun`: the run whose {@link firstReads} the
  * transaction's first round trip fetched.
  */
 export async function collectState(

@@ -39,7 +39,7 @@ import {
   type Reader,
   type CheckpointInfo,
 } from './checkpoint-manifest.js';
-import { collectState, firstKeys, firstRanges, prefetchForDelete } from './checkpoint-state.js';
+import { collectState, firstReads, prefetchForDelete } from './checkpoint-state.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
 import { threadInfoOf } from './thread-info.js';
@@ -81,8 +81,7 @@ export class CheckpointService {
     const fetched = { run: this.who.run };
     const { result } = await this.store.transact(async (tx) => this.saveIn(tx, thread, args.label, fetched), {
       ...idempotent(this.who, call, args),
-      prefetch: firstKeys(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread)]),
-      prefetchRanges: firstRanges(this.keys, this.who, thread, fetched.run),
+      ...firstReads(this.keys, this.who, thread, fetched.run, [this.keys.checkpointHead(thread)]),
     });
     // The saved state is the thread's at its current run, read in the transaction; this session follows a run_start
     // made by another connection afterwards, only when there was one (a read less per save).
@@ -90,7 +89,7 @@ export class CheckpointService {
     return result;
   }
 
-  /** Saves inside an existing transaction (run_end uses it); `fetched.run`: the run whose state ({@link firstKeys}) it read. */
+  /** Saves inside an existing transaction (run_end uses it); `fetched.run`: the run whose state ({@link firstReads}) it read. */
   async saveIn(tx: StoreTx, thread: string, label?: string, fetched: { run?: string } = {}): Promise<CheckpointInfo> {
     const head = await headIn(tx, this.keys, thread);
     const held = this.latest.get(thread);

@@ -31,9 +31,13 @@ export interface StoredRecord {
 export type RecordWrite = Omit<StoredRecord, 'rev'>;
 
 /** A half-open key range `[lo, hi)` read in key order, starting after `after` when given. */
-export interface RangeQuery {
+/** The keys from `lo` (included) to `hi` (excluded), in code point order. */
+export interface KeyRange {
   lo: string;
   hi: string;
+}
+
+export interface RangeQuery extends KeyRange {
   after?: string;
   limit: number;
   /** records with `exp <= now` are skipped */
@@ -123,7 +127,7 @@ export interface Backend {
   transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch?: string[],
-    ranges?: Array<{ lo: string; hi: string }>,
+    ranges?: KeyRange[],
   ): Promise<{ result: T; revision: number }>;
 
   /** Keys of records (live or tombstone) with `exp <= now`, or with `del` and `at <= tombstonesBefore`, up to `limit`. */

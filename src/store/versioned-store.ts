@@ -3,7 +3,7 @@ import { BlackboardError, storeUnavailable } from '../errors.js';
 import { ChangeFeed } from './change-feed.js';
 import { isLoggedKey } from './keys.js';
 import { StoreTx, live, toEntry, type Entry, type Limits } from './tx.js';
-import type { Backend, ChangeQuery, ChangeRow, Json, RangeQuery, TxContext } from './types.js';
+import type { Backend, ChangeQuery, ChangeRow, Json, KeyRange, RangeQuery, TxContext } from './types.js';
 
 export { StoreTx, type Entry, type WriteOptions } from './tx.js';
 
@@ -108,7 +108,7 @@ export class VersionedStore {
       fingerprint?: Fingerprint;
       prefetch?: string[];
       /** key ranges `fn` will list from their start, for the backend's first round trip */
-      prefetchRanges?: Array<{ lo: string; hi: string }>;
+      prefetchRanges?: KeyRange[];
     } = {},
   ): Promise<{ result: T; revision: number }> {
     const { idempotencyKey, fingerprint } = options;

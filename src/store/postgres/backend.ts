@@ -9,12 +9,12 @@ import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
-import { RECORD_PREFIX, type SizedRow } from './known-rows.js';
+import { RECORD_PREFIX } from './known-rows.js';
 import { beginStatement, txReads } from './tx-reads.js';
-import type { RangedRow } from './range-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
 import { decode, decodeRows, rangeWhere, readLog, writeStatement } from './sql.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
+import type { KeyRange } from '../types.js';
 
 /** Tuning for tests; users set connection options in the URL. */
 export interface PostgresOptions {
@@ -39,8 +39,8 @@ const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
  * processes and machines; it is correct at READ COMMITTED because every later statement takes a fresh snapshot,
  * taken after the lock was granted. The lock, the database clock and the prefetched keys and ranges travel in one
  * round trip; the writes, the revision bump, the change log entries and COMMIT in another (COMMIT apart when large
- * records go as parameters). After the commit, a `pg_notify`
- * doorbell (never inside the writing transaction) tells other processes which keys changed.
+ * records go as parameters). After the commit, a `pg_notify` doorbell (never inside the writing transaction) tells
+ * other processes which keys changed.
  */
 export class PostgresBackend implements Backend {
   readonly shared = true;
@@ -143,7 +143,7 @@ export class PostgresBackend implements Backend {
   async transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[] = [],
-    ranges: Array<{ lo: string; hi: string }> = [],
+    ranges: KeyRange[] = [],
   ): Promise<{ result: T; revision: number }> {
     const deadline = this.db.deadline();
     // The version floor is read by every transaction that creates a key: fetching it up front saves a round trip.
@@ -159,7 +159,7 @@ export class PostgresBackend implements Backend {
   private async attempt<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     keys: string[],
-    ranges: Array<{ lo: string; hi: string }>,
+    ranges: KeyRange[],
     deadline: number,
     fresh: boolean,
   ): Promise<{ value: { result: T; revision: number } } | { unchanged: unknown }> {
@@ -185,8 +185,7 @@ export class PostgresBackend implements Backend {
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
-      const listed = ranges.map((range, i) => ({ ...range, rows: results[4 + i].rows as RangedRow[] }));
-      const tx = await txReads(this.t, q, this.known, keys, results[3].rows as SizedRow[], listed);
+      const tx = await txReads(this.t, q, this.known, keys, ranges, results.slice(3));
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {
         await q('COMMIT');

@@ -2,7 +2,7 @@
 // with the transaction's BEGIN cost none.
 import type pg from 'pg';
 import type { KnownRecords } from '../known-records.js';
-import type { RangeQuery, StoredRecord } from '../types.js';
+import type { KeyRange, RangeQuery, StoredRecord } from '../types.js';
 import { listedRecords, type ReadRow, readRows, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
 import type { Tables } from './schema.js';
 import { lit, num, rangeWhere } from './sql.js';
@@ -17,10 +17,10 @@ const FIRST_ROWS = 1000;
 export type RangedRow = SizedRow & { exp: number | null };
 
 /** A key range fetched with the transaction's BEGIN, with its rows (tombstones left out, expired ones not yet). */
-export type ListedRange = { lo: string; hi: string; rows: RangedRow[] };
+export type ListedRange = KeyRange & { rows: RangedRow[] };
 
 /** The statement that fetches a range with BEGIN, its bounds written in. */
-export const rangeRowsOf = (t: Tables, range: { lo: string; hi: string }): string =>
+export const rangeRowsOf = (t: Tables, range: KeyRange): string =>
   `SELECT ${SIZED_COLUMNS}, exp FROM ${t.records} WHERE key >= ${lit(range.lo)} AND key < ${lit(range.hi)} AND tomb_at IS NULL
     ORDER BY key LIMIT ${FIRST_ROWS}`;
 

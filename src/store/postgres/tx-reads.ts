@@ -3,9 +3,9 @@
 // are taken from memory.
 import type pg from 'pg';
 import type { KnownRecords } from '../known-records.js';
-import type { BackendTx } from '../types.js';
+import type { BackendTx, KeyRange } from '../types.js';
 import { type ReadRow, readRows, recordOf, SIZED_COLUMNS, type SizedRow } from './known-rows.js';
-import { type ListedRange, RangeReads, rangeRowsOf } from './range-reads.js';
+import { type ListedRange, type RangedRow, RangeReads, rangeRowsOf } from './range-reads.js';
 import { array, lit } from './sql.js';
 import type { Tables } from './schema.js';
 
@@ -19,7 +19,7 @@ export const sizedRowsOf = (t: Tables, keys: string): string => `SELECT ${SIZED_
  * the clock (`nowMs`, an SQL expression), the transaction's id (to look its fate up if the connection breaks after
  * COMMIT), the prefetched keys and the prefetched ranges, one result each.
  */
-export const beginStatement = (t: Tables, keys: string[], ranges: Array<{ lo: string; hi: string }>, nowMs: string): string =>
+export const beginStatement = (t: Tables, keys: string[], ranges: KeyRange[], nowMs: string): string =>
   [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
     `SELECT revision, tableoid::int8::text AS oid FROM ${t.meta} WHERE id = 1 FOR UPDATE`,
@@ -29,18 +29,20 @@ export const beginStatement = (t: Tables, keys: string[], ranges: Array<{ lo: st
   ].join(';\n');
 
 /**
- * The reads of one transaction: `keys` were fetched with its BEGIN (`first`, their {@link SizedRow}s), and so were the
- * key ranges `listed`. Every row it reads is committed: the transaction holds the store's lock, and its own writes go
- * only with its COMMIT.
+ * The reads of one transaction: `keys` and `ranges` were fetched with its BEGIN ({@link beginStatement}), whose results
+ * from the keys' on are `results`. Every row it reads is committed: the transaction holds the store's lock, and its own
+ * writes go only with its COMMIT.
  */
 export async function txReads(
   t: Tables,
   q: Query,
   known: KnownRecords,
   keys: string[],
-  first: SizedRow[],
-  listed: ListedRange[] = [],
+  ranges: KeyRange[],
+  results: pg.QueryResult[],
 ): Promise<BackendTx> {
+  const first = results[0].rows as SizedRow[];
+  const listed = ranges.map((range, i): ListedRange => ({ ...range, rows: results[1 + i].rows as RangedRow[] }));
   // Large rows come by size and first characters; the ones this process does not know are read whole.
   const readWhole = async (wanted: string[]): Promise<Map<string, string>> => {
     const sql = `SELECT key, record FROM ${t.records} WHERE key = ANY($1)`;
