@@ -42,6 +42,11 @@ export class KnownRecords {
     readonly fromBytes = KNOWN_FROM_BYTES,
   ) {}
 
+  /** Whether a record of `key` is held (a read of `key` may then take it by its row's size and first characters). */
+  has(key: string): boolean {
+    return this.known.has(key);
+  }
+
   /** `key`'s record if its row is the one known: `bytes` of stored text whose first characters are `head`. */
   find(key: string, bytes: number, head: string): StoredRecord | undefined {
     const known = this.known.get(key);

@@ -383,6 +383,57 @@ describe('large records read again', () => {
     expect(await readIn(a, 'doc')).toEqual({ got: 'small', listed: ['small'] });
   });
 
+  it('a plain read of a large record this process holds takes it by size and first characters, never a stale one', async () => {
+    const path = join(tempDir(), 'plain.db');
+    const [a, b] = [await open(path), await open(path)];
+    const reader = (a as unknown as { r: { get: { get: (key: string) => unknown } } }).r.get;
+    const whole = { count: 0 };
+    const get = reader.get.bind(reader);
+    reader.get = (key: string) => {
+      whole.count++;
+      return get(key);
+    };
+    const keyv = (a as unknown as { keyv: { get: (key: string) => Promise<unknown> } }).keyv;
+    const viaKeyv = { count: 0 };
+    const keyvGet = keyv.get.bind(keyv);
+    keyv.get = (key: string) => {
+      viaKeyv.count++;
+      return keyvGet(key);
+    };
+    const plain = async (key: string) => {
+      const listed = await a.list({ lo: key, hi: `${key}\u0000`, limit: 10, now: Date.now() });
+      return { got: (await a.get(key))?.v, listed: listed.rows.map(([, r]) => r.v) };
+    };
+    // a key this process holds nothing of is read through Keyv, as any small record is
+    await b.transaction(async () => ({ result: 0, writes: put({ doc: big(0), small: 'x' }) }));
+    expect((await a.get('small'))?.v).toBe('x');
+    expect((await a.get('doc'))?.v).toBe(big(0));
+    expect(viaKeyv.count).toBe(2);
+    // written here: held, so neither a get nor a listing reads its text
+    await a.transaction(async () => ({ result: 0, writes: put({ doc: big(1) }) }));
+    expect(await plain('doc')).toEqual({ got: big(1), listed: [big(1)] });
+    expect({ whole: whole.count, viaKeyv: viaKeyv.count }).toEqual({ whole: 0, viaKeyv: 2 });
+    const held = await a.get('doc');
+    expect(Object.isFrozen(held) && Object.isFrozen(held!.v)).toBe(true);
+    // rewritten elsewhere at the same size: read whole once (the get; the listing then finds it held), then held
+    await b.transaction(async () => ({ result: 0, writes: put({ doc: big(2) }) }));
+    expect(await plain('doc')).toEqual({ got: big(2), listed: [big(2)] });
+    expect(whole.count).toBe(1);
+    expect(await plain('doc')).toEqual({ got: big(2), listed: [big(2)] });
+    expect(whole.count).toBe(1);
+    // small now, then a corrupt large row in its place, then gone
+    await b.transaction(async () => ({ result: 0, writes: put({ doc: 'small' }) }));
+    expect(await plain('doc')).toEqual({ got: 'small', listed: ['small'] });
+    await a.transaction(async () => ({ result: 0, writes: put({ doc: big(3) }) }));
+    const raw = new Database(path);
+    raw.prepare('UPDATE blackboard SET value = ? WHERE key = ?').run(`{"value":{"rev":1,"v":"${'x'.repeat(30_000)}`, 'doc');
+    await expect(a.get('doc')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', details: { cause: 'CORRUPT_RECORD' } });
+    expect((await a.list({ lo: 'doc', hi: 'doc\u0000', limit: 10, now: Date.now() })).rows).toEqual([]);
+    raw.prepare('DELETE FROM blackboard WHERE key = ?').run('doc');
+    raw.close();
+    expect(await a.get('doc')).toBeUndefined();
+  });
+
   it('a text read in a batch that then failed to commit is never taken for a later write at the same revision', async () => {
     const path = join(tempDir(), 'aborted.db');
     const [a, b] = [await open(path), await open(path)];

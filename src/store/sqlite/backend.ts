@@ -5,8 +5,9 @@ import { corrupt, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
 import { type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
-import { decodeRows, isBusy, openDatabase, range, type ReaderStatements, type WriterStatements, writeRows } from './schema.js';
-import type { WrittenRow } from '../known-records.js';
+import { isBusy, openDatabase, type ReaderStatements, type WriterStatements, writeRows } from './schema.js';
+import { KnownRecords, type WrittenRow } from '../known-records.js';
+import { SizedReads } from './sized-reads.js';
 import { TxReads } from './tx-reads.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
@@ -29,7 +30,7 @@ export interface SqliteOptions {
 }
 
 /**
- * The SQLite backend. Two connections to one WAL-mode file: a reader (Keyv over {@link KeyvSqlite}, plus range,
+ * The SQLite backend. Two connections to one WAL-mode file: a reader (Keyv over {@link KeyvSqlite} for single records, plus large records by size first, range,
  * change log and revision queries), which only ever sees committed data, and a writer that owns every write.
  *
  * Everything runs synchronously on better-sqlite3 — no thread-pool hops — except the waits, which never block the
@@ -55,8 +56,10 @@ export class SqliteBackend implements Backend {
   private queue: Job[] = [];
   private flushing?: Promise<void>;
   private closed = false;
-  /** what transactions read through: the writer connection, and the large committed records this process holds */
+  /** the large committed records this process holds, frozen; transactions (writer) and plain reads (reader) take them */
+  private readonly known: KnownRecords;
   private readonly tx: TxReads;
+  private readonly held: SizedReads;
 
   /** How many SQLite commits this backend has made (each is one fsync in FULL mode), and the transactions in them. */
   readonly stats = { commits: 0, transactions: 0 };
@@ -75,7 +78,11 @@ export class SqliteBackend implements Backend {
     knownFromBytes?: number,
   ) {
     this.description = `sqlite://${path}`;
-    this.tx = new TxReads(w, knownFromBytes);
+    // Rows hold Keyv's envelope around the record, which the writer begins with the revision.
+    this.known = new KnownRecords('{"value":{"rev":', knownFromBytes);
+    this.tx = new TxReads(w, this.known);
+    // The reader sees only committed rows: whatever large record it reads whole may be held.
+    this.held = new SizedReads(r, this.known, () => true);
     this.notify = new NotifyFile(notifyPath);
     this.commits = new SqliteCommitListener({ notifyPath, pollMs, reader: r, usable: () => !this.closed && !this.files.gone });
   }
@@ -105,6 +112,8 @@ export class SqliteBackend implements Backend {
 
   async get(key: string): Promise<StoredRecord | undefined> {
     this.files.checkForRead();
+    // A key whose large record this process holds: its row's size and first characters first, not its whole text.
+    if (this.known.has(key)) return this.retryBusy(() => this.held.get(key));
     let record: unknown;
     try {
       record = await this.retryBusy(() => this.keyv.get(key));
@@ -119,9 +128,7 @@ export class SqliteBackend implements Backend {
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
     this.files.checkForRead();
-    return this.retryBusy(() =>
-      this.r.snapshot(() => ({ rows: decodeRows(range(this.r, query)), revision: this.r.revision.get()!.value })),
-    );
+    return this.retryBusy(() => this.r.snapshot(() => ({ rows: this.held.list(query), revision: this.r.revision.get()!.value })));
   }
 
   async revision(): Promise<number> {

@@ -16,7 +16,6 @@ const META = 'blackboard_meta';
 const CHANGES = 'blackboard_changes';
 const SCHEMA = 2;
 
-type Row = { key: string; value: string };
 /**
  * A row as a transaction reads it: its text under {@link KNOWN_FROM_BYTES} bytes (or the threshold the database was
  * opened with); else (`value` null) its size and first characters, to be found among the records this process knows or read
@@ -61,7 +60,7 @@ export async function openDatabase(
       writer.pragma(`synchronous = ${synchronous}`);
       const w = writerStatements(writer, knownFromBytes);
       reader = new Database(path, { timeout: 0 });
-      const r = readerStatements(reader);
+      const r = readerStatements(reader, knownFromBytes);
       const adapter = new KeyvSqlite({ db: reader, table: TABLE, keySize: 4096 });
       const keyv = new Keyv<StoredRecord>({
         store: adapter,
@@ -218,7 +217,8 @@ export function writerStatements(db: Database.Database, knownFromBytes = KNOWN_F
 }
 
 /** Statements of the reader connection, prepared once. */
-export function readerStatements(db: Database.Database) {
+export function readerStatements(db: Database.Database, knownFromBytes = KNOWN_FROM_BYTES) {
+  const sized = sizedColumns(knownFromBytes);
   return {
     /** runs `read` in one read transaction, so that everything it reads comes from one snapshot */
     snapshot: <T>(read: () => T): T => db.transaction(read)(),
@@ -234,7 +234,9 @@ export function readerStatements(db: Database.Database) {
     since: db.prepare<[number, number], { revision: number; key: string }>(
       `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT ?`,
     ),
-    ...rangeStatements<Row>(db, 'key, value'),
+    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
+    getSized: db.prepare<[string], SizedRow>(`SELECT ${sized} FROM ${TABLE} WHERE key = ?`),
+    ...rangeStatements<SizedRow>(db, sized),
   };
 }
 
@@ -244,7 +246,7 @@ const sizedColumns = (fromBytes: number): string =>
   CASE WHEN octet_length(value) >= ${fromBytes} THEN substr(value, 1, ${HEAD_CHARS}) END AS head`;
 
 type RangeParams = { lo: string; hi: string; now: number; limit: number };
-type RangeStatements<R> = { rangeFrom: Database.Statement<RangeParams, R>; rangeAfter: Database.Statement<RangeParams, R> };
+export type RangeStatements<R> = { rangeFrom: Database.Statement<RangeParams, R>; rangeAfter: Database.Statement<RangeParams, R> };
 
 /** Live records of a key range, in key order: `[lo, hi)` from the start, or after a key. */
 function rangeStatements<R>(db: Database.Database, columns: string): RangeStatements<R> {
@@ -313,15 +315,6 @@ export function writeRows(w: WriterStatements, writes: Writes, revision: number,
 }
 
 /** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
-export function decodeRows(rows: Row[]): Array<[string, StoredRecord]> {
-  const out: Array<[string, StoredRecord]> = [];
-  for (const row of rows) {
-    const record = decode(row.value);
-    if (record) out.push([row.key, record]);
-  }
-  return out;
-}
-
 /** A listed row's record, or `undefined` when it is corrupt (skipped in listings). */
 export function decode(raw: string): StoredRecord | undefined {
   try {
@@ -330,12 +323,6 @@ export function decode(raw: string): StoredRecord | undefined {
     return undefined;
   }
 }
-
-/**
- * A record as a transaction reads it: a corrupt row is reported as such (`CORRUPT_RECORD`), which lets the store
- * overwrite or delete it instead of failing every write to that key.
- */
-export const decodeForWrite = decodeEnvelope;
 
 /** The layout recorded in an existing store, read without a lock (0 when there is none yet). */
 function currentLayout(db: Database.Database): number {
