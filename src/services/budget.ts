@@ -3,7 +3,7 @@ import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions } from '../context.js';
 import { lastPart } from '../keyspace.js';
 import * as z from 'zod';
-import type { Json } from '../store/types.js';
+import type { Json, KeyRange } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
 import { decode, encode } from './records.js';
@@ -50,7 +50,7 @@ export class BudgetService {
     return this.session.keys.budget(thread, name);
   }
   /** Every budget record of a thread. */
-  range(thread: string): { lo: string; hi: string } {
+  range(thread: string): KeyRange {
     return this.session.keys.budgetRange(thread);
   }
 

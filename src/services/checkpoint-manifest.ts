@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { BlackboardError, invalid } from '../errors.js';
 import { lastPart, type Keys } from '../keyspace.js';
-import type { Json } from '../store/types.js';
+import type { Json, KeyRange, RangeQuery } from '../store/types.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
 import { FORMAT, type SavedRecord } from './checkpoint-document.js';
 
@@ -103,7 +103,7 @@ export function infoOfIndex(id: string, thread: string, value: Json): Checkpoint
 }
 
 /** Reads a key range (ascending) of the store; the listing's only access to it. */
-export type RangeReader = (range: { lo: string; hi: string }) => Promise<Array<[string, Entry]>>;
+export type RangeReader = (range: KeyRange) => Promise<Array<[string, Entry]>>;
 
 /**
  * The newest `limit` index entries of a thread older than `before` (a checkpoint id; none = from the newest), newest
@@ -138,14 +138,14 @@ export function checkCursor(cursor: unknown): string {
   return cursor;
 }
 
-export type Lister = (query: { lo: string; hi: string; after?: string; limit: number }) => Promise<Array<[string, Entry]>>;
+export type Lister = (query: Omit<RangeQuery, 'now'>) => Promise<Array<[string, Entry]>>;
 
 /** Every live record of a range, page by page. */
-export async function all(tx: StoreTx, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
+export async function all(tx: StoreTx, range: KeyRange): Promise<Array<[string, Entry]>> {
   return allOf((q) => tx.list(q), range);
 }
 
-export async function allOf(list: Lister, range: { lo: string; hi: string }): Promise<Array<[string, Entry]>> {
+export async function allOf(list: Lister, range: KeyRange): Promise<Array<[string, Entry]>> {
   const rows: Array<[string, Entry]> = [];
   let after: string | undefined;
   for (;;) {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions, type Identity } from '../context.js';
 import { lastPart, showRelative } from '../keyspace.js';
-import type { Json } from '../store/types.js';
+import type { Json, KeyRange } from '../store/types.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { CheckpointBlobs, type BlobRef } from './checkpoint-blobs.js';
@@ -165,7 +165,7 @@ export class CheckpointService {
     // is a floor for it, without reading the store's revision; checkpoints saved since by others come in a wider window.
     const saved = before === undefined ? this.latest.get(thread)?.id : undefined;
     const top = before !== undefined ? 0 : saved !== undefined ? revisionOf(saved) + 1 : (await this.store.revision()) + 1;
-    const read = (range: { lo: string; hi: string }) => allOf((q) => this.store.list(q).then((p) => p.entries), range);
+    const read = (range: KeyRange) => allOf((q) => this.store.list(q).then((p) => p.entries), range);
     const page = await newestIndexEntries(this.keys, read, thread, { limit, before, top });
     const checkpoints: CheckpointInfo[] = [];
     for (const [key, entry] of page.entries) {

@@ -3,7 +3,7 @@ import { invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import { jsonBytes } from '../store/json-text.js';
-import type { Json } from '../store/types.js';
+import type { Json, KeyRange } from '../store/types.js';
 import { anyJson, decode } from './records.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Session } from './session.js';
@@ -39,7 +39,7 @@ export class HistoryService {
   seqKey(thread: string): string {
     return this.session.keys.historyCounter(thread);
   }
-  range(thread: string): { lo: string; hi: string } {
+  range(thread: string): KeyRange {
     return this.session.keys.historyRange(thread);
   }
 

@@ -8,6 +8,7 @@ import { PLAN_STATUSES, decodePlan, type PlanStatus } from './plan-steps.js';
 import { planView, type PlanView } from './plan-views.js';
 import type { Presence } from './presence.js';
 import type { Session } from './session.js';
+import type { KeyRange } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 
 export const PLAN_LIST_DEFAULT = 20;
@@ -32,7 +33,7 @@ export interface PlanSource {
   readonly presence: Presence;
   reader(): Pick<StoreTx, 'get' | 'now'>;
   key(planId: string): string;
-  indexRange(scopeId: string): { lo: string; hi: string };
+  indexRange(scopeId: string): KeyRange;
 }
 
 /**

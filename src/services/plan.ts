@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
 import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
-import type { Json } from '../store/types.js';
+import type { Json, KeyRange } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './arguments.js';
 import type { HistoryService } from './history.js';
@@ -74,7 +74,7 @@ export class PlanService {
     return this.session.keys.planIndex(scope, planId);
   }
   /** The index entries (one per plan, keyed by id) of the plans of a scope. */
-  indexRange(scopeId: string): { lo: string; hi: string } {
+  indexRange(scopeId: string): KeyRange {
     return this.session.keys.planIndexRange(scopeId);
   }
 

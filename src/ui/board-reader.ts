@@ -1,5 +1,6 @@
 // Reads one namespace's board — scopes and keys, plans, threads — through a read-only view of the store.
 import type { z } from 'zod';
+import type { RangeQuery } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import {
   FAMILY,
@@ -51,7 +52,7 @@ export type * from './board-views.js';
  * this (see {@link readOnlyView}), so no code path of the UI can write.
  */
 export interface BoardSource {
-  list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
+  list(query: Omit<RangeQuery, 'now'>): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
   revision(): Promise<number>;
   /** The keys of `[lo, hi)` changed after revision `after` (the change feed), oldest first. */
   changes(query: { after: number; lo: string; hi: string; limit: number }): Promise<{
@@ -70,7 +71,7 @@ export type ReadableStore = Pick<VersionedStore, 'list' | 'revision' | 'subscrib
 /** A frozen object holding only the read methods of `store`: the store itself stays out of the UI's reach. */
 export function readOnlyView(store: ReadableStore): BoardSource {
   return Object.freeze({
-    list: (query: { lo: string; hi: string; after?: string; limit: number }) => store.list(query),
+    list: (query: Omit<RangeQuery, 'now'>) => store.list(query),
     revision: () => store.revision(),
     changes: (query: { after: number; lo: string; hi: string; limit: number }) => store.changes(query),
     subscribeRange: (lo: string, hi: string, listener: () => void) => store.subscribeRange(lo, hi, listener),

@@ -2,6 +2,7 @@
 import { MessageRecord, messageView } from '../services/mailbox.js';
 import { readRoster, type RosterTimes } from '../services/roster.js';
 import { withUnread, type TeamMember, type TimelineMessage } from '../services/team.js';
+import type { RangeQuery } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import { teamKeys } from './layout.js';
 
@@ -22,7 +23,7 @@ export interface TeamView {
 
 /** What the team section reads through: ranges of the store (the board's read-only view). */
 export interface TeamSource {
-  list(query: { lo: string; hi: string; after?: string; limit: number }): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
+  list(query: Omit<RangeQuery, 'now'>): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
 }
 
 /**
