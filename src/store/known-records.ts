@@ -47,6 +47,12 @@ export class KnownRecords {
     return this.known.has(key);
   }
 
+  /** The record held for `key`, the size of its stored text, and how that text begins (the revision that wrote it). */
+  expected(key: string): { record: StoredRecord; bytes: number; head: string } | undefined {
+    const known = this.known.get(key);
+    return known && { record: known.record, bytes: known.bytes, head: `${this.prefix}${known.record.rev},` };
+  }
+
   /** `key`'s record if its row is the one known: `bytes` of stored text whose first characters are `head`. */
   find(key: string, bytes: number, head: string): StoredRecord | undefined {
     const known = this.known.get(key);

@@ -10,11 +10,12 @@ export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
 import { RECORD_PREFIX } from './known-rows.js';
+import { readRecord } from './record-reads.js';
 import { beginStatement, txReads } from './tx-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
-import { decode, decodeRows, rangeWhere, readLog, writeStatement } from './sql.js';
-import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
-import type { KeyRange } from '../types.js';
+import { decodeRows, rangeWhere, readLog, writeStatement } from './sql.js';
+import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, KeyRange, RangeQuery, StoredRecord, TxContext } from '../types.js';
+import type { Writes } from '../types.js';
 
 /** Tuning for tests; users set connection options in the URL. */
 export interface PostgresOptions {
@@ -112,9 +113,8 @@ export class PostgresBackend implements Backend {
     return Date.now() + this.offset;
   }
 
-  async get(key: string): Promise<StoredRecord | undefined> {
-    const { rows } = await this.db.read<{ record: string }>(`SELECT record FROM ${this.t.records} WHERE key = $1`, [key]);
-    return rows.length > 0 ? decode(key, rows[0].record) : undefined;
+  get(key: string): Promise<StoredRecord | undefined> {
+    return readRecord(this.db, this.t, this.known, this.tablesOid, key);
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
