@@ -514,23 +514,7 @@ describe('postgres: large records read again', () => {
     expect(await a.get('doc')).toBeUndefined();
   });
 
-  it('a plain get never takes a held record for a row of tables made anew', async ({ skip }) => {
-    if (skipped) skip(skipped);
-    const url = freshUrl();
-    const a = await open(url);
-    expect((await write(a, { doc: rec(big(1), 1) })).revision).toBe(1);
-    expect((await a.get('doc'))?.v).toBe(big(1));
-    const client = new pg.Client({ connectionString: baseUrl });
-    await client.connect();
-    await client.query(`DROP SCHEMA "${parsePostgresUrl(url).schema}" CASCADE`);
-    await client.end();
-    // Same key, revision, size and time; only the value differs. `a` runs no transaction in between.
-    const c = await open(url);
-    expect((await write(c, { doc: rec(big(2), 1) })).revision).toBe(1);
-    expect((await a.get('doc'))?.v).toBe(big(2));
-  });
-
-  it('tables made anew under the same schema (revisions starting over) are never read from memory', async ({ skip }) => {
+  it('tables made anew under the same schema (revisions starting over) are never read from memory, by a get either', async ({ skip }) => {
     if (skipped) skip(skipped);
     const url = freshUrl();
     const a = await open(url);
@@ -543,6 +527,8 @@ describe('postgres: large records read again', () => {
     // Another store makes the schema again and writes the same key at the same revision, size and time.
     const c = await open(url);
     expect((await write(c, { doc: rec(big(2), 1) })).revision).toBe(1);
+    // a plain get first: `a` has run no transaction since, so only the tables' identity tells the rows apart
+    expect((await a.get('doc'))?.v).toBe(big(2));
     expect(await readIn(a, 'doc')).toMatchObject({ got: big(2), listed: [big(2)] });
   });
 });

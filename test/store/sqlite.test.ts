@@ -331,9 +331,9 @@ describe('large records read again', () => {
         return { result: { got: got?.v, listed: listed.map(([, r]) => r.v) }, writes: new Map() };
       })
     ).result;
-  /** Counts the writer's whole-text reads of one record (the size-and-head reads are another statement). */
-  const wholeReads = (backend: SqliteBackend): { count: number } => {
-    const statement = (backend as unknown as { w: { get: { get: (key: string) => unknown } } }).w.get;
+  /** Counts a connection's whole-text reads of one record (the size-and-head reads are another statement). */
+  const wholeReads = (backend: SqliteBackend, connection: 'w' | 'r' = 'w'): { count: number } => {
+    const statement = (backend as unknown as Record<'w' | 'r', { get: { get: (key: string) => unknown } }>)[connection].get;
     const counter = { count: 0 };
     const get = statement.get.bind(statement);
     statement.get = (key: string) => {
@@ -386,13 +386,7 @@ describe('large records read again', () => {
   it('a plain read of a large record this process holds takes it by size and first characters, never a stale one', async () => {
     const path = join(tempDir(), 'plain.db');
     const [a, b] = [await open(path), await open(path)];
-    const reader = (a as unknown as { r: { get: { get: (key: string) => unknown } } }).r.get;
-    const whole = { count: 0 };
-    const get = reader.get.bind(reader);
-    reader.get = (key: string) => {
-      whole.count++;
-      return get(key);
-    };
+    const whole = wholeReads(a, 'r');
     const keyv = (a as unknown as { keyv: { get: (key: string) => Promise<unknown> } }).keyv;
     const viaKeyv = { count: 0 };
     const keyvGet = keyv.get.bind(keyv);
