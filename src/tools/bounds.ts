@@ -1,4 +1,5 @@
 // Replies that do not grow with the data and waits that fit a client's timeout: value previews and wait caps.
+import { isStoreFrozen } from '../store/frozen.js';
 import { jsonBytes, jsonHead } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import { READ_DEFAULT_BYTES, UPDATE_ECHO_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
@@ -8,19 +9,39 @@ import type { Extra } from './define.js';
  * A value bounded to `maxBytes` of JSON: as it is when it fits, else a preview — a string value's first bytes, or
  * any other value's JSON text cut short — with `truncated: true` and `bytes`, the full size of its JSON.
  */
-export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): { value: Json; bytes?: number; truncated?: true } {
+export function boundValue(value: Json, maxBytes = READ_DEFAULT_BYTES): Bounded {
   const bytes = jsonBytes(value);
   if (bytes <= maxBytes) return { value };
+  if (!isStoreFrozen(value) || maxBytes > PREVIEWS_UP_TO) return preview(value, maxBytes, bytes);
+  // A value the store froze never changes, nor does its preview: a large record read again is previewed once.
+  let bySize = previews.get(value);
+  if (bySize === undefined || bySize.size >= 4) {
+    bySize = new Map();
+    previews.set(value, bySize);
+  }
+  const made = bySize.get(maxBytes) ?? preview(value, maxBytes, bytes);
+  bySize.set(maxBytes, made);
+  return made;
+}
+
+type Bounded = { value: Json; bytes?: number; truncated?: true };
+
+/** Previews of values the store froze, by the size asked for (up to {@link PREVIEWS_UP_TO}), while the value lives. */
+const previews = new WeakMap<object, Map<number, Bounded>>();
+const PREVIEWS_UP_TO = 64 * 1024;
+
+/** {@link boundValue}'s preview of a value of `bytes` bytes of JSON, over `maxBytes`. */
+function preview(value: Json, maxBytes: number, bytes: number): Bounded {
   // Every character is at least one byte: the preview needs no more of the JSON text than maxBytes + 1 characters.
   const source = typeof value === 'string' ? value : jsonHead(value, maxBytes + 1);
   // The preview is a string: its own JSON (quotes and escapes included) must fit too.
   let room = maxBytes - 8;
-  let preview = cutUtf8(source, room);
-  for (let over = jsonSize(preview) - maxBytes; over > 0; over = jsonSize(preview) - maxBytes) {
+  let text = cutUtf8(source, room);
+  for (let over = jsonSize(text) - maxBytes; over > 0; over = jsonSize(text) - maxBytes) {
     room -= over;
-    preview = cutUtf8(source, Math.max(0, room));
+    text = cutUtf8(source, Math.max(0, room));
   }
-  return { value: preview, bytes, truncated: true };
+  return Object.freeze({ value: text, bytes, truncated: true as const });
 }
 
 /** One of `n` values' equal part of {@link READ_DEFAULT_BYTES}, at least 256 bytes. */

@@ -1,5 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { deepFreeze } from '../../src/store/frozen.js';
+import { jsonBytes } from '../../src/store/json-text.js';
+import { boundValue } from '../../src/tools/bounds.js';
 import { agentsClosedAfterEach } from '../helpers.js';
 
 // Replies that do not grow with the data: every default reply stays under about 16 KiB of text.
@@ -320,5 +323,37 @@ describe('bounded replies', () => {
     const { revision } = await a.ok('state_changes', {});
     expect(await a.ok('state_changes', { afterRevision: revision, waitMs: 20 })).toEqual({ changes: [], revision, timedOut: true });
     expect(await a.ok('final_answer_get', { waitMs: 20 })).toEqual({ isSet: false, timedOut: true });
+  });
+});
+
+describe('previews of values the store froze', () => {
+  const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ i, text: `row ${i} `.padEnd(100, '.') }));
+
+  it('are made once per size asked for, equal to those of an equal value of a caller, each within its size', () => {
+    const held = deepFreeze(rows(2000));
+    const first = boundValue(held);
+    expect(boundValue(held)).toBe(first); // the same object: not made again
+    expect(first).toEqual(boundValue(rows(2000)));
+    expect(first).toMatchObject({ truncated: true, bytes: jsonBytes(held) });
+    const small = boundValue(held, 2048);
+    expect(small).not.toBe(first);
+    expect(boundValue(held, 2048)).toBe(small);
+    for (const [bounded, size] of [
+      [first, 16 * 1024],
+      [small, 2048],
+    ] as const) {
+      expect(Buffer.byteLength(JSON.stringify(bounded.value))).toBeLessThanOrEqual(size);
+      expect(JSON.stringify(held).startsWith((bounded.value as string).slice(0, -1))).toBe(true);
+    }
+    expect(Object.isFrozen(first)).toBe(true);
+  });
+
+  it("are made afresh for a caller's own value, which may change between two reads", () => {
+    const mine = rows(2000);
+    const before = boundValue(mine);
+    mine[0].text = 'changed';
+    const after = boundValue(mine);
+    expect(after).not.toBe(before);
+    expect((after.value as string).startsWith('[{"i":0,"text":"changed"}')).toBe(true);
   });
 });
