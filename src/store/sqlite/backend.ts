@@ -30,8 +30,8 @@ export interface SqliteOptions {
 }
 
 /**
- * The SQLite backend. Two connections to one WAL-mode file: a reader (Keyv over {@link KeyvSqlite} for single records, plus large records by size first, range,
- * change log and revision queries), which only ever sees committed data, and a writer that owns every write.
+ * The SQLite backend. Two connections to one WAL-mode file: a reader (single records through Keyv over {@link KeyvSqlite}
+ * or by size first; ranges, the change log, the revision), which sees only committed data, and a writer for all writes.
  *
  * Everything runs synchronously on better-sqlite3 — no thread-pool hops — except the waits, which never block the
  * event loop: SQLite's busy timeout is 0 and a connection that meets another process's lock retries after a jittered
