@@ -30,13 +30,13 @@ export interface StoredRecord {
 /** A record as a transaction writes it: the backend adds `rev`, the revision it commits at. */
 export type RecordWrite = Omit<StoredRecord, 'rev'>;
 
-/** A half-open key range `[lo, hi)` read in key order, starting after `after` when given. */
 /** The keys from `lo` (included) to `hi` (excluded), in code point order. */
 export interface KeyRange {
   lo: string;
   hi: string;
 }
 
+/** A half-open key range `[lo, hi)` read in key order, starting after `after` when given. */
 export interface RangeQuery extends KeyRange {
   after?: string;
   limit: number;
