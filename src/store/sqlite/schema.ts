@@ -183,7 +183,6 @@ export type ReaderStatements = ReturnType<typeof readerStatements>;
 
 /** Statements of the writer connection, prepared once. */
 export function writerStatements(db: Database.Database, knownFromBytes = KNOWN_FROM_BYTES) {
-  const sized = sizedColumns(knownFromBytes);
   return {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
@@ -193,8 +192,6 @@ export function writerStatements(db: Database.Database, knownFromBytes = KNOWN_F
     rollbackTo: db.prepare('ROLLBACK TO tx'),
     revision: db.prepare<[], { value: number }>(`SELECT value FROM ${META} WHERE name = 'revision'`),
     setRevision: db.prepare<[number]>(`UPDATE ${META} SET value = ? WHERE name = 'revision'`),
-    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
-    getSized: db.prepare<[string], SizedRow>(`SELECT ${sized} FROM ${TABLE} WHERE key = ?`),
     /** upserts of 1 to {@link ROWS_PER_STATEMENT} records in one statement, by count */
     putRows: rowStatements((n) =>
       db.prepare(
@@ -212,13 +209,12 @@ export function writerStatements(db: Database.Database, knownFromBytes = KNOWN_F
          (SELECT rev, key FROM ${CHANGES} WHERE at <= ? ORDER BY at LIMIT ?) RETURNING rev AS revision`,
     ),
     raiseCompacted: db.prepare<[number]>(`UPDATE ${META} SET value = max(value, ?) WHERE name = 'compacted'`),
-    ...rangeStatements<SizedRow>(db, sized),
+    ...sizedStatements(db, knownFromBytes),
   };
 }
 
 /** Statements of the reader connection, prepared once. */
 export function readerStatements(db: Database.Database, knownFromBytes = KNOWN_FROM_BYTES) {
-  const sized = sizedColumns(knownFromBytes);
   return {
     /** runs `read` in one read transaction, so that everything it reads comes from one snapshot */
     snapshot: <T>(read: () => T): T => db.transaction(read)(),
@@ -234,9 +230,7 @@ export function readerStatements(db: Database.Database, knownFromBytes = KNOWN_F
     since: db.prepare<[number, number], { revision: number; key: string }>(
       `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT ?`,
     ),
-    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
-    getSized: db.prepare<[string], SizedRow>(`SELECT ${sized} FROM ${TABLE} WHERE key = ?`),
-    ...rangeStatements<SizedRow>(db, sized),
+    ...sizedStatements(db, knownFromBytes),
   };
 }
 
@@ -246,23 +240,31 @@ const sizedColumns = (fromBytes: number): string =>
   CASE WHEN octet_length(value) >= ${fromBytes} THEN substr(value, 1, ${HEAD_CHARS}) END AS head`;
 
 type RangeParams = { lo: string; hi: string; now: number; limit: number };
-export type RangeStatements<R> = { rangeFrom: Database.Statement<RangeParams, R>; rangeAfter: Database.Statement<RangeParams, R> };
 
-/** Live records of a key range, in key order: `[lo, hi)` from the start, or after a key. */
-function rangeStatements<R>(db: Database.Database, columns: string): RangeStatements<R> {
+/** The statements both connections read records by size with (see `SizedReads`). */
+export type SizedStatements = ReturnType<typeof sizedStatements>;
+
+/**
+ * A record's whole text, a record as a {@link SizedRow}, and the live records of a key range as {@link SizedRow}s, in
+ * key order: `[lo, hi)` from the start, or after a key.
+ */
+function sizedStatements(db: Database.Database, knownFromBytes: number) {
+  const sized = sizedColumns(knownFromBytes);
   const live = 'del_at IS NULL AND (exp IS NULL OR exp > @now)';
   return {
-    rangeFrom: db.prepare<RangeParams, R>(
-      `SELECT ${columns} FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    get: db.prepare<[string], { value: string }>(`SELECT value FROM ${TABLE} WHERE key = ?`),
+    getSized: db.prepare<[string], SizedRow>(`SELECT ${sized} FROM ${TABLE} WHERE key = ?`),
+    rangeFrom: db.prepare<RangeParams, SizedRow>(
+      `SELECT ${sized} FROM ${TABLE} WHERE key >= @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
     ),
-    rangeAfter: db.prepare<RangeParams, R>(
-      `SELECT ${columns} FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
+    rangeAfter: db.prepare<RangeParams, SizedRow>(
+      `SELECT ${sized} FROM ${TABLE} WHERE key > @lo AND key < @hi AND ${live} ORDER BY key LIMIT @limit`,
     ),
   };
 }
 
 /** The live records of `query`'s range, as rows, through either connection's statements. */
-export function range<R>(statements: RangeStatements<R>, query: RangeQuery): R[] {
+export function range(statements: SizedStatements, query: RangeQuery): SizedRow[] {
   const params = { hi: query.hi, now: query.now, limit: query.limit };
   // `after` below `lo` changes nothing; compared as SQLite compares (code points), not as JS compares (UTF-16).
   return query.after !== undefined && Buffer.compare(Buffer.from(query.after), Buffer.from(query.lo)) >= 0

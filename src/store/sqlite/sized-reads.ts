@@ -1,16 +1,9 @@
 // Rows read by size first, on either connection: a large row's size and first characters, then the record this
 // process holds for it when they name that record, else the row read whole, parsed and (when it may be) held.
-import type Database from 'better-sqlite3';
 import type { KnownRecords } from '../known-records.js';
 import type { RangeQuery, StoredRecord } from '../types.js';
 import { decodeEnvelope } from '../codec.js';
-import { decode, range, type RangeStatements, type SizedRow } from './schema.js';
-
-/** The statements a connection reads rows by size with. */
-export interface SizedStatements extends RangeStatements<SizedRow> {
-  getSized: Database.Statement<[string], SizedRow>;
-  get: Database.Statement<[string], { value: string }>;
-}
+import { decode, range, type SizedRow, type SizedStatements } from './schema.js';
 
 /**
  * Reads through one connection's {@link SizedStatements}. A large record read whole is held from then on when `mayHold`
