@@ -138,6 +138,36 @@ describe('postgres backend', () => {
     expect(await b.get('r/3')).toMatchObject({ exp: 5000 });
   });
 
+  it('prepares plain reads once per connection, and reads unprepared from then on when a server refuses them', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    // One connection per store, so that what the test runs on it is what the store's reads run on.
+    const url = `${freshUrl()}&pool_max=1`;
+    const b = await open(url);
+    const on = (store: PostgresBackend) => (store as unknown as { db: { pool: pg.Pool } }).db.pool;
+    const prepared = async (store: PostgresBackend) =>
+      (await on(store).query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map((r) => r.name);
+    await write(b, { 'r/1': rec(1, 1), 'r/2': rec(2, 1) });
+    const reads = async (store: PostgresBackend) => {
+      expect((await store.get('r/1'))?.v).toBe(1);
+      expect((await store.list({ lo: 'r/', hi: 'r0', limit: 10, now: 0 })).rows.map(([k]) => k)).toEqual(['r/1', 'r/2']);
+      expect(await store.revision()).toBe(1);
+    };
+    await reads(b);
+    await reads(b);
+    expect(await prepared(b)).toEqual(['mcp_blackboard_1', 'mcp_blackboard_2', 'mcp_blackboard_3']);
+    // A reset drops them while the driver still takes them for prepared (a pooler's other connection would not have them).
+    await on(b).query('DEALLOCATE ALL');
+    await reads(b);
+    await reads(b);
+    expect(await prepared(b)).toEqual([]);
+    // A connection that has one of the names already (a pooler's connection another client prepared it on).
+    const c = await open(url);
+    await on(c).query('PREPARE mcp_blackboard_1 AS SELECT 1');
+    await reads(c);
+    await reads(c);
+    // (the connection that refused was given up, as after any error)
+    expect(await prepared(c)).toEqual([]);
+  });
   it('applies all writes or none, bumps only when something is written, and logs what asks to be logged', async ({ skip }) => {
     if (skipped) skip(skipped);
     const b = await open();

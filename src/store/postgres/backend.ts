@@ -120,7 +120,7 @@ export class PostgresBackend implements Backend {
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
     // One statement, one snapshot: the rows and the revision they were read at.
     const [where, params] = rangeWhere(query, 2);
-    const { rows } = await this.db.read<{ revision: string; key: string | null; record: string | null }>(
+    const { rows } = await this.db.readPrepared<{ revision: string; key: string | null; record: string | null }>(
       `SELECT m.revision, r.key, r.record FROM ${this.t.meta} m
          LEFT JOIN LATERAL (SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1) r ON true
         WHERE m.id = 1 ORDER BY r.key`,
@@ -131,7 +131,7 @@ export class PostgresBackend implements Backend {
   }
 
   async revision(): Promise<number> {
-    const { rows } = await this.db.read<{ revision: string }>(`SELECT revision FROM ${this.t.meta} WHERE id = 1`);
+    const { rows } = await this.db.readPrepared<{ revision: string }>(`SELECT revision FROM ${this.t.meta} WHERE id = 1`, []);
     if (rows.length === 0) throw tablesGone(this.t);
     return Number(rows[0].revision);
   }

@@ -1,7 +1,16 @@
-// The Postgres backend's connections: the pool, fresh connections past it, and statements bounded by a call's time.
+// The Postgres backend's connections: the pool, fresh connections past it, statements bounded by a call's time, and
+// the plain reads prepared once per connection.
 import pg from 'pg';
 import { boundedQuery, CALL_BUDGET_MS, isDriverError } from './fate.js';
 import type { PostgresUrl } from './schema.js';
+
+/**
+ * Whether a server refused to run a prepared statement: it does not exist on this connection (26000), one of that name
+ * exists already (42P05), or its result changed shape since it was prepared (tables made anew differently).
+ */
+const preparedRefused = (error: unknown): boolean =>
+  error instanceof pg.DatabaseError &&
+  (error.code === '26000' || error.code === '42P05' || (error.code === '0A000' && /cached plan/.test(error.message)));
 
 /** A connection lent to one call, and how to give it back (with the error that broke it: then it is discarded). */
 export interface Lent {
@@ -22,6 +31,10 @@ export class Connections {
   private readonly connectTimeoutMs: number;
   /** Each connection's last statement, for the next to wait for. */
   private readonly running = new WeakMap<pg.ClientBase, Promise<unknown>>();
+  /** The names plain reads are prepared under, by statement text (the same on every connection). */
+  private readonly names = new Map<string, string>();
+  /** Whether plain reads are prepared: until a server refuses a prepared statement (see {@link readPrepared}). */
+  private prepares = true;
 
   constructor(
     parsed: PostgresUrl,
@@ -83,9 +96,10 @@ export class Connections {
     deadline: number,
     text: string,
     values?: unknown[],
+    name?: string,
   ): Promise<pg.QueryResult<R>> {
     const run = (this.running.get(client) ?? Promise.resolve()).then(() =>
-      boundedQuery<R>(client, text, values, this.queryTimeoutMs, deadline),
+      boundedQuery<R>(client, text, values, this.queryTimeoutMs, deadline, name),
     );
     this.running.set(
       client,
@@ -98,11 +112,11 @@ export class Connections {
    * One statement outside a transaction, bounded by the call's time; once more on a fresh connection when the first
    * failed on its connection (broken while idle in the pool, reset): a read changes nothing, so a retry is safe.
    */
-  async read<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  async read<R extends pg.QueryResultRow>(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
     const deadline = this.deadline();
     const pooled = await this.pool.connect();
     try {
-      const result = await this.query<R>(pooled, deadline, text, values);
+      const result = await this.query<R>(pooled, deadline, text, values, name);
       pooled.release();
       return result;
     } catch (error) {
@@ -112,9 +126,32 @@ export class Connections {
     const own = this.fresh(deadline);
     try {
       await own.connect();
-      return await this.query<R>(own, deadline, text, values);
+      return await this.query<R>(own, deadline, text, values, name);
     } finally {
       own.end().catch(() => {});
+    }
+  }
+
+  /**
+   * {@link read} for the statements every plain read runs (a record, a range, the revision; a fixed set of texts):
+   * prepared under a name on each connection at its first use, so Postgres parses and plans them once per connection
+   * instead of on every call. A server that refuses a prepared statement (a pooler in transaction mode that does not
+   * carry them from one of its connections to another, or a reset that dropped them) turns this off for the process,
+   * and the read runs again unprepared: a read changes nothing.
+   */
+  async readPrepared<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.prepares) return this.read<R>(text, values);
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `mcp_blackboard_${this.names.size + 1}`;
+      this.names.set(text, name);
+    }
+    try {
+      return await this.read<R>(text, values, name);
+    } catch (error) {
+      if (!preparedRefused(error)) throw error;
+      this.prepares = false;
+      return this.read<R>(text, values);
     }
   }
 

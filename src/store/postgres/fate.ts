@@ -46,16 +46,17 @@ export function isDriverError(error: unknown): boolean {
   return typeof e?.message === 'string' && /Connection terminated|timeout|not queryable|Client was closed/i.test(e.message);
 }
 
-/** A query bounded by the call's deadline as well as the connection's own timeout. */
+/** A query bounded by the call's deadline as well as the connection's own timeout; `name`: prepared under that name. */
 export function boundedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
   client: pg.ClientBase,
   text: string,
   values: unknown[] | undefined,
   ownTimeoutMs: number,
   deadline: number,
+  name?: string,
 ): Promise<pg.QueryResult<R>> {
   const query_timeout = Math.max(1, Math.min(ownTimeoutMs, deadline - Date.now()));
-  return client.query<R>({ text, values, query_timeout } as pg.QueryConfig);
+  return client.query<R>({ text, values, query_timeout, ...(name !== undefined ? { name } : {}) } as pg.QueryConfig);
 }
 
 /**

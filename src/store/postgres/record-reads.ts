@@ -22,10 +22,10 @@ export async function readRecord(
 ): Promise<StoredRecord | undefined> {
   const held = tablesOid === undefined ? undefined : known.expected(key);
   if (held === undefined) {
-    const { rows } = await db.read<{ record: string }>(`SELECT record FROM ${t.records} WHERE key = $1`, [key]);
+    const { rows } = await db.readPrepared<{ record: string }>(`SELECT record FROM ${t.records} WHERE key = $1`, [key]);
     return rows.length > 0 ? decode(key, rows[0].record) : undefined;
   }
-  const { rows } = await db.read<{ record: string | null }>(
+  const { rows } = await db.readPrepared<{ record: string | null }>(
     `SELECT CASE WHEN octet_length(r.record) = $2 AND left(r.record, $3) = $4 AND m.tableoid::int8::text = $5
               THEN NULL ELSE r.record END AS record
        FROM ${t.records} r, ${t.meta} m WHERE r.key = $1 AND m.id = 1`,
