@@ -47,6 +47,11 @@ export class KnownRecords {
     return this.known.has(key);
   }
 
+  /** The keys held. */
+  keys(): IterableIterator<string> {
+    return this.known.keys();
+  }
+
   /** The record held for `key`, the size of its stored text, and how that text begins (the revision that wrote it). */
   expected(key: string): { record: StoredRecord; bytes: number; head: string } | undefined {
     const known = this.known.get(key);

@@ -393,3 +393,99 @@ describe('RedisBackend', () => {
     expect(await zero.get('k')).toBeUndefined();
   });
 });
+
+describe('Redis: large records held', () => {
+  const big = (n: number): string => `${n}:${'x'.repeat(20_000)}`;
+  /** Counts the texts of large records the backend's scripts brought back. */
+  function countTexts(backend: RedisBackend): { count: number } {
+    const redis = (backend as unknown as { redis: { script: (...a: unknown[]) => Promise<unknown> } }).redis;
+    const script = redis.script.bind(redis);
+    const texts = { count: 0 };
+    redis.script = async (...args: unknown[]) => {
+      const reply = await script(...args);
+      if (Array.isArray(reply)) texts.count += reply.filter((v) => typeof v === 'string' && v.length > 16_000).length;
+      return reply;
+    };
+    return texts;
+  }
+  const readAll = async (b: RedisBackend, key: string) => {
+    const listed = (await b.list({ lo: '', hi: '\uffff', limit: 10, now: Date.now() })).rows.find(([k]) => k === key)?.[1].v;
+    const { result } = await b.transaction(async (tx) => ({ result: (await tx.get(key))?.v, writes: new Map() }), [key]);
+    const { result: later } = await b.transaction(async (tx) => {
+      await tx.get('other');
+      return { result: (await tx.get(key))?.v, writes: new Map() };
+    });
+    return { got: (await b.get(key))?.v, listed, inTx: result, laterInTx: later };
+  };
+
+  it('a record this process holds comes back as its revision, in reads, transactions and listings, until it changes', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `held${randomUUID().slice(0, 8)}`;
+    const [a, b] = [await open(prefix), await open(prefix)];
+    const texts = countTexts(a);
+    await write(a, [['doc', rec(big(1))]]);
+    const held = await a.get('doc');
+    expect(held?.v).toBe(big(1));
+    expect(Object.isFrozen(held)).toBe(true);
+    expect(await readAll(a, 'doc')).toEqual({ got: big(1), listed: big(1), inTx: big(1), laterInTx: big(1) });
+    expect(texts.count).toBe(0);
+    // rewritten by another store at the same size: brought back once, then held again
+    await write(b, [['doc', rec(big(2), 2)]]);
+    expect(await readAll(a, 'doc')).toEqual({ got: big(2), listed: big(2), inTx: big(2), laterInTx: big(2) });
+    expect(texts.count).toBe(1);
+    // a transaction that read the held record still conflicts with a write that changed it
+    let runs = 0;
+    await a.transaction(
+      async (tx) => {
+        runs++;
+        const doc = await tx.get('doc');
+        if (runs === 1) await write(b, [['doc', rec(big(3), 3)]]);
+        return { result: null, writes: put([['copy', rec(doc!.v)]]) };
+      },
+      ['doc'],
+    );
+    expect(runs).toBe(2);
+    expect((await a.get('copy'))?.v).toBe(big(3));
+    await write(b, [['doc', rec('small', 4)]]);
+    expect((await a.get('doc'))?.v).toBe('small');
+    await write(b, [['doc', null]]);
+    expect(await a.get('doc')).toBeUndefined();
+    // a corrupt large text is reported on a read and left out of listings
+    const raw = createClient({ url: baseUrl });
+    await raw.connect();
+    try {
+      await raw.hSet(`{${prefix}}:rec`, 'doc', `{"rev":9,"v":"${'x'.repeat(20_000)}`);
+      await raw.zAdd(`{${prefix}}:idx`, { score: 0, value: 'doc' });
+    } finally {
+      await raw.close();
+    }
+    await expect(a.get('doc')).rejects.toMatchObject({ details: { cause: 'CORRUPT_RECORD' } });
+    expect((await a.list({ lo: '', hi: '\uffff', limit: 10, now: Date.now() })).rows.map(([k]) => k)).toEqual(['copy']);
+  });
+
+  it('a board deleted and made again (revisions starting over) is never read from memory', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const prefix = `anew${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    expect(await write(a, [['doc', rec(big(1))]])).toBe(1);
+    expect(await readAll(a, 'doc')).toMatchObject({ got: big(1) });
+    const raw = createClient({ url: baseUrl });
+    await raw.connect();
+    const wipe = async () => {
+      for (const key of await raw.keys(`{${prefix}}:*`)) await raw.del(key);
+    };
+    try {
+      // made again by a store of this version (a new epoch), the same key written at the same revision and size
+      await wipe();
+      const c = await open(prefix);
+      expect(await write(c, [['doc', rec(big(2))]])).toBe(1);
+      expect(await readAll(a, 'doc')).toEqual({ got: big(2), listed: big(2), inTx: big(2), laterInTx: big(2) });
+      // made again by one that sets no epoch
+      await wipe();
+      expect(await write(c, [['doc', rec(big(3))]])).toBe(1);
+      expect(await readAll(a, 'doc')).toEqual({ got: big(3), listed: big(3), inTx: big(3), laterInTx: big(3) });
+    } finally {
+      await raw.close();
+    }
+  });
+});

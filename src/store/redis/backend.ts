@@ -1,4 +1,5 @@
 // `redis://` and `rediss://`: the board in a Redis (or Valkey) with Lua scripting, shared by many processes and machines.
+import { randomUUID } from 'node:crypto';
 import {
   RedisConnection,
   RedisTimeoutError,
@@ -24,8 +25,10 @@ import {
   type FailPoint,
 } from './fate.js';
 import { RedisFollower } from './follower.js';
-import { commitArgs, decode, listArgs, readChanges, readListing, revOf, type Listed } from './records.js';
-import { LAYOUT, keysOf, layoutKeyOf, named } from './scripts.js';
+import type { Fetched } from './held-records.js';
+import { RedisReads } from './reads.js';
+import { commitPlan, listArgs, readChanges, type Listed } from './records.js';
+import { LAYOUT, epochKeyOf, keysOf, layoutKeyOf, named } from './scripts.js';
 import { newerLayout } from '../layout.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
@@ -53,6 +56,9 @@ export class RedisBackend implements Backend {
   private readonly listeners = new Set<(event: CommitEvent) => void>();
   private follower?: RedisFollower;
   private readonly locks = new KeyLocks();
+  /** the reading scripts (large records this process holds come back as their revision, not their text) */
+  private readonly reads: RedisReads;
+  private readonly epochKey: string;
   private closed = false;
   /** called at each moment of a write where the connection may break (tests break it there) */
   failPoint?: (point: FailPoint) => void | Promise<void>;
@@ -63,6 +69,8 @@ export class RedisBackend implements Backend {
     private readonly options: Required<RedisOptions>,
   ) {
     this.keys = named(redis.keys);
+    this.epochKey = epochKeyOf(options.prefix);
+    this.reads = new RedisReads(redis, this.epochKey);
   }
 
   /** Connects, checks the server (version, Lua, persistence) and loads the scripts; fails fast when unreachable. */
@@ -96,6 +104,7 @@ export class RedisBackend implements Backend {
     await this.redis.call(['SETNX', layoutKey, String(LAYOUT)]);
     const layout = Number(await this.redis.call(['GET', layoutKey]));
     if (layout > LAYOUT) throw newerLayout(layout, LAYOUT);
+    await this.redis.call(['SET', this.epochKey, randomUUID(), 'NX']);
     await this.redis.loadScripts();
     this.known = (await this.begin([])).revision;
     return durabilityWarning(this.redis, this.description);
@@ -106,8 +115,7 @@ export class RedisBackend implements Backend {
   }
 
   async get(key: string): Promise<StoredRecord | undefined> {
-    const raw = (await this.read(() => this.redis.call(['HGET', this.keys.rec, key]))) as string | null;
-    return raw === null ? undefined : decode(key, raw);
+    return (await this.read(() => this.reads.records([key])))[0].get();
   }
 
   async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
@@ -174,7 +182,7 @@ export class RedisBackend implements Backend {
         .then(() => this.failPoint?.('begin'))
         .then(() => this.begin(prefetch)),
     );
-    const cache = new Map<string, string | null>(begun.fetched);
+    const cache = new Map<string, Fetched>(begun.fetched);
     const reads = new Map<string, number>();
     const lists: Listed[] = [];
     let revision = begun.revision;
@@ -186,15 +194,15 @@ export class RedisBackend implements Backend {
       get: async (key) => {
         if (begun.fetched.has(key)) prefetchedReads++;
         else if (!cache.has(key)) await tx.prefetch!([key]);
-        const raw = cache.get(key) as string | null;
-        if (!reads.has(key)) reads.set(key, revOf(raw));
-        return raw === null ? undefined : decode(key, raw);
+        const fetched = cache.get(key)!;
+        if (!reads.has(key)) reads.set(key, fetched.rev);
+        return fetched.get();
       },
       prefetch: async (keys) => {
         const more = keys.filter((key) => !cache.has(key)); // a key is read once: its first value is the one checked
         laterReads++;
-        const raws = more.length > 0 ? ((await unapplied(this.redis.call(['HMGET', this.keys.rec, ...more]))) as Array<string | null>) : [];
-        for (const [i, key] of more.entries()) cache.set(key, raws[i] ?? null);
+        const found = more.length > 0 ? await unapplied(this.reads.records(more)) : [];
+        for (const [i, key] of more.entries()) cache.set(key, found[i]);
       },
       list: async (query) => {
         laterReads++;
@@ -292,16 +300,11 @@ export class RedisBackend implements Backend {
   }
 
   /** The first round trip of a transaction: revision, server clock and prefetched records, atomically. */
-  private async begin(prefetch: string[]): Promise<{ revision: number; now: number; fetched: Map<string, string | null> }> {
+  private async begin(prefetch: string[]): Promise<{ revision: number; now: number; fetched: Map<string, Fetched> }> {
     const sent = Date.now();
-    const reply = (await this.redis.script('BEGIN', prefetch)) as Array<string | null>;
-    const received = Date.now();
-    const revision = Number(reply[0]);
-    const server = Number(reply[1]) * 1000 + Math.floor(Number(reply[2]) / 1000);
-    this.offset = server - Math.round((sent + received) / 2);
+    const { revision, server, fetched } = await this.reads.begin(prefetch);
+    this.offset = server - Math.round((sent + Date.now()) / 2);
     this.see(revision);
-    const fetched = new Map<string, string | null>();
-    for (const [i, key] of prefetch.entries()) fetched.set(key, reply[3 + i] ?? null);
     return { revision, now: server, fetched };
   }
 
@@ -309,7 +312,7 @@ export class RedisBackend implements Backend {
   private async listRaw(query: RangeQuery): Promise<Listed> {
     const args = listArgs(query);
     if (!args) return { rows: [], revision: await this.revision(), args: [], seen: [] };
-    const listed = readListing((await this.redis.script('LIST', args)) as string[], args);
+    const listed = await this.reads.list(query, args);
     this.see(listed.revision);
     return listed;
   }
@@ -323,11 +326,11 @@ export class RedisBackend implements Backend {
     deadline = Date.now() + this.options.callBudgetMs,
   ): Promise<{ ok: boolean; revision: number }> {
     const marker = writes.size > 0 ? newMarker(this.options.prefix) : undefined;
-    const args = commitArgs(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS);
+    const plan = commitPlan(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS);
     let reply: number[];
     try {
       await this.failPoint?.(marker ? 'commit' : 'check'); // 'check': a commit of no writes, checking reads
-      reply = ((await this.redis.script('COMMIT', args, marker ? [marker] : [])) as Reply[]).map(Number);
+      reply = ((await this.redis.script('COMMIT', plan.args, marker ? [marker] : [])) as Reply[]).map(Number);
       if (marker) await this.failPoint?.('committed');
     } catch (error) {
       if (!marker || notRun(error)) throw new Unapplied(error);
@@ -339,6 +342,7 @@ export class RedisBackend implements Backend {
     const [ok, revision] = reply;
     this.see(revision);
     if (ok === 2) throw new Unapplied(new Error('the commit was fenced by a lookup of its fate'));
+    if (ok === 1 && marker) this.reads.committed(plan.written(revision));
     return { ok: ok === 1, revision };
   }
 }

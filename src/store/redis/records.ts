@@ -1,8 +1,10 @@
 // The Redis backend's records and read sets: record text, listing replies, and the commit script's arguments.
 import { decodeRecord } from '../codec.js';
+import { KNOWN_FROM_BYTES, type WrittenRow } from '../known-records.js';
 import { compareKeys } from '../keys.js';
 import type { RedisConnection } from './client.js';
-import type { ChangeQuery, ChangeRow, RangeQuery, StoredRecord, Writes } from '../types.js';
+import type { Fetched } from './held-records.js';
+import type { ChangeQuery, ChangeRow, RangeQuery, RecordWrite, StoredRecord, Writes } from '../types.js';
 
 /** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
 export const revOf = (raw: string | null | undefined): number => {
@@ -32,15 +34,21 @@ export function listArgs(query: RangeQuery): string[] | undefined {
   return [start, `(${query.hi}`, String(query.limit), String(query.now)];
 }
 
-/** A LIST script's reply (`revision, key, record, key, record…`) as a listing made with `args`. */
-export function readListing(reply: string[], args: string[]): Listed {
+/**
+ * A LIST script's reply (`revision, epoch, key, record, key, record…`) as a listing made with `args`; `fetched` reads
+ * each record of it (a text, or the revision of one this process holds).
+ */
+export function readListing(reply: unknown[], args: string[], fetched: (key: string, value: unknown) => Fetched): Listed {
   const revision = Number(reply[0]);
   const rows: Array<[string, StoredRecord]> = [];
   const seen: Array<[string, number]> = [];
-  for (let i = 1; i < reply.length; i += 2) {
-    seen.push([reply[i], revOf(reply[i + 1])]);
+  for (let i = 2; i < reply.length; i += 2) {
+    const key = String(reply[i]);
+    const row = fetched(key, reply[i + 1]);
+    seen.push([key, row.rev]);
     try {
-      rows.push([reply[i], decode(reply[i], reply[i + 1])]);
+      const record = row.get();
+      if (record !== undefined) rows.push([key, record]);
     } catch {
       // A corrupt record is skipped in listings; reading that key directly reports it.
     }
@@ -48,18 +56,23 @@ export function readListing(reply: string[], args: string[]): Listed {
   return { rows, revision, args, seen };
 }
 
+/** The COMMIT script's arguments ({@link commitPlan}). */
+export const commitArgs = (...args: Parameters<typeof commitPlan>): string[] => commitPlan(...args).args;
+
 /**
  * The COMMIT script's arguments: the read set (each record read with the revision it had, each listing to run
- * again with the rows it returned), then `writes` (none: the script only checks).
+ * again with the rows it returned), then `writes` (none: the script only checks); and, once it committed as
+ * `revision`, the rows it wrote (large records with their stored text; every other written key as `null`).
  */
-export function commitArgs(
+export function commitPlan(
   reads: Map<string, number>,
   lists: Listed[],
   now: number,
   maxLogEntries: number,
   writes: Writes,
   markerTtlMs = 0,
-): string[] {
+): { args: string[]; written: (revision: number) => WrittenRow[] } {
+  const large: Array<[key: string, body: string, record: RecordWrite]> = [];
   const checked = lists.filter((list) => list.args.length > 0);
   const args = [String(now), String(maxLogEntries), String(reads.size), String(checked.length), String(markerTtlMs)];
   for (const [key, rev] of reads) args.push(key, String(rev));
@@ -76,6 +89,7 @@ export function commitArgs(
     // The text is JSON.stringify's; the script prepends `{"rev":N,` to it (a record written through a
     // transaction never carries a revision of its own).
     const text = JSON.stringify({ ...record, rev: undefined });
+    if (text.length >= KNOWN_FROM_BYTES / 4) large.push([key, text.slice(1), record]);
     args.push(
       key,
       text.slice(1),
@@ -84,7 +98,12 @@ export function commitArgs(
       write.log ? `${record.ver}${record.del === 1 ? 'd' : ''}` : '',
     );
   }
-  return args;
+  const written = (revision: number): WrittenRow[] => {
+    const rows = new Map<string, WrittenRow[1]>([...writes.keys()].map((key) => [key, null]));
+    for (const [key, body, record] of large) rows.set(key, { text: `{"rev":${revision},${body}`, record: { ...record, rev: revision } });
+    return [...rows];
+  };
+  return { args, written };
 }
 
 /**

@@ -16,6 +16,9 @@
  * - `fate:ID`   a write's marker, set by the commit script that applied it (its revision), or a fence set by a
  *               lookup that found none (`fenced`: that commit can no longer apply); both expire on their own
  * - `layout`    the key layout version (a newer one is refused); read by the backend, never passed to a script
+ * - `epoch`     a random id set when the board is first opened: large records a process holds are taken for the
+ *               stored ones only under the epoch they were read in (a board deleted and made again starts its revisions
+ *               over); passed to the reading scripts as KEYS[8]
  */
 export const KEY_NAMES = ['rev', 'rec', 'idx', 'exp', 'tomb', 'log', 'compacted'] as const;
 
@@ -32,32 +35,73 @@ export const named = (keys: readonly string[]): Record<(typeof KEY_NAMES)[number
 /** The key that holds the layout version of the board `prefix`. */
 export const layoutKeyOf = (prefix: string): string => `{${prefix}}:layout`;
 
+/** The key that holds the epoch of the board `prefix` (see the layout above). */
+export const epochKeyOf = (prefix: string): string => `{${prefix}}:epoch`;
+
 /** The marker key of one write (passed to the commit and lookup scripts as KEYS[8]). */
 export const fateKeyOf = (prefix: string, id: string): string => `{${prefix}}:fate:${id}`;
 
 /** How many logged keys one stream entry holds (Lua's `unpack` has a stack limit). */
 export const LOG_CHUNK = 1000;
 
+/** Lua: `revOf` reads the revision at the head of a record's text (0 absent, -1 unreadable), as the backend does. */
+const REV_OF = `
+local function revOf(raw)
+  if not raw then return 0 end
+  return tonumber(string.match(raw, '^{"rev":(%d+),')) or -1
+end`;
+
 /**
- * The start of a transaction, atomically: the revision, the server clock, and the prefetched records.
- * ARGV: keys to prefetch. Returns `{revision, seconds, microseconds, record|false…}`.
+ * Lua shared by the reading scripts, which take what the caller holds: from ARGV[first], the epoch it holds records of,
+ * then key, size in bytes and revision of each record it holds (size 0: none). `heldOf` gives those records (none when
+ * the board's epoch, KEYS[8], is another) and the board's epoch; `sized` gives a record's text, or only its revision
+ * (a number) when the text is the one held: the same size, written by the same revision.
  */
-export const BEGIN = `
+const HELD = `${REV_OF}
+local function heldOf(first)
+  local epoch = redis.call('GET', KEYS[8]) or ''
+  local held = {}
+  if ARGV[first] ~= '' and ARGV[first] == epoch then
+    for i = first + 1, #ARGV, 3 do
+      local bytes = tonumber(ARGV[i + 1])
+      if bytes > 0 then held[ARGV[i]] = {bytes, tonumber(ARGV[i + 2])} end
+    end
+  end
+  return held, epoch
+end
+local function sized(held, key, raw)
+  local h = held[key]
+  if raw and h and #raw == h[1] and revOf(raw) == h[2] then return h[2] end
+  return raw
+end`;
+
+/**
+ * The start of a transaction, atomically: the revision, the server clock, the board's epoch and the prefetched
+ * records. ARGV: what is held (see HELD), naming every key to prefetch. Returns
+ * `{revision, seconds, microseconds, epoch, record|revision|false…}`.
+ */
+export const BEGIN = `${HELD}
+local held, epoch = heldOf(1)
 local t = redis.call('TIME')
-local out = {redis.call('GET', KEYS[1]) or '0', t[1], t[2]}
-for i = 1, #ARGV do out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) end
+local out = {redis.call('GET', KEYS[1]) or '0', t[1], t[2], epoch}
+for i = 2, #ARGV, 3 do out[#out + 1] = sized(held, ARGV[i], redis.call('HGET', KEYS[2], ARGV[i])) end
+return out`;
+
+/**
+ * Records, with the board's epoch. ARGV: what is held (see HELD), naming every key to read. Returns
+ * `{epoch, record|revision|false…}`.
+ */
+export const READ = `${HELD}
+local held, epoch = heldOf(1)
+local out = {epoch}
+for i = 2, #ARGV, 3 do out[#out + 1] = sized(held, ARGV[i], redis.call('HGET', KEYS[2], ARGV[i])) end
 return out`;
 
 /**
  * Lua shared by the listing and the commit scripts: `scan` visits the live records (in the index, not expired at
- * `now`) of a ZRANGEBYLEX range in order, up to `limit`, and stops early when `visit` returns false (then -1);
- * `revOf` reads the revision at the head of a record's text (0 absent, -1 unreadable), as the backend does.
+ * `now`) of a ZRANGEBYLEX range in order, up to `limit`, and stops early when `visit` returns false (then -1).
  */
 const SCAN = `
-local function revOf(raw)
-  if not raw then return 0 end
-  return tonumber(string.match(raw, '^{"rev":(%d+),')) or -1
-end
 local function scan(start, stop, limit, now, visit)
   local n = 0
   while n < limit do
@@ -83,14 +127,16 @@ local function scan(start, stop, limit, now, visit)
 end`;
 
 /**
- * A consistent listing: live records (not tombstones, not expired) of a lexicographic range, and the revision.
- * ARGV: start (`-`, `[lo` or `(after`), stop (`(hi`), limit, now. Returns `{revision, key, record, key, record…}`.
+ * A consistent listing: live records (not tombstones, not expired) of a lexicographic range, the revision and the
+ * board's epoch. ARGV: start (`-`, `[lo` or `(after`), stop (`(hi`), limit, now, then what is held (see HELD) of
+ * the range. Returns `{revision, epoch, key, record|revision, key, record|revision…}`.
  */
-export const LIST = `${SCAN}
-local out = {redis.call('GET', KEYS[1]) or '0'}
+export const LIST = `${HELD}${SCAN}
+local held, epoch = heldOf(5)
+local out = {redis.call('GET', KEYS[1]) or '0', epoch}
 scan(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), function(_, key, raw)
   out[#out + 1] = key
-  out[#out + 1] = raw
+  out[#out + 1] = sized(held, key, raw)
   return true
 end)
 return out`;
@@ -109,7 +155,7 @@ return out`;
  * key, body (the record's JSON text without its leading `{`; empty = remove), exp (empty = none),
  * tombstone time (empty = not a tombstone), log value (empty = not logged).
  */
-export const COMMIT = `${SCAN}
+export const COMMIT = `${REV_OF}${SCAN}
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if KEYS[8] and redis.call('EXISTS', KEYS[8]) == 1 then return {2, rev} end
 local i = 6
@@ -229,5 +275,5 @@ return 'fenced'`;
 export const POSITION = `
 return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[7]) or '0'}`;
 
-export const SCRIPTS = { BEGIN, LIST, COMMIT, CHANGES, PRUNE, POSITION, RESOLVE } as const;
+export const SCRIPTS = { BEGIN, READ, LIST, COMMIT, CHANGES, PRUNE, POSITION, RESOLVE } as const;
 export type ScriptName = keyof typeof SCRIPTS;
