@@ -4,13 +4,13 @@
 import { KnownRecords, type WrittenRow } from '../known-records.js';
 import { compareKeys } from '../keys.js';
 import type { StoredRecord } from '../types.js';
-import { decode, revOf } from './records.js';
+import { decode, type FetchedRow, revOf } from './records.js';
 
 /**
  * A record as a reading script gave it: its revision as the commit script checks it (0 absent, -1 unreadable), and the
  * record (parsed on first use; a corrupt text throws CORRUPT_RECORD then), or nothing when absent.
  */
-export class Fetched {
+export class Fetched implements FetchedRow {
   constructor(
     private readonly key: string,
     readonly rev: number,

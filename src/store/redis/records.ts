@@ -3,7 +3,6 @@ import { decodeRecord } from '../codec.js';
 import { KNOWN_FROM_BYTES, type WrittenRow } from '../known-records.js';
 import { compareKeys } from '../keys.js';
 import type { RedisConnection } from './client.js';
-import type { Fetched } from './held-records.js';
 import type { ChangeQuery, ChangeRow, RangeQuery, RecordWrite, StoredRecord, Writes } from '../types.js';
 
 /** Version of a raw record as the commit script checks it: 0 = absent, -1 = unreadable. */
@@ -15,6 +14,12 @@ export const revOf = (raw: string | null | undefined): number => {
 
 /** A record from its stored JSON text; text that is not a record is `CORRUPT_RECORD` for `key`. */
 export const decode = decodeRecord;
+
+/** A record as a reading script gave it: its revision as the commit script checks it, and the record (or none). */
+export interface FetchedRow {
+  readonly rev: number;
+  get(): StoredRecord | undefined;
+}
 
 /** A listing made by a transaction, as the commit script checks it again. */
 export interface Listed {
@@ -38,7 +43,7 @@ export function listArgs(query: RangeQuery): string[] | undefined {
  * A LIST script's reply (`revision, epoch, key, record, key, record…`) as a listing made with `args`; `fetched` reads
  * each record of it (a text, or the revision of one this process holds).
  */
-export function readListing(reply: unknown[], args: string[], fetched: (key: string, value: unknown) => Fetched): Listed {
+export function readListing(reply: unknown[], args: string[], fetched: (key: string, value: unknown) => FetchedRow): Listed {
   const revision = Number(reply[0]);
   const rows: Array<[string, StoredRecord]> = [];
   const seen: Array<[string, number]> = [];
