@@ -12,6 +12,11 @@ import type { StoredRecord } from './types.js';
 export const serialize = (data: unknown): string => JSON.stringify(data);
 export const deserialize = <T>(raw: string): T => JSON.parse(raw) as T;
 
+/** How a record's stored text begins, up to its revision's digits: the revision is written first. */
+export const RECORD_PREFIX = '{"rev":';
+/** The same in Keyv's envelope (SQLite). */
+export const ENVELOPE_PREFIX = `{"value":${RECORD_PREFIX}`;
+
 /**
  * A record's stored text: `JSON.stringify`'s, with the revision first (`{"rev":N,"v":…`), so that a large row's first
  * characters tell which commit wrote it (see `KnownRecords`). A list value grown from one the store holds is written
@@ -25,7 +30,11 @@ export const envelopeText = (record: StoredRecord): string => storedText(record,
 function storedText(record: StoredRecord, open: string, close: string): string {
   const { rev, v, ...rest } = record;
   const tail = JSON.stringify(rest);
-  const text = listText(v, `${open}{"rev":${JSON.stringify(rev)},"v":`, `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}${close}`);
+  const text = listText(
+    v,
+    `${open}${RECORD_PREFIX}${JSON.stringify(rev)},"v":`,
+    `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}${close}`,
+  );
   if (text !== undefined) return text;
   const first = { rev, v, ...rest };
   return JSON.stringify(open === '' ? first : { value: first });

@@ -9,7 +9,7 @@ import { type FailPoint as PgPoint, resolveFate } from '../../src/store/postgres
 import { parsePostgresUrl, tablesOf } from '../../src/store/postgres/schema.js';
 import { RedisBackend } from '../../src/store/redis/backend.js';
 import type { FailPoint as RedisPoint } from '../../src/store/redis/fate.js';
-import { commitArgs } from '../../src/store/redis/records.js';
+import { commitPlan } from '../../src/store/redis/records.js';
 import { keysOf, SCRIPTS } from '../../src/store/redis/scripts.js';
 import type { CommitEvent } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
@@ -328,7 +328,7 @@ describe('redis: the fence', () => {
             String(keys.length + 1),
             ...keys,
             marker,
-            ...commitArgs(new Map(), [], Date.now(), 0, write(value), 60_000),
+            ...commitPlan(new Map(), [], Date.now(), 0, write(value), 60_000).args,
           ]);
         // Looked up first: the lookup fences the marker, the late script then applies nothing.
         expect(await client.sendCommand(['EVAL', SCRIPTS.RESOLVE, String(keys.length + 1), ...keys, `{${prefix}}:fate:a`, '60000'])).toBe(

@@ -9,7 +9,7 @@ import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, 
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
-import { RECORD_PREFIX } from './known-rows.js';
+import { RECORD_PREFIX } from '../codec.js';
 import { readRecord } from './record-reads.js';
 import { beginStatement, txReads } from './tx-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';

@@ -4,9 +4,6 @@ import { HEAD_CHARS, KNOWN_FROM_BYTES, type KnownRecords } from '../known-record
 import type { StoredRecord } from '../types.js';
 import { decode } from './sql.js';
 
-/** How a record's stored text begins: the writer puts the revision first. */
-export const RECORD_PREFIX = '{"rev":';
-
 /** The columns of a {@link SizedRow} (`record` comes whole under {@link KNOWN_FROM_BYTES}). */
 export const SIZED_COLUMNS = `key, CASE WHEN octet_length(record) < ${KNOWN_FROM_BYTES} THEN record END AS record,
   octet_length(record) AS bytes, CASE WHEN octet_length(record) >= ${KNOWN_FROM_BYTES} THEN left(record, ${HEAD_CHARS}) END AS head`;

@@ -1,6 +1,7 @@
 // Large records this process holds, for the Redis backend: what its reading scripts are told is held, and what their
 // replies mean. A held record comes back as its revision alone (its text stays in Redis), so it is neither sent again
 // nor parsed again.
+import { RECORD_PREFIX } from '../codec.js';
 import { KnownRecords, type WrittenRow } from '../known-records.js';
 import { compareKeys } from '../keys.js';
 import type { StoredRecord } from '../types.js';
@@ -40,7 +41,7 @@ export interface Asked {
 
 /** The large records this process holds, under the board's epoch (the one they were read or written in). */
 export class HeldRecords {
-  private readonly known = new KnownRecords('{"rev":');
+  private readonly known = new KnownRecords(RECORD_PREFIX);
   /** the epoch of the board the held records come from ('' when it has none: then nothing is taken as held) */
   private epoch = '';
 
@@ -78,7 +79,7 @@ export class HeldRecords {
     if (typeof value === 'number') {
       const held = asked.held.get(key);
       if (held?.record.rev !== value) throw new Error(`the store answered with a record of ${key} this process does not hold`);
-      this.known.find(key, held.bytes, `{"rev":${value},`); // used: forgotten last
+      this.known.find(key, held.bytes, `${RECORD_PREFIX}${value},`); // used: forgotten last
       return new Fetched(key, value, null, held.record, () => {});
     }
     const raw = typeof value === 'string' ? value : null;

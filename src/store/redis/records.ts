@@ -1,5 +1,5 @@
 // The Redis backend's records and read sets: record text, listing replies, and the commit script's arguments.
-import { decodeRecord } from '../codec.js';
+import { decodeRecord, RECORD_PREFIX } from '../codec.js';
 import { KNOWN_FROM_BYTES, type WrittenRow } from '../known-records.js';
 import { compareKeys } from '../keys.js';
 import type { RedisConnection } from './client.js';
@@ -61,9 +61,6 @@ export function readListing(reply: unknown[], args: string[], fetched: (key: str
   return { rows, revision, args, seen };
 }
 
-/** The COMMIT script's arguments ({@link commitPlan}). */
-export const commitArgs = (...args: Parameters<typeof commitPlan>): string[] => commitPlan(...args).args;
-
 /**
  * The COMMIT script's arguments: the read set (each record read with the revision it had, each listing to run
  * again with the rows it returned), then `writes` (none: the script only checks); and, once it committed as
@@ -105,7 +102,8 @@ export function commitPlan(
   }
   const written = (revision: number): WrittenRow[] => {
     const rows = new Map<string, WrittenRow[1]>([...writes.keys()].map((key) => [key, null]));
-    for (const [key, body, record] of large) rows.set(key, { text: `{"rev":${revision},${body}`, record: { ...record, rev: revision } });
+    for (const [key, body, record] of large)
+      rows.set(key, { text: `${RECORD_PREFIX}${revision},${body}`, record: { ...record, rev: revision } });
     return [...rows];
   };
   return { args, written };

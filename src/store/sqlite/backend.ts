@@ -1,7 +1,7 @@
 // The default backend: one SQLite file on better-sqlite3, shared safely by any number of processes on one machine.
 import type Database from 'better-sqlite3';
 import type Keyv from 'keyv';
-import { corrupt, isRecord } from '../codec.js';
+import { corrupt, ENVELOPE_PREFIX, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
 import { type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
@@ -79,7 +79,7 @@ export class SqliteBackend implements Backend {
   ) {
     this.description = `sqlite://${path}`;
     // Rows hold Keyv's envelope around the record, which the writer begins with the revision.
-    this.known = new KnownRecords('{"value":{"rev":', knownFromBytes);
+    this.known = new KnownRecords(ENVELOPE_PREFIX, knownFromBytes);
     this.tx = new TxReads(w, this.known);
     // The reader sees only committed rows: whatever large record it reads whole may be held.
     this.held = new SizedReads(r, this.known, () => true);

@@ -316,7 +316,6 @@ export function writeRows(w: WriterStatements, writes: Writes, revision: number,
   return written;
 }
 
-/** Decodes listed rows; a corrupt row is skipped in listings (reading that key directly reports it). */
 /** A listed row's record, or `undefined` when it is corrupt (skipped in listings). */
 export function decode(raw: string): StoredRecord | undefined {
   try {
