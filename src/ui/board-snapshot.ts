@@ -3,7 +3,11 @@ import { invalid } from '../errors.js';
 import { checkTimeout } from '../services/arguments.js';
 import type { RosterTimes } from '../services/roster.js';
 import type { VersionedStore } from '../store/versioned-store.js';
+import { fitBoard } from './board-fit.js';
 import { BoardReader, readOnlyView, type BoardView } from './board-reader.js';
+import { isDoneStep, type BoardSnapshot } from './board-views.js';
+
+export type { BoardSnapshot } from './board-views.js';
 import { DEFAULT_NAMESPACE, SECTIONS, boardWaitRanges, type Section } from './layout.js';
 
 /** What the board tools read through: the store's reads, its change feed and its wait (never its writes). */
@@ -11,17 +15,6 @@ export type BoardStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRa
 
 /** What a snapshot keeps: the most recently changed keys, plans and threads, values and histories cut short. */
 const SNAPSHOT = { keys: 120, plans: 20, threads: 24, valueChars: 240, history: 6 } as const;
-
-/** A board snapshot: the board's sections cut to {@link SNAPSHOT}, with how many of each were left out. */
-export interface BoardSnapshot extends BoardView {
-  /** the server's clock when read (leases and ages are shown against it) */
-  at: number;
-  /** how many keys, plans and threads the store holds beyond those shown */
-  hidden: { keys: number; plans: number; threads: number };
-  /** the sections read */
-  sections: Section[];
-  timedOut?: boolean;
-}
 
 /** The board's sections by the names the tools take. */
 export const BOARD_SECTIONS = { keys: 'scopes', plans: 'plans', threads: 'threads' } as const satisfies Record<string, Section>;
@@ -43,10 +36,10 @@ export class BoardService {
     this.namespace = namespace ?? DEFAULT_NAMESPACE;
   }
 
-  /** The caller's namespace's board (one section, or all), bounded. */
+  /** The caller's namespace's board (one section, or all), bounded in items and in bytes. */
   async show(section?: BoardSectionName): Promise<BoardSnapshot> {
     const sections = section === undefined ? [...SECTIONS] : [BOARD_SECTIONS[section]];
-    return snapshot(await this.reader.board(this.namespace, sections), sections);
+    return fitBoard(snapshot(await this.reader.board(this.namespace, sections), sections));
   }
 
   /**
@@ -134,9 +127,9 @@ export function boardSummary(board: BoardSnapshot): string {
   if (board.plans) {
     lines.push(`Plans (${board.plans.length + board.hidden.plans}):`);
     for (const p of board.plans.slice(0, 8)) {
-      const done = p.steps.filter((s) => s.status === 'completed' || s.status === 'skipped').length;
+      const { done, total } = p.stepCounts ?? { done: p.steps.filter(isDoneStep).length, total: p.steps.length };
       const held = p.steps.filter((s) => s.claim).map((s) => `${s.id} held by ${s.owner ?? s.claim!.thread}`);
-      lines.push(`- ${p.title} (${p.planId}) ${p.status} ${done}/${p.steps.length}${held.length ? ` · ${held.join(', ')}` : ''}`);
+      lines.push(`- ${p.title} (${p.planId}) ${p.status} ${done}/${total}${held.length ? ` · ${held.join(', ')}` : ''}`);
     }
   }
   if (board.team) {

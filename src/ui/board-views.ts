@@ -41,6 +41,8 @@ export interface PlanView {
   status: string;
   scope: string;
   steps: StepView[];
+  /** when some steps are left out (a board answering within a tool reply's bound): how many it has and how many are done */
+  stepCounts?: { total: number; done: number };
   version: number;
   createdAt?: number;
   updatedAt: number;
@@ -89,6 +91,9 @@ export interface ThreadView {
   lastActivity: number;
 }
 
+/** A finished step: completed or skipped. */
+export const isDoneStep = (step: Pick<StepView, 'status'>): boolean => step.status === 'completed' || step.status === 'skipped';
+
 /** A namespace's board, or the sections asked for. */
 export interface BoardView {
   namespace: string;
@@ -105,6 +110,17 @@ export interface BoardView {
   truncated: Section[];
   /** the roster and the newest messages, read with the plans or threads, when the namespace has either */
   team?: TeamView;
+}
+
+/** A board as the board tools return it: its sections cut short, with how many of each were left out. */
+export interface BoardSnapshot extends BoardView {
+  /** the server's clock when read (leases and ages are shown against it) */
+  at: number;
+  /** how many keys, plans and threads the store holds beyond those shown */
+  hidden: { keys: number; plans: number; threads: number };
+  /** the sections read */
+  sections: Section[];
+  timedOut?: boolean;
 }
 
 /** How much of a key's value, as JSON text, and of a final answer's content the board shows, in characters. */

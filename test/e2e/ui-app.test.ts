@@ -166,6 +166,23 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     await team.locator('.message', { hasText: 'Draft the summary next.' }).waitFor({ timeout: 2000 });
     expect(Date.now() - sentAt).toBeLessThan(2000);
     await expect(team.locator('.message .meta').first().textContent()).resolves.toMatch(/^planner to worker-a/);
+    // A plan too large for a tool reply: the app shows the steps that fit, its true progress and how many it left out.
+    const { planId: bigPlan } = await planner.ok('plan_create', {
+      title: 'Audit every service',
+      steps: Array.from({ length: 200 }, (_, i) => ({
+        content: `audit service ${i} ${'x'.repeat(300)}`,
+        ...(i < 70 ? { status: 'completed' } : {}),
+      })),
+    });
+    const big = app.locator(`.plan[data-plan="${bigPlan}"]`);
+    await big.waitFor({ timeout: 2000 });
+    await expect(big.locator('.progress').textContent()).resolves.toBe('70/200');
+    const shownSteps = await big.locator('.step').count();
+    expect(shownSteps).toBeGreaterThan(0);
+    expect(shownSteps).toBeLessThan(200);
+    await expect(big.locator('p.note').textContent()).resolves.toBe(
+      `${200 - shownSteps} more steps not shown here; the web board (mcp-blackboard ui) shows them all.`,
+    );
 
     await page.setViewportSize({ width: 420, height: 900 });
     await page.waitForTimeout(200);

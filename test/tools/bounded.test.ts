@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/store/frozen.js';
 import { jsonBytes } from '../../src/store/json-text.js';
 import { boundValue } from '../../src/tools/bounds.js';
-import { agentsClosedAfterEach } from '../helpers.js';
+import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
+import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
 
 // Replies that do not grow with the data: every default reply stays under about 16 KiB of text.
 const agent = agentsClosedAfterEach();
@@ -110,7 +111,7 @@ describe('bounded replies', () => {
     expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1024 * 1024 })).value).toEqual(messages);
   });
 
-  it('history_list pages within 16 KiB and cuts an event alone over it; agent_state_get cuts a long reason; board_show cuts long texts', async () => {
+  it('history_list pages within 16 KiB and cuts an event alone over it; agent_state_get cuts a long reason; the board cuts long texts', async () => {
     const a = await agent({ config: { thread: 'T' } });
     const big = 'x'.repeat(100_000);
     for (let i = 0; i < 5; i++) await a.ok('history_append', { kind: 'note', content: `${i}${big}`, data: { big } });
@@ -149,8 +150,12 @@ describe('bounded replies', () => {
     expect((await a.ok('agent_state_get', {})).reason).toMatch(/^x+…$/);
     await a.ok('history_append', { kind: 'long', content: 'L'.repeat(5000), data: { big } });
     await a.ok('final_answer_set', { content: big, metadata: { big } });
-    const board = await a.raw('board_show', {});
-    expect(Buffer.byteLength(textOf(board))).toBeLessThan(64 * 1024);
+    const reply = await a.raw('board_show', {});
+    expect(Buffer.byteLength(JSON.stringify([reply.content, reply.structuredContent]))).toBeLessThan(17 * 1024);
+    // board_show cut these texts shorter still, to stay within its bound; the web board's reader cuts them as below.
+    const step = (reply.structuredContent as { plans: Array<{ steps: Array<{ content: string }> }> }).plans[0].steps[0];
+    expect(step.content).toMatch(/^step 0 c+…$/);
+    expect(step.content.length).toBeLessThan(1000);
     type Shown = {
       plans: Array<{ planId: string; steps: Array<{ content: string; note?: string }> }>;
       threads: Array<{
@@ -160,7 +165,7 @@ describe('bounded replies', () => {
         finalAnswer?: { content: string; metadata?: unknown };
       }>;
     };
-    const shown = board.structuredContent as Shown;
+    const shown = (await new BoardReader(readOnlyView(a.store)).board('-', ['plans', 'threads'])) as unknown as Shown;
     const plan = shown.plans.find((p) => p.planId === planId)!;
     expect(plan.steps[0].content).toBe(`step 0 ${'c'.repeat(993)}…`);
     expect(plan.steps[0].note).toBe(`${'n'.repeat(1000)}…`);
@@ -176,6 +181,73 @@ describe('bounded replies', () => {
     });
     // The stored texts stay whole.
     expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0].content).toBe(`step 0 ${'c'.repeat(3000)}`);
+  });
+
+  it('board_show answers within about 16 KiB on a crowded board, counting what it left out; its section views too', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { thread: 'T0', agent: 'a0' } });
+    for (let i = 0; i < 150; i++) await a.ok('state_set', { key: `doc/${i}`, value: `${i} ${'v'.repeat(1000)}`, scope: 'global' });
+    const planIds: string[] = [];
+    for (let p = 0; p < 12; p++) {
+      const steps = Array.from({ length: 30 }, (_, i) => ({ content: `plan ${p} step ${i} ${'c'.repeat(400)}`, note: 'n'.repeat(300) }));
+      planIds.push((await a.ok('plan_create', { title: `plan ${p}`, steps })).planId);
+    }
+    // one plan at the most steps a plan can have, a third of them finished
+    const big = await a.ok('plan_create', {
+      title: 'big',
+      steps: Array.from({ length: 200 }, (_, i) => ({
+        content: `big step ${i} ${'b'.repeat(300)}`,
+        ...(i < 70 ? { status: 'completed' } : {}),
+      })),
+    });
+    for (let t = 1; t < 30; t++) {
+      const other = await agent({ store, config: { thread: `T${t}`, agent: `a${t}` } });
+      for (let e = 0; e < 8; e++) await other.ok('history_append', { kind: 'note', content: `event ${e} ${'h'.repeat(800)}` });
+      await other.ok('message_send', { to: 'a0', content: `from ${t}: ${'m'.repeat(3000)}` });
+    }
+    const totalBytes = (r: CallToolResult) =>
+      Buffer.byteLength(JSON.stringify({ content: r.content, structuredContent: r.structuredContent }));
+    for (const section of [undefined, 'keys', 'plans', 'threads'] as const) {
+      const reply = await a.raw('board_show', section ? { section } : {});
+      expect(reply.isError, section).toBeFalsy();
+      expect(totalBytes(reply), section ?? 'all').toBeLessThan(17 * 1024);
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: read field by field
+    const board = (await a.raw('board_show', {})).structuredContent as any;
+    // biome-ignore lint/suspicious/noExplicitAny: read field by field
+    const shownKeys = board.scopes.reduce((n: number, s: any) => n + s.keys.length, 0);
+    expect(shownKeys).toBeGreaterThan(0);
+    expect(shownKeys + board.hidden.keys).toBe(150);
+    expect(board.plans.length + board.hidden.plans).toBe(13);
+    expect(board.threads.length + board.hidden.threads).toBe(30);
+    expect(board.team.messages.length + board.team.messagesHidden).toBe(29);
+    // the newest keys are the ones kept
+    // biome-ignore lint/suspicious/noExplicitAny: read field by field
+    expect(board.scopes.flatMap((s: any) => s.keys.map((k: any) => k.key))).toContain('doc/149');
+    // A plan shown with fewer steps keeps its counts; its finished steps go first.
+    const plans = (await a.raw('board_show', { section: 'plans' })).structuredContent as {
+      plans: Array<{ planId: string; steps: Array<{ id: string; status: string }>; stepCounts?: { total: number; done: number } }>;
+      hidden: { plans: number };
+    };
+    expect(plans.plans.length + plans.hidden.plans).toBe(13);
+    const shownBig = plans.plans.find((p) => p.planId === big.planId);
+    if (shownBig) {
+      expect(shownBig.stepCounts).toEqual({ total: 200, done: 70 });
+      expect(shownBig.steps.length).toBeLessThan(200);
+      expect(shownBig.steps.filter((s) => s.status === 'completed').length).toBeLessThan(70);
+    }
+    const summary = textOf(await a.raw('board_show', { section: 'plans' }));
+    expect(summary).toContain('Plans (13)');
+    if (shownBig && summary.includes(big.planId)) expect(summary).toMatch(/70\/200/);
+    // A small board is shown whole.
+    const small = await agent({ config: { thread: 'S' } });
+    await small.ok('state_set', { key: 'k', value: 'x'.repeat(200) });
+    const whole = (await small.raw('board_show', {})).structuredContent as {
+      scopes: Array<{ keys: Array<{ value: string; cut: boolean }> }>;
+      hidden: unknown;
+    };
+    expect(whole.scopes[0].keys[0]).toMatchObject({ value: JSON.stringify('x'.repeat(200)), cut: false });
+    expect(whole.hidden).toEqual({ keys: 0, plans: 0, threads: 0 });
   });
 
   it("state_list gives each key's size; state_snapshot pages with nextCursor and lists values bigger than a page", async () => {

@@ -81,15 +81,20 @@ export function empty(text) {
 // ---------- summary ----------
 
 const isDone = (s) => s.status === 'completed' || s.status === 'skipped';
+/** A plan's steps done and in all (a board that left some steps out says how many it has). */
+const stepTotals = (p) => p.stepCounts ?? { done: p.steps.filter(isDone).length, total: p.steps.length };
 /** A plan whose steps are all done is complete, whatever its status says. */
-export const planComplete = (p) => p.status === 'completed' || (p.steps.length > 0 && p.steps.every(isDone));
+export const planComplete = (p) => {
+  const { done, total } = stepTotals(p);
+  return p.status === 'completed' || (total > 0 && done === total);
+};
 
 /** The summary line: what the threads are doing, the plans' progress, the keys. */
 export function summaryStats(board, keyCounts) {
   const { threads = [], plans = [], scopes = [], hidden } = board;
   const by = (a) => threads.filter((t) => (t.activity ?? t.state) === a).length;
   const open = plans.filter((p) => !planComplete(p) && p.status === 'active');
-  const steps = open.flatMap((p) => p.steps);
+  const steps = open.map(stepTotals).reduce((sum, t) => ({ done: sum.done + t.done, total: sum.total + t.total }), { done: 0, total: 0 });
   const keys = keyCounts?.keys ?? scopes.reduce((n, s) => n + s.keys.length, 0) + (hidden?.keys ?? 0);
   const scopeCount = keyCounts?.scopes ?? scopes.length;
   const stat = (href, value, label, cls = '') => h('a', { class: `stat ${cls}`, href }, h('b', {}, value), h('span', {}, label));
@@ -99,7 +104,7 @@ export function summaryStats(board, keyCounts) {
     needs ? stat('#threads-panel', needs, 'need a person', 'alert') : null,
     stat('#threads-panel', by('done'), 'done'),
     stat('#plans-panel', `${plans.filter(planComplete).length}/${plans.length}`, 'plans complete'),
-    steps.length ? stat('#plans-panel', `${steps.filter(isDone).length}/${steps.length}`, `steps done in ${plural(open.length, 'open plan')}`) : null,
+    steps.total ? stat('#plans-panel', `${steps.done}/${steps.total}`, `steps done in ${plural(open.length, 'open plan')}`) : null,
     stat('#keys-panel', keys, `keys in ${plural(scopeCount, 'scope')}`),
   ].filter(Boolean);
 }
@@ -216,7 +221,8 @@ function renderClaim(step) {
 
 function renderStep(plan, step) {
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
-  const waiting = (step.blockedBy ?? []).filter((id) => !isDone(byId.get(id) ?? {}));
+  // a blocker a small board left out was most likely finished (finished steps are left out first)
+  const waiting = (step.blockedBy ?? []).filter((id) => (byId.has(id) ? !isDone(byId.get(id)) : !plan.stepCounts));
   const li = h('li', { class: `step st-${step.status}`, dataset: { step: step.id } },
     h('span', { class: 'icon', title: step.status.replaceAll('_', ' '), role: 'img', 'aria-label': step.status.replaceAll('_', ' ') }, STEP_ICONS[step.status] ?? '•'),
     h('span', { class: 'sid' }, step.id),
@@ -237,14 +243,15 @@ function renderStep(plan, step) {
 }
 
 export function renderPlan(p) {
-  const done = p.steps.filter(isDone).length;
+  const { done, total } = stepTotals(p);
   const complete = planComplete(p);
+  const left = total - p.steps.length;
   const status = complete ? 'complete' : p.status;
   const card = h('article', { class: `card plan${complete ? ' complete' : ''}`, dataset: { plan: p.planId } },
     h('div', { class: 'card-head' },
       h('div', { class: 'card-title' }, h('h3', {}, p.title)),
       h('div', { class: 'card-title' },
-        h('span', { class: 'progress' }, `${done}/${p.steps.length}`, bar(done, Math.max(1, p.steps.length), `${p.title}: ${done} of ${p.steps.length} steps done`, 'progress')),
+        h('span', { class: 'progress' }, `${done}/${total}`, bar(done, Math.max(1, total), `${p.title}: ${done} of ${total} steps done`, 'progress')),
         h('span', { class: `badge p-${status}` }, status)),
     ),
     h('div', { class: 'meta' },
@@ -253,10 +260,11 @@ export function renderPlan(p) {
       h('span', {}, `v${p.version} · ${p.updatedBy} `, time(p.updatedAt)),
       p.expiresAt ? h('span', { class: 'expires' }, 'expires ', time(p.expiresAt, 'until')) : null,
     ),
-    p.steps.length ? h('ol', { class: 'steps' }, p.steps.map((s) => renderStep(p, s))) : h('p', { class: 'note' }, 'No steps.'),
+    p.steps.length ? h('ol', { class: 'steps' }, p.steps.map((s) => renderStep(p, s))) : left ? null : h('p', { class: 'note' }, 'No steps.'),
+    left > 0 ? h('p', { class: 'note' }, `${plural(left, 'more step')} not shown here; the web board (mcp-blackboard ui) shows them all.`) : null,
   );
   // The card flashes only for plan-level changes; steps flash on their own.
-  return keyed(mark(card, `plan:${p.planId}`, `${p.title}:${status}:${p.steps.length}`), `plan:${p.planId}`, p);
+  return keyed(mark(card, `plan:${p.planId}`, `${p.title}:${status}:${total}`), `plan:${p.planId}`, p);
 }
 
 // ---------- keys ----------

@@ -1,0 +1,171 @@
+// A board snapshot made to fit a tool reply: texts cut shorter, then the least recent items left out, until its JSON
+// is within a byte budget (board_show and board_wait answer within about 16 KiB, as every default reply does).
+import type { Json } from '../store/types.js';
+import { cutJson, cutText, isDoneStep, type BoardSnapshot, type PlanView } from './board-views.js';
+
+/** The structured board's budget: with the text summary beside it, a reply stays within about 16 KiB. */
+export const BOARD_BYTES = 14 * 1024;
+
+/** How much of each text a board over its budget keeps, in characters (the snapshot's own cuts are longer). */
+const SHORT = { value: 160, text: 160, answer: 400, message: 300 } as const;
+
+const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '');
+
+/** A part of the board that can give up items: its size now, and a cut of about a quarter of them. */
+interface Part {
+  bytes: number;
+  cut(): void;
+}
+
+/**
+ * `board` within `budget` bytes of JSON: unchanged when it fits; otherwise every long text cut to {@link SHORT}, then,
+ * while it is still over, the largest part gives up a quarter of its items (the oldest keys, history events and
+ * messages, the last plans, threads and roster entries, a plan's finished steps and then its last ones). What is left
+ * out is counted in `hidden` (keys, plans, threads), `team.messagesHidden` and a plan's `stepCounts`.
+ */
+export function fitBoard(board: BoardSnapshot, budget = BOARD_BYTES): BoardSnapshot {
+  if (bytesOf(board) <= budget) return board;
+  const out = shortened(board);
+  for (let round = 0; round < 500 && bytesOf(out) > budget; round++) {
+    const largest = parts(out)
+      .filter((part) => part.bytes > 0)
+      .sort((a, b) => b.bytes - a.bytes)[0];
+    if (largest === undefined) break;
+    largest.cut();
+  }
+  return out;
+}
+
+/** A copy of the board with every text at most as long as {@link SHORT} says. */
+function shortened(board: BoardSnapshot): BoardSnapshot {
+  const out: BoardSnapshot = { ...board, hidden: { ...board.hidden } };
+  if (board.scopes) {
+    out.scopes = board.scopes.map((s) => ({
+      scope: s.scope,
+      keys: s.keys.map((k) => (k.value.length > SHORT.value ? { ...k, value: k.value.slice(0, SHORT.value), cut: true } : k)),
+    }));
+  }
+  if (board.plans) {
+    out.plans = board.plans.map((p) => ({
+      ...p,
+      steps: p.steps.map((s) => ({
+        ...s,
+        content: cutText(s.content, SHORT.text),
+        ...(s.note !== undefined ? { note: cutText(s.note, SHORT.text) } : {}),
+      })),
+    }));
+  }
+  if (board.threads) {
+    out.threads = board.threads.map((t) => ({
+      ...t,
+      ...(t.reason !== undefined ? { reason: cutText(t.reason, SHORT.text) } : {}),
+      ...(t.finalAnswer
+        ? {
+            finalAnswer: {
+              ...t.finalAnswer,
+              content: cutText(t.finalAnswer.content, SHORT.answer),
+              ...(t.finalAnswer.metadata !== undefined ? { metadata: cutJson(t.finalAnswer.metadata, SHORT.text) } : {}),
+            },
+          }
+        : {}),
+      history: t.history.map((e) => ({
+        ...e,
+        content: cutText(e.content, SHORT.text),
+        ...(e.data !== undefined ? { data: cutJson(e.data as Json, SHORT.text) } : {}),
+      })),
+    }));
+  }
+  if (board.team) {
+    out.team = {
+      ...board.team,
+      roster: [...board.team.roster],
+      messages: board.team.messages.map((m) =>
+        m.content.length > SHORT.message ? { ...m, content: m.content.slice(0, SHORT.message), cut: true as const } : m,
+      ),
+    };
+  }
+  return out;
+}
+
+/** How many of `n` items a cut leaves out: a quarter, at least one. */
+const quarter = (n: number): number => Math.max(1, Math.ceil(n / 4));
+
+/** The parts of the board that can give up items, each with its size now. */
+function parts(board: BoardSnapshot): Part[] {
+  const out: Part[] = [];
+  const scopes = board.scopes;
+  if (scopes && scopes.length > 0) {
+    out.push({
+      bytes: bytesOf(scopes),
+      cut: () => {
+        const all = scopes.flatMap((s) => s.keys).sort((a, b) => a.updatedAt - b.updatedAt);
+        const gone = new Set(all.slice(0, quarter(all.length)));
+        board.hidden.keys += gone.size;
+        board.scopes = scopes.map((s) => ({ scope: s.scope, keys: s.keys.filter((k) => !gone.has(k)) })).filter((s) => s.keys.length > 0);
+      },
+    });
+  }
+  const plans = board.plans;
+  if (plans && plans.length > 0) {
+    out.push({
+      bytes: plans.length > 1 ? bytesOf(plans) : 0,
+      cut: () => {
+        const n = Math.min(plans.length - 1, quarter(plans.length));
+        board.hidden.plans += n;
+        board.plans = plans.slice(0, plans.length - n);
+      },
+    });
+    for (const [i, plan] of plans.entries()) {
+      if (plan.steps.length > 0) out.push({ bytes: bytesOf(plan.steps), cut: () => (plans[i] = withFewerSteps(plan)) });
+    }
+  }
+  const threads = board.threads;
+  if (threads && threads.length > 0) {
+    out.push({
+      bytes: threads.length > 1 ? bytesOf(threads) : 0,
+      cut: () => {
+        const n = Math.min(threads.length - 1, quarter(threads.length));
+        board.hidden.threads += n;
+        board.threads = threads.slice(0, threads.length - n);
+      },
+    });
+    for (const [i, thread] of threads.entries()) {
+      if (thread.history.length > 0) {
+        out.push({
+          bytes: bytesOf(thread.history),
+          cut: () => (threads[i] = { ...thread, history: thread.history.slice(quarter(thread.history.length)) }),
+        });
+      }
+    }
+  }
+  const team = board.team;
+  if (team) {
+    if (team.messages.length > 0) {
+      out.push({
+        bytes: bytesOf(team.messages),
+        cut: () => {
+          const n = quarter(team.messages.length);
+          team.messagesHidden += n;
+          team.messages = team.messages.slice(n);
+        },
+      });
+    }
+    if (team.roster.length > 0) {
+      out.push({
+        bytes: bytesOf(team.roster),
+        cut: () => (team.roster = team.roster.slice(0, team.roster.length - quarter(team.roster.length))),
+      });
+    }
+  }
+  return out;
+}
+
+/** The plan without a quarter of its steps shown (finished ones first, then the last), with its step counts kept. */
+function withFewerSteps(plan: PlanView): PlanView {
+  const stepCounts = plan.stepCounts ?? { total: plan.steps.length, done: plan.steps.filter(isDoneStep).length };
+  let n = quarter(plan.steps.length);
+  const finished = new Set(plan.steps.filter(isDoneStep).slice(0, n));
+  n -= finished.size;
+  const kept = plan.steps.filter((s) => !finished.has(s));
+  return { ...plan, steps: kept.slice(0, kept.length - n), stepCounts };
+}
