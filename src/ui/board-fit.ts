@@ -11,6 +11,34 @@ const SHORT = { value: 160, text: 160, answer: 400, message: 300 } as const;
 
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '');
 
+/** Each item's JSON size, measured once (a cut makes new objects of what it changes, so none goes stale). */
+const sizes = new WeakMap<object, number>();
+function sizeOf(item: object): number {
+  let bytes = sizes.get(item);
+  if (bytes === undefined) {
+    bytes = bytesOf(item);
+    sizes.set(item, bytes);
+  }
+  return bytes;
+}
+
+/** A list's JSON size: its brackets, its items and the commas between them. */
+const listBytes = (list: object[]): number => list.reduce((n: number, item) => n + sizeOf(item), 2 + Math.max(0, list.length - 1));
+
+/** The board's JSON size: the rest of it with its lists empty, plus what each list adds. */
+function boardBytes(board: BoardSnapshot): number {
+  const team = board.team;
+  const lists: object[][] = [board.scopes ?? [], board.plans ?? [], board.threads ?? [], team?.roster ?? [], team?.messages ?? []];
+  const rest = {
+    ...board,
+    ...(board.scopes ? { scopes: [] } : {}),
+    ...(board.plans ? { plans: [] } : {}),
+    ...(board.threads ? { threads: [] } : {}),
+    ...(team ? { team: { ...team, roster: [], messages: [] } } : {}),
+  };
+  return lists.reduce((n, list) => n + listBytes(list) - 2, bytesOf(rest));
+}
+
 /** A part of the board that can give up items: its size now, and a cut of about a quarter of them. */
 interface Part {
   bytes: number;
@@ -26,7 +54,7 @@ interface Part {
 export function fitBoard(board: BoardSnapshot, budget = BOARD_BYTES): BoardSnapshot {
   if (bytesOf(board) <= budget) return board;
   const out = shortened(board);
-  for (let round = 0; round < 500 && bytesOf(out) > budget; round++) {
+  for (let round = 0; round < 500 && boardBytes(out) > budget; round++) {
     const largest = parts(out)
       .filter((part) => part.bytes > 0)
       .sort((a, b) => b.bytes - a.bytes)[0];
@@ -96,7 +124,7 @@ function parts(board: BoardSnapshot): Part[] {
   const scopes = board.scopes;
   if (scopes && scopes.length > 0) {
     out.push({
-      bytes: bytesOf(scopes),
+      bytes: listBytes(scopes),
       cut: () => {
         const all = scopes.flatMap((s) => s.keys).sort((a, b) => a.updatedAt - b.updatedAt);
         const gone = new Set(all.slice(0, quarter(all.length)));
@@ -108,7 +136,7 @@ function parts(board: BoardSnapshot): Part[] {
   const plans = board.plans;
   if (plans && plans.length > 0) {
     out.push({
-      bytes: plans.length > 1 ? bytesOf(plans) : 0,
+      bytes: plans.length > 1 ? listBytes(plans) : 0,
       cut: () => {
         const n = Math.min(plans.length - 1, quarter(plans.length));
         board.hidden.plans += n;
@@ -116,13 +144,13 @@ function parts(board: BoardSnapshot): Part[] {
       },
     });
     for (const [i, plan] of plans.entries()) {
-      if (plan.steps.length > 0) out.push({ bytes: bytesOf(plan.steps), cut: () => (plans[i] = withFewerSteps(plan)) });
+      if (plan.steps.length > 0) out.push({ bytes: listBytes(plan.steps), cut: () => (plans[i] = withFewerSteps(plan)) });
     }
   }
   const threads = board.threads;
   if (threads && threads.length > 0) {
     out.push({
-      bytes: threads.length > 1 ? bytesOf(threads) : 0,
+      bytes: threads.length > 1 ? listBytes(threads) : 0,
       cut: () => {
         const n = Math.min(threads.length - 1, quarter(threads.length));
         board.hidden.threads += n;
@@ -132,7 +160,7 @@ function parts(board: BoardSnapshot): Part[] {
     for (const [i, thread] of threads.entries()) {
       if (thread.history.length > 0) {
         out.push({
-          bytes: bytesOf(thread.history),
+          bytes: listBytes(thread.history),
           cut: () => (threads[i] = { ...thread, history: thread.history.slice(quarter(thread.history.length)) }),
         });
       }
@@ -142,7 +170,7 @@ function parts(board: BoardSnapshot): Part[] {
   if (team) {
     if (team.messages.length > 0) {
       out.push({
-        bytes: bytesOf(team.messages),
+        bytes: listBytes(team.messages),
         cut: () => {
           const n = quarter(team.messages.length);
           team.messagesHidden += n;
@@ -152,7 +180,7 @@ function parts(board: BoardSnapshot): Part[] {
     }
     if (team.roster.length > 0) {
       out.push({
-        bytes: bytesOf(team.roster),
+        bytes: listBytes(team.roster),
         cut: () => (team.roster = team.roster.slice(0, team.roster.length - quarter(team.roster.length))),
       });
     }
