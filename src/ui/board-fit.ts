@@ -135,28 +135,24 @@ function parts(board: BoardSnapshot): Part[] {
   }
   const plans = board.plans;
   if (plans && plans.length > 0) {
-    out.push({
-      bytes: plans.length > 1 ? listBytes(plans) : 0,
-      cut: () => {
-        const n = Math.min(plans.length - 1, quarter(plans.length));
+    out.push(
+      lastLeftOut(plans, (kept, n) => {
+        board.plans = kept;
         board.hidden.plans += n;
-        board.plans = plans.slice(0, plans.length - n);
-      },
-    });
+      }),
+    );
     for (const [i, plan] of plans.entries()) {
       if (plan.steps.length > 0) out.push({ bytes: listBytes(plan.steps), cut: () => (plans[i] = withFewerSteps(plan)) });
     }
   }
   const threads = board.threads;
   if (threads && threads.length > 0) {
-    out.push({
-      bytes: threads.length > 1 ? listBytes(threads) : 0,
-      cut: () => {
-        const n = Math.min(threads.length - 1, quarter(threads.length));
+    out.push(
+      lastLeftOut(threads, (kept, n) => {
+        board.threads = kept;
         board.hidden.threads += n;
-        board.threads = threads.slice(0, threads.length - n);
-      },
-    });
+      }),
+    );
     for (const [i, thread] of threads.entries()) {
       if (thread.history.length > 0) {
         out.push({
@@ -178,14 +174,20 @@ function parts(board: BoardSnapshot): Part[] {
         },
       });
     }
-    if (team.roster.length > 0) {
-      out.push({
-        bytes: listBytes(team.roster),
-        cut: () => (team.roster = team.roster.slice(0, team.roster.length - quarter(team.roster.length))),
-      });
-    }
+    out.push(lastLeftOut(team.roster, (kept) => (team.roster = kept)));
   }
   return out;
+}
+
+/** A part that leaves out the last quarter of `list` (its first item always stays) and hands back what it kept. */
+function lastLeftOut<T extends object>(list: T[], keep: (kept: T[], leftOut: number) => void): Part {
+  return {
+    bytes: list.length > 1 ? listBytes(list) : 0,
+    cut: () => {
+      const n = Math.min(list.length - 1, quarter(list.length));
+      keep(list.slice(0, list.length - n), n);
+    },
+  };
 }
 
 /** The plan without a quarter of its steps shown (finished ones first, then the last), with its step counts kept. */
