@@ -24,7 +24,7 @@ import type { Session } from './session.js';
 
 /** Largest message content, in UTF-8 bytes. */
 export const MESSAGE_MAX_BYTES = 16 * 1024;
-/** How much message content one inbox reply carries at most (always at least one message). */
+/** How many bytes of messages (as JSON) one inbox reply carries at most (its first message always comes). */
 const PAGE_BYTES = 16 * 1024;
 export const INBOX_DEFAULT_LIMIT = 10;
 export const INBOX_MAX_LIMIT = 100;
@@ -303,11 +303,16 @@ export class MessageService {
     let cursor = position;
     const records = await Promise.all(seqs.slice(0, limit).map((seq) => this.store.get(this.keys.message(seq))));
     for (const [i, entry] of records.entries()) {
-      if (messages.length > 0 && bytes >= PAGE_BYTES) break;
-      cursor = seqs[i];
-      if (entry === undefined) continue; // expired with the retention
+      if (entry === undefined) {
+        cursor = seqs[i]; // expired with the retention
+        continue;
+      }
       const view = messageView(decode(MessageRecord, entry.value, 'message'));
-      bytes += Buffer.byteLength(view.content, 'utf8');
+      // A page ends before the message that would take it over PAGE_BYTES; its first message always comes.
+      const size = Buffer.byteLength(JSON.stringify(view));
+      if (messages.length > 0 && bytes + size > PAGE_BYTES) break;
+      cursor = seqs[i];
+      bytes += size;
       messages.push(view);
     }
     this.remember(seqs.length); // the reply's own unread count serves the _meta of this call and the next second's

@@ -7,6 +7,10 @@ import { holderId, listAll, readRoster, type RosterEntry, type RosterTimes } fro
 import type { Session } from './session.js';
 
 export const TEAM_PAGE = 50;
+/** How many bytes of agents (as JSON) one page carries at most (its first agent always comes). */
+const PAGE_BYTES = 16 * 1024;
+/** What an agent's `"unread":N` adds to it, at most. */
+const UNREAD_BYTES = 24;
 
 export type TeamMember = RosterEntry & { unread: number };
 
@@ -27,12 +31,20 @@ export class TeamService {
       const at = roster.findIndex((e) => e.lastSeen < after.t || (e.lastSeen === after.t && holderId(e) > after.h));
       start = at < 0 ? roster.length : at;
     }
-    const page = roster.slice(start, start + TEAM_PAGE);
+    // A page also ends before an agent that would take it over PAGE_BYTES (long names, many steps held).
+    const page: RosterEntry[] = [];
+    let bytes = 0;
+    for (const entry of roster.slice(start, start + TEAM_PAGE)) {
+      const size = Buffer.byteLength(JSON.stringify(entry)) + UNREAD_BYTES;
+      if (page.length > 0 && bytes + size > PAGE_BYTES) break;
+      page.push(entry);
+      bytes += size;
+    }
     const agents = await withUnread(this.store, keys, page);
     const last = page[page.length - 1];
     return {
       agents,
-      ...(start + TEAM_PAGE < roster.length && last ? { nextCursor: encodeTeamCursor(last.lastSeen, holderId(last)) } : {}),
+      ...(start + page.length < roster.length && last ? { nextCursor: encodeTeamCursor(last.lastSeen, holderId(last)) } : {}),
     };
   }
 }

@@ -63,6 +63,25 @@ describe('team_list: the roster the server keeps', () => {
     expect(new Set(names).size).toBe(55);
     expect((await viewer.err('team_list', { cursor: 'nope' })).code).toBe('INVALID_ARGUMENT');
   });
+
+  it('a page also ends before an agent that would take it over 16 KiB; paging on reaches every agent', async () => {
+    const store = memoryStore();
+    const long = (c: string, i: number) => `${c}${i}-${c.repeat(110)}`;
+    for (let i = 0; i < 60; i++) await (await agent({ store, config: { agent: long('a', i), thread: long('t', i) } })).ok('whoami');
+    const viewer = await agent({ store, config: { agent: 'viewer', thread: 'tv' } });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const reply = await viewer.raw('team_list', cursor ? { cursor } : {});
+      expect(Buffer.byteLength(JSON.stringify(reply.structuredContent))).toBeLessThan(16 * 1024 + 512);
+      const got = reply.structuredContent as { agents: Array<{ agent: string }>; nextCursor?: string };
+      if (page === 0) expect(got.agents.length).toBeLessThan(50);
+      seen.push(...got.agents.map((a) => a.agent));
+      cursor = got.nextCursor;
+      if (!cursor) break;
+    }
+    expect(new Set(seen)).toEqual(new Set(Array.from({ length: 60 }, (_, i) => long('a', i))));
+  });
 });
 
 describe('message_send and inbox', () => {
@@ -102,6 +121,25 @@ describe('message_send and inbox', () => {
     expect(done).toMatchObject({ messages: [], unread: 0, cursor: after.cursor });
     expect((await w1.err('inbox', { ack: '999999' })).code).toBe('INVALID_ARGUMENT');
     expect((await w1.err('inbox', { ack: 'abc' })).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('an inbox page stays within about 16 KiB: it ends before a message that would take it over; paging with ack reads every one', async () => {
+    const { lead, w1 } = await crew();
+    const sizes = [9000, 9000, 16 * 1024, 100, 200, 7000];
+    for (const [i, n] of sizes.entries()) await lead.ok('message_send', { to: 'w1', content: `${i}:${'x'.repeat(n - 2)}` });
+    const read: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < sizes.length; page++) {
+      const reply = await w1.raw('inbox', { waitMs: 0, ...(cursor ? { ack: cursor } : {}) });
+      const got = reply.structuredContent as { messages: Array<{ content: string }>; cursor: string };
+      if (got.messages.length === 0) break;
+      // one message alone may be its 16 KiB of content and its envelope; two never pass 16 KiB
+      if (got.messages.length > 1) expect(Buffer.byteLength(JSON.stringify(got.messages))).toBeLessThanOrEqual(16 * 1024 + 2);
+      else expect(Buffer.byteLength(JSON.stringify(got.messages))).toBeLessThan(17 * 1024);
+      read.push(...got.messages.map((m) => m.content.split(':')[0]));
+      cursor = got.cursor;
+    }
+    expect(read).toEqual(['0', '1', '2', '3', '4', '5']);
   });
 
   it('a blocking inbox wakes on a send; an empty one times out', async () => {
