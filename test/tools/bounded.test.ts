@@ -183,6 +183,53 @@ describe('bounded replies', () => {
     expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0].content).toBe(`step 0 ${'c'.repeat(3000)}`);
   });
 
+  it('every read tool answers within about 16 KiB by default on a store crowded with long names and values', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { thread: 'T0', agent: 'a0' } });
+    const long = (c: string, i: number) => `${c}${i}-${c.repeat(110)}`;
+    for (let i = 0; i < 120; i++) await a.ok('state_set', { key: long('k', i), value: 'v'.repeat(2000) });
+    await a.ok('state_set', { key: 'big', value: 'x'.repeat(200_000) });
+    let planId = '';
+    for (let p = 0; p < 60; p++) {
+      const steps = Array.from({ length: 200 }, (_, i) => ({ content: `${i} ${'c'.repeat(1000)}`, note: 'n'.repeat(1000) }));
+      planId = (await a.ok('plan_create', { title: `${p} ${'t'.repeat(150)}`, steps })).planId;
+    }
+    for (let i = 0; i < 120; i++) await a.ok('checkpoint_save', { label: `${i} ${'l'.repeat(190)}` });
+    for (let i = 0; i < 30; i++) await a.ok('history_append', { kind: 'note', content: 'h'.repeat(5000), data: { d: 'd'.repeat(5000) } });
+    for (let i = 0; i < 20; i++) await a.ok('scratchpad_write', { kind: 'observation', value: 's'.repeat(5000) });
+    await a.ok('scratchpad_write', { kind: 'variable', name: 'notes', value: 's'.repeat(100_000) });
+    await a.ok('final_answer_set', { content: 'f'.repeat(100_000) });
+    await a.ok('agent_state_set', { state: 'running', reason: 'r'.repeat(50_000) });
+    for (let t = 1; t < 60; t++) {
+      const other = await agent({ store, config: { thread: long('t', t), agent: long('a', t) } });
+      await other.ok('message_send', { to: 'a0', content: 'm'.repeat(16_000) });
+    }
+    for (const [tool, args] of [
+      ['state_get', { key: 'big' }],
+      ['watch', { key: 'big', waitMs: 0 }],
+      ['state_list', {}],
+      ['state_snapshot', {}],
+      ['state_changes', { waitMs: 0 }],
+      ['plan_get', { planId }],
+      ['plan_list', {}],
+      ['scratchpad_read', {}],
+      ['final_answer_get', {}],
+      ['budget_status', {}],
+      ['agent_state_get', {}],
+      ['whoami', {}],
+      ['history_list', {}],
+      ['checkpoint_list', {}],
+      ['board_show', {}],
+      ['team_list', {}],
+      ['inbox', { waitMs: 0 }],
+    ] as const) {
+      const reply = await a.raw(tool, args);
+      expect(reply.isError, tool).toBeFalsy();
+      expect(Buffer.byteLength(textOf(reply)), tool).toBeLessThan(17 * 1024);
+      expect(Buffer.byteLength(JSON.stringify(reply.structuredContent)), tool).toBeLessThan(17 * 1024);
+    }
+  }, 60_000);
+
   it('board_show answers within about 16 KiB on a crowded board, counting what it left out; its section views too', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T0', agent: 'a0' } });
