@@ -168,6 +168,44 @@ describe('postgres backend', () => {
     // (the connection that refused was given up, as after any error)
     expect(await prepared(c)).toEqual([]);
   });
+  it('sets its timeouts inside each transaction, not at connect (poolers refuse startup parameters): a lock wait ends by them', async ({
+    skip,
+  }) => {
+    if (skipped) skip(skipped);
+    const url = `${freshUrl()}&statement_timeout=700`;
+    const seen: Array<Record<string, string>> = [];
+    const b = await PostgresBackend.open(url, {
+      safetyPollMs: 200,
+      failPoint: async (point, client) => {
+        if (point !== 'commit') return;
+        const { rows } = await client.query<{ name: string; setting: string }>(
+          `SELECT name, setting FROM pg_settings WHERE name IN ('statement_timeout', 'idle_in_transaction_session_timeout') ORDER BY name`,
+        );
+        seen.push(Object.fromEntries(rows.map((r) => [r.name, r.setting])));
+      },
+    });
+    opened.push(b);
+    await write(b, { k: rec(1, 1) });
+    expect(seen).toEqual([{ idle_in_transaction_session_timeout: '5700', statement_timeout: '700' }]);
+    // outside the transaction, the session has the server's defaults (nothing was set at connect)
+    const session = await (b as unknown as { db: { pool: pg.Pool } }).db.pool.query<{ statement_timeout: string }>(
+      'SHOW statement_timeout',
+    );
+    expect(session.rows[0].statement_timeout).toBe('0');
+    // Another session holds the store's lock: the transaction's wait for it ends by the server's timeout (700 ms), well
+    // before the client's own (2.7 s), and changes nothing.
+    const holder = new pg.Client({ connectionString: baseUrl });
+    await holder.connect();
+    const schema = new URL(url).searchParams.get('schema')!;
+    await holder.query(`BEGIN; SELECT 1 FROM "${schema}".meta WHERE id = 1 FOR UPDATE`);
+    const started = Date.now();
+    await expect(write(b, { k: rec(2, 2) })).rejects.toThrow(/statement timeout/);
+    expect(Date.now() - started).toBeLessThan(2500);
+    await holder.query('ROLLBACK');
+    await holder.end();
+    expect((await b.get('k'))?.v).toBe(1);
+  });
+
   it('applies all writes or none, bumps only when something is written, and logs what asks to be logged', async ({ skip }) => {
     if (skipped) skip(skipped);
     const b = await open();

@@ -171,21 +171,22 @@ export class PostgresBackend implements Backend {
     try {
       await this.failPoint?.('begin', client);
       const began = Date.now();
-      const results = (await q(beginStatement(this.t, keys, ranges, NOW_MS))) as unknown as pg.QueryResult[];
-      if (results[1].rows.length === 0) throw tablesGone(this.t);
-      const revision = Number(results[1].rows[0].revision);
+      const results = (await q(beginStatement(this.t, keys, ranges, NOW_MS, this.db.txTimeouts))) as unknown as pg.QueryResult[];
+      const [lock, clock] = [results[2], results[3]];
+      if (lock.rows.length === 0) throw tablesGone(this.t);
+      const revision = Number(lock.rows[0].revision);
       // Tables made anew (the schema dropped and created again) start their revisions over: nothing known holds.
-      const oid = String(results[1].rows[0].oid);
+      const oid = String(lock.rows[0].oid);
       if (oid !== this.tablesOid) {
         this.known.clear();
         this.tablesOid = oid;
       }
-      const now = Number(results[2].rows[0].now);
-      const { xid, started } = results[2].rows[0] as { xid: string; started: string };
+      const now = Number(clock.rows[0].now);
+      const { xid, started } = clock.rows[0] as { xid: string; started: string };
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
-      const tx = await txReads(this.t, q, this.known, keys, ranges, results.slice(3));
+      const tx = await txReads(this.t, q, this.known, keys, ranges, results.slice(4));
       const { result, writes } = await fn(tx, { revision, now });
       if (writes.size === 0) {
         await q('COMMIT');

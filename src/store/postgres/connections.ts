@@ -28,6 +28,8 @@ export class Connections {
   readonly pool: pg.Pool;
   readonly statementTimeoutMs: number;
   readonly queryTimeoutMs: number;
+  /** The statement that sets the server's timeouts for the transaction it runs in (it follows BEGIN). */
+  readonly txTimeouts: string;
   private readonly connectTimeoutMs: number;
   /** Each connection's last statement, for the next to wait for. */
   private readonly running = new WeakMap<pg.ClientBase, Promise<unknown>>();
@@ -40,12 +42,11 @@ export class Connections {
     parsed: PostgresUrl,
     private readonly budgetMs = Math.max(CALL_BUDGET_MS, parsed.statementTimeoutMs),
   ) {
+    // The server's own timeouts are set in each transaction (`txTimeouts`), not as startup parameters, which poolers
+    // such as PgBouncer refuse ("unsupported startup parameter") and could not keep per client anyway.
     this.config = {
       connectionString: parsed.connectionString,
       connectionTimeoutMillis: parsed.connectTimeoutMs,
-      statement_timeout: parsed.statementTimeoutMs,
-      // A host that freezes mid-transaction must not hold the store's lock for long.
-      idle_in_transaction_session_timeout: parsed.statementTimeoutMs + 5000,
       // The client gives up a little after the server would, also when the server is unreachable mid-query.
       query_timeout: parsed.statementTimeoutMs + 2000,
       // Keeps idle connections alive through NATs and load balancers, and finds dead ones.
@@ -55,6 +56,9 @@ export class Connections {
     };
     this.statementTimeoutMs = parsed.statementTimeoutMs;
     this.queryTimeoutMs = parsed.statementTimeoutMs + 2000;
+    // A statement (a wait for the store's lock too) runs at most statement_timeout; a host that freezes mid-transaction
+    // must not hold the lock for long.
+    this.txTimeouts = `SELECT set_config('statement_timeout', '${parsed.statementTimeoutMs}', true), set_config('idle_in_transaction_session_timeout', '${parsed.statementTimeoutMs + 5000}', true)`;
     this.connectTimeoutMs = parsed.connectTimeoutMs;
     // Idle connections are closed after 10 s, before a middlebox's idle timeout is likely to have cut them.
     this.pool = new pg.Pool({ ...this.config, max: parsed.poolMax, idleTimeoutMillis: 10_000 });

@@ -15,13 +15,14 @@ type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => 
 export const sizedRowsOf = (t: Tables, keys: string): string => `SELECT ${SIZED_COLUMNS} FROM ${t.records} WHERE key = ANY(${keys})`;
 
 /**
- * A transaction's first round trip: BEGIN, the store's lock, then (with a snapshot taken after the lock was granted)
- * the clock (`nowMs`, an SQL expression), the transaction's id (to look its fate up if the connection breaks after
- * COMMIT), the prefetched keys and the prefetched ranges, one result each.
+ * A transaction's first round trip: BEGIN, its timeouts (`timeouts`, a statement), the store's lock, then (with a
+ * snapshot taken after the lock was granted) the clock (`nowMs`, an SQL expression), the transaction's id (to look its
+ * fate up if the connection breaks after COMMIT), the prefetched keys and the prefetched ranges, one result each.
  */
-export const beginStatement = (t: Tables, keys: string[], ranges: KeyRange[], nowMs: string): string =>
+export const beginStatement = (t: Tables, keys: string[], ranges: KeyRange[], nowMs: string, timeouts: string): string =>
   [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
+    timeouts,
     `SELECT revision, tableoid::int8::text AS oid FROM ${t.meta} WHERE id = 1 FOR UPDATE`,
     `SELECT ${nowMs} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started`,
     sizedRowsOf(t, array(keys.map(lit), 'text')),
