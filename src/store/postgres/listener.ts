@@ -40,6 +40,12 @@ export function doorbellStatement(channel: string, bell: Doorbell): string {
 
 const CATCH_UP_LIMIT = 1000;
 const LINGER_MS = 5000;
+/**
+ * When a poll finds commits whose doorbells never came (a pooler in transaction mode, such as PgBouncer's, does not
+ * deliver notifications), the listener polls this often instead, until no poll has found one for this long.
+ */
+const DEAF_POLL_MS = 200;
+const DEAF_FOR_MS = 60_000;
 
 /**
  * Tells listeners about commits made by other processes, soon after they commit, or reports a gap.
@@ -66,6 +72,9 @@ export class CommitListener {
   private retry?: NodeJS.Timeout;
   private linger?: NodeJS.Timeout;
   private retryMs = 100;
+  /** until when the listener polls every DEAF_POLL_MS: a poll found commits that nobody's doorbell announced */
+  private deafUntil = 0;
+  private pollEveryMs = 0;
   private polling = false;
   private closed = false;
 
@@ -192,8 +201,12 @@ export class CommitListener {
   }
 
   private startPolling(): void {
-    if (this.poller || this.listeners.size === 0) return;
-    this.poller = setInterval(() => void this.poll(false), this.options.pollMs);
+    const every = Date.now() < this.deafUntil ? Math.min(DEAF_POLL_MS, this.options.pollMs) : this.options.pollMs;
+    if (this.poller && every === this.pollEveryMs) return;
+    this.stopPolling();
+    if (this.listeners.size === 0) return;
+    this.pollEveryMs = every;
+    this.poller = setInterval(() => void this.poll(false), every);
     this.poller.unref();
   }
 
@@ -225,8 +238,10 @@ export class CommitListener {
           for (let revision = this.cursor + 1; revision <= tail.revision; revision++) {
             if (this.rung.has(revision)) continue;
             const keys = logged.get(revision);
-            if (keys) this.emit({ revision, keys });
-            else if (strict) gap = true;
+            if (keys) {
+              this.emit({ revision, keys });
+              if (!strict) this.deafUntil = Date.now() + DEAF_FOR_MS;
+            } else if (strict) gap = true;
             else suspects.add(revision);
           }
         }
@@ -235,6 +250,7 @@ export class CommitListener {
       }
       this.suspects = suspects;
       if (gap) this.emit({ gap: true });
+      this.startPolling(); // faster while doorbells go unheard, back to the safety poll once they are heard again
     } catch {
       this.lost(client);
     } finally {
