@@ -1,9 +1,10 @@
 // Starts a throwaway redis-server (installed from Debian packages) on 127.0.0.1 for tests: AOF on, fsync always.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { makeCertificates } from './certificates.js';
 
 /** A running throwaway Redis. */
 export interface RedisHandle {
@@ -80,47 +81,6 @@ const running = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
-
-/** A throwaway CA and a certificate for 127.0.0.1 signed by it, made with the openssl command. */
-function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
-  const file = (name: string): string => join(dir, name);
-  const run = (...args: string[]): void => void execFileSync('openssl', args, { stdio: 'ignore' });
-  run(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    file('ca.key'),
-    '-out',
-    file('ca.crt'),
-    '-days',
-    '2',
-    '-subj',
-    '/CN=bb-test-ca',
-  );
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=127.0.0.1');
-  writeFileSync(file('ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-  run(
-    'x509',
-    '-req',
-    '-in',
-    file('server.csr'),
-    '-CA',
-    file('ca.crt'),
-    '-CAkey',
-    file('ca.key'),
-    '-CAcreateserial',
-    '-out',
-    file('server.crt'),
-    '-days',
-    '2',
-    '-extfile',
-    file('ext.cnf'),
-  );
-  return { ca: file('ca.crt'), cert: file('server.crt'), key: file('server.key') };
-}
 
 /**
  * Starts `redis-server` on a free port of 127.0.0.1 with a fresh temp data directory, AOF on and fsync on every
