@@ -1,16 +1,19 @@
 // Starts a throwaway PostgreSQL server for tests: binaries found on this machine, a temp data dir, 127.0.0.1, a free port.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { makeCertificates } from './certificates.js';
 
 /** A running throwaway Postgres server. */
 export interface PostgresHandle {
   /** `postgres://postgres@127.0.0.1:PORT/postgres` (trust auth on loopback, no password) */
   url: string;
   port: number;
+  /** with `tls: true`: the CA file that signed the server's certificate (for 127.0.0.1) */
+  caFile?: string;
   /** the server's main process id (the postmaster), while it runs */
   readonly pid: number | undefined;
   /** Fast shutdown (SIGINT to the postmaster), waiting for it to exit. The data dir is kept for `restart()`. */
@@ -71,7 +74,7 @@ process.on('exit', () => {
  * data dir is given to the `postgres` user and the server runs as that user; otherwise it runs as the current user.
  * Returns `{ skipped }` when no PostgreSQL server binaries are installed.
  */
-export async function startPostgres(options: { maxConnections?: number } = {}): Promise<PostgresStart> {
+export async function startPostgres(options: { maxConnections?: number; tls?: boolean } = {}): Promise<PostgresStart> {
   const bin = findPostgresBin();
   if (!bin) return { skipped: 'no PostgreSQL server binaries (apt-get install postgresql-15, or set BLACKBOARD_PG_BIN)' };
   const ids = runAs();
@@ -103,6 +106,15 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
     ].join('\n'),
   );
   if (ids.uid !== undefined) chownSync(join(data, 'postgresql.auto.conf'), ids.uid, ids.gid!);
+  let caFile: string | undefined;
+  if (options.tls) {
+    // TLS besides plain connections (the client chooses with sslmode); the key must be the server user's, mode 0600.
+    const certs = makeCertificates(dir);
+    if (ids.uid !== undefined) chownSync(certs.key, ids.uid, ids.gid!);
+    chmodSync(certs.key, 0o600);
+    appendFileSync(join(data, 'postgresql.auto.conf'), `ssl = on\nssl_cert_file = '${certs.cert}'\nssl_key_file = '${certs.key}'\n`);
+    caFile = certs.ca;
+  }
 
   const port = await freePort();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -179,6 +191,7 @@ export async function startPostgres(options: { maxConnections?: number } = {}): 
   return {
     url,
     port,
+    ...(caFile ? { caFile } : {}),
     get pid() {
       return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
     },

@@ -30,6 +30,19 @@ describe('postgres URL options', () => {
     expect(parsed.connectionString).toBe('postgresql://u:p@h:5433/db?sslmode=disable');
     expect(parsed.masked).toBe('postgresql://u:***@h:5433/db?schema=team_a&connect_timeout=2&sslmode=disable&pool_max=3');
     expect(parsePostgresUrl('postgres://h/db').schema).toBe('blackboard');
+    // pg verifies certificates under prefer, require and verify-ca as under verify-full: that mode is named for it
+    for (const mode of ['prefer', 'require', 'verify-ca']) {
+      const tls = parsePostgresUrl(`postgres://h/db?sslmode=${mode}&sslrootcert=/ca.pem`);
+      expect(tls.connectionString).toBe('postgres://h/db?sslmode=verify-full&sslrootcert=%2Fca.pem');
+      expect(tls.masked).toContain(`sslmode=${mode}`);
+    }
+    for (const url of [
+      'postgres://h/db?sslmode=disable',
+      'postgres://h/db?sslmode=no-verify',
+      'postgres://h/db?sslmode=require&uselibpqcompat=true',
+    ]) {
+      expect(parsePostgresUrl(url).connectionString).toBe(url);
+    }
   });
 
   it("quotes a literal exactly as the driver's escapeLiteral does", () => {

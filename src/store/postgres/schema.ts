@@ -22,6 +22,8 @@ export interface PostgresUrl {
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,59}$/;
+/** The sslmodes pg (8.x) treats as verify-full. */
+const VERIFIED_AS_FULL = new Set(['prefer', 'require', 'verify-ca']);
 
 /** Parses a `postgres://` or `postgresql://` URL; a bad option is an error naming it (the password never shown). */
 export function parsePostgresUrl(url: string): PostgresUrl {
@@ -53,6 +55,13 @@ export function parsePostgresUrl(url: string): PostgresUrl {
   const connectTimeoutMs = number('connect_timeout', 5, 1) * 1000;
   const statementTimeoutMs = number('statement_timeout', 10_000, 100);
   const poolMax = number('pool_max', 10, 1);
+  // pg verifies the certificate under sslmode=prefer, require and verify-ca as under verify-full, and says so in an
+  // eight-line warning at every start; naming the mode it applies keeps stderr to our own lines (its libpq
+  // compatibility, uselibpqcompat=true, is left as asked).
+  const sslmode = parsed.searchParams.get('sslmode');
+  if (sslmode !== null && VERIFIED_AS_FULL.has(sslmode) && !parsed.searchParams.has('uselibpqcompat')) {
+    parsed.searchParams.set('sslmode', 'verify-full');
+  }
   return { connectionString: parsed.toString(), masked, schema, connectTimeoutMs, statementTimeoutMs, poolMax };
 }
 
