@@ -6,6 +6,7 @@ import { startPgBouncer, type PgBouncerHandle } from '../services/pgbouncer.js';
 import { testPostgres, withFreshSchema } from '../services/postgres.js';
 
 let bouncer: PgBouncerHandle | undefined;
+let direct: URL | undefined;
 let skipped: string | undefined;
 let release = async (): Promise<void> => {};
 beforeAll(async () => {
@@ -15,6 +16,7 @@ beforeAll(async () => {
     return;
   }
   release = found.release;
+  direct = new URL(found.url);
   // three server connections for two processes' pools and listeners: a client's statements move between them
   const started = await startPgBouncer(found.url, 3);
   if ('skipped' in started) skipped = started.skipped;
@@ -78,5 +80,20 @@ describe('behind PgBouncer in transaction mode', () => {
     expect(await wake(1)).toBeLessThan(3000);
     const later = [await wake(3), await wake(5), await wake(7)];
     for (const ms of later) expect(ms).toBeLessThan(600);
+  }, 60_000);
+
+  it('with listen_host naming Postgres itself, the listener hears doorbells past the pooler: a watch wakes at once', async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    const url = `${withFreshSchema(bouncer!.url)}&listen_host=${direct!.host}`;
+    const [a, b] = await Promise.all([server(url, 'a'), server(url, 'b')]);
+    for (let i = 1; i <= 3; i++) {
+      const { version } = await a.ok('state_set', { key: 'w', value: 0 });
+      const started = Date.now();
+      const woke = b.ok('watch', { key: 'w', afterVersion: version, waitMs: 15_000 });
+      setTimeout(() => void a.ok('state_set', { key: 'w', value: i }), 100);
+      expect(await woke).toMatchObject({ found: true, value: i });
+      // the first one too: no safety poll needed (2 s), and not the 200 ms poll either
+      expect(Date.now() - started - 100).toBeLessThan(150);
+    }
   }, 60_000);
 });

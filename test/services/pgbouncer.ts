@@ -23,6 +23,8 @@ export interface PgBouncerHandle {
 export async function startPgBouncer(postgresUrl: string, poolSize = 4): Promise<PgBouncerHandle | { skipped: string }> {
   if (!existsSync(PGBOUNCER)) return { skipped: `no PgBouncer at ${PGBOUNCER} (apt-get install pgbouncer)` };
   const target = new URL(postgresUrl);
+  // the same database name as behind it, so that a URL through the pooler and one straight to Postgres name one board
+  const database = target.pathname.slice(1) || 'postgres';
   const dir = mkdtempSync(join(tmpdir(), 'bb-pgbouncer-'));
   const port = await freePort();
   writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
@@ -30,7 +32,7 @@ export async function startPgBouncer(postgresUrl: string, poolSize = 4): Promise
     join(dir, 'pgbouncer.ini'),
     [
       '[databases]',
-      `bb = host=${target.hostname} port=${target.port} dbname=${target.pathname.slice(1) || 'postgres'} user=postgres`,
+      `${database} = host=${target.hostname} port=${target.port} dbname=${database} user=postgres`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
@@ -61,7 +63,7 @@ export async function startPgBouncer(postgresUrl: string, poolSize = 4): Promise
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   process.once('exit', kill);
-  const url = `postgres://postgres@127.0.0.1:${port}/bb`;
+  const url = `postgres://postgres@127.0.0.1:${port}/${database}`;
   const deadline = Date.now() + 20_000;
   for (;;) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });

@@ -30,6 +30,13 @@ describe('postgres URL options', () => {
     expect(parsed.connectionString).toBe('postgresql://u:p@h:5433/db?sslmode=disable');
     expect(parsed.masked).toBe('postgresql://u:***@h:5433/db?schema=team_a&connect_timeout=2&sslmode=disable&pool_max=3');
     expect(parsePostgresUrl('postgres://h/db').schema).toBe('blackboard');
+    // listen_host: the listener's own host, with the same credentials, database and options
+    const pooled = parsePostgresUrl('postgres://u:p@pooler:6432/db?schema=s&listen_host=db.internal:5432&sslmode=disable');
+    expect(pooled.connectionString).toBe('postgres://u:p@pooler:6432/db?sslmode=disable');
+    expect(pooled.listenConnectionString).toBe('postgres://u:p@db.internal:5432/db?sslmode=disable');
+    expect(parsePostgresUrl('postgres://u:p@h/db?listen_host=[::1]').listenConnectionString).toBe('postgres://u:p@[::1]/db');
+    expect(parsePostgresUrl('postgres://u:p@h/db').listenConnectionString).toBeUndefined();
+    expect(() => parsePostgresUrl('postgres://u:hunter2@h/db?listen_host=a/b')).toThrow(/listen_host=a\/b in postgres:\/\/u:\*\*\*@h/);
     // pg verifies certificates under prefer, require and verify-ca as under verify-full: that mode is named for it
     for (const mode of ['prefer', 'require', 'verify-ca']) {
       const tls = parsePostgresUrl(`postgres://h/db?sslmode=${mode}&sslrootcert=/ca.pem`);
@@ -218,6 +225,23 @@ describe('postgres backend', () => {
     await holder.end();
     expect((await b.get('k'))?.v).toBe(1);
   });
+
+  it('refuses to open when listen_host does not reach the same board (its waits would never hear a commit)', async ({ skip }) => {
+    if (skipped) skip(skipped);
+    const other = await startPostgres({ maxConnections: 20 });
+    if ('skipped' in other) return skip(other.skipped);
+    try {
+      await expect(PostgresBackend.open(`${freshUrl()}&listen_host=127.0.0.1:${other.port}`, { safetyPollMs: 200 })).rejects.toThrow(
+        /listen_host: the board's listener cannot read it there: relation ".*meta" does not exist/,
+      );
+      // one that names the same Postgres is checked and taken
+      const b = await PostgresBackend.open(`${freshUrl()}&listen_host=127.0.0.1:${new URL(baseUrl!).port}`, { safetyPollMs: 200 });
+      opened.push(b);
+      await write(b, { k: rec(1, 1) });
+    } finally {
+      await other.destroy();
+    }
+  }, 60_000);
 
   it('applies all writes or none, bumps only when something is written, and logs what asks to be logged', async ({ skip }) => {
     if (skipped) skip(skipped);

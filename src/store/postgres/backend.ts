@@ -69,7 +69,7 @@ export class PostgresBackend implements Backend {
     this.description = description;
     this.failPoint = options.failPoint;
     this.listener = new CommitListener({
-      config: db.config,
+      config: db.listenConfig,
       channel: t.channel,
       instance: this.instance,
       pollMs: options.safetyPollMs ?? 2000,
@@ -99,7 +99,7 @@ export class PostgresBackend implements Backend {
     const client = await this.db.pool.connect();
     let broken: Error | undefined;
     try {
-      await checkDatabase(client, this.t);
+      await checkDatabase(client, this.t, this.db.listenConfig === this.db.config ? undefined : this.db.listenConfig);
       await this.clock(client);
     } catch (error) {
       broken = error as Error;

@@ -25,6 +25,8 @@ export interface Lent {
  */
 export class Connections {
   readonly config: pg.ClientConfig;
+  /** the commit listener's connection: `config`, or straight to Postgres past a pooler (`listen_host`) */
+  readonly listenConfig: pg.ClientConfig;
   readonly pool: pg.Pool;
   readonly statementTimeoutMs: number;
   readonly queryTimeoutMs: number;
@@ -54,6 +56,7 @@ export class Connections {
       keepAliveInitialDelayMillis: 10_000,
       application_name: 'mcp-blackboard',
     };
+    this.listenConfig = parsed.listenConnectionString ? { ...this.config, connectionString: parsed.listenConnectionString } : this.config;
     this.statementTimeoutMs = parsed.statementTimeoutMs;
     this.queryTimeoutMs = parsed.statementTimeoutMs + 2000;
     // A statement (a wait for the store's lock too) runs at most statement_timeout; a host that freezes mid-transaction

@@ -1,6 +1,6 @@
 // The Postgres backend's URL options and its schema: tables, creation on first use and the schema version check.
 import { maskPassword } from '../url.js';
-import type pg from 'pg';
+import pg from 'pg';
 
 /** The schema layout this code reads and writes; a later layout migrates from the version stored in `meta`. */
 export const SCHEMA_VERSION = 1;
@@ -19,9 +19,16 @@ export interface PostgresUrl {
   statementTimeoutMs: number;
   /** connections in this process's pool (`pool_max`, default 10) */
   poolMax: number;
+  /**
+   * `listen_host=HOST[:PORT]`: where the commit listener connects instead (the same user, password and database),
+   * straight to Postgres when the URL names a pooler in transaction mode, which does not deliver notifications
+   */
+  listenConnectionString?: string;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,59}$/;
+/** A host name or IPv4 address, or a bracketed IPv6 address, with an optional port. */
+const LISTEN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 /** The sslmodes pg (8.x) treats as verify-full. */
 const VERIFIED_AS_FULL = new Set(['prefer', 'require', 'verify-ca']);
 
@@ -55,6 +62,7 @@ export function parsePostgresUrl(url: string): PostgresUrl {
   const connectTimeoutMs = number('connect_timeout', 5, 1) * 1000;
   const statementTimeoutMs = number('statement_timeout', 10_000, 100);
   const poolMax = number('pool_max', 10, 1);
+  const listenHost = take('listen_host');
   // pg verifies the certificate under sslmode=prefer, require and verify-ca as under verify-full, and says so in an
   // eight-line warning at every start; naming the mode it applies keeps stderr to our own lines (its libpq
   // compatibility, uselibpqcompat=true, is left as asked).
@@ -62,7 +70,23 @@ export function parsePostgresUrl(url: string): PostgresUrl {
   if (sslmode !== null && VERIFIED_AS_FULL.has(sslmode) && !parsed.searchParams.has('uselibpqcompat')) {
     parsed.searchParams.set('sslmode', 'verify-full');
   }
-  return { connectionString: parsed.toString(), masked, schema, connectTimeoutMs, statementTimeoutMs, poolMax };
+  const connectionString = parsed.toString();
+  let listenConnectionString: string | undefined;
+  if (listenHost !== undefined) {
+    const direct = new URL(connectionString);
+    if (!LISTEN_HOST.test(listenHost)) throw new Error(`listen_host=${listenHost} in ${masked} must be HOST or HOST:PORT`);
+    direct.host = listenHost;
+    listenConnectionString = direct.toString();
+  }
+  return {
+    connectionString,
+    masked,
+    schema,
+    connectTimeoutMs,
+    statementTimeoutMs,
+    poolMax,
+    ...(listenConnectionString ? { listenConnectionString } : {}),
+  };
 }
 
 /** Fully qualified, quoted table names of one schema, and its notification channel. */
@@ -166,13 +190,28 @@ export function tablesGone(t: Tables): Error {
 }
 
 /** Checks that the database can hold a blackboard (UTF8) and creates or checks its schema. */
-export async function checkDatabase(client: pg.ClientBase, t: Tables): Promise<void> {
+export async function checkDatabase(client: pg.ClientBase, t: Tables, listen?: pg.ClientConfig): Promise<void> {
   const { rows } = await client.query<{ server_encoding: string }>('SHOW server_encoding');
   const encoding = rows[0]?.server_encoding;
   if (encoding !== 'UTF8' && encoding !== 'SQL_ASCII') {
     throw new Error(`the database's encoding is ${encoding}; keys and values need UTF8 (CREATE DATABASE … ENCODING 'UTF8')`);
   }
   await ensureSchema(client, t);
+  if (listen) await checkListenHost(listen, t);
+}
+
+/** A `listen_host` must reach the same board: otherwise waits would never hear of a commit. */
+async function checkListenHost(listen: pg.ClientConfig, t: Tables): Promise<void> {
+  const direct = new pg.Client(listen);
+  direct.on('error', () => {});
+  try {
+    await direct.connect();
+    await direct.query(`SELECT 1 FROM ${t.meta} WHERE id = 1`);
+  } catch (error) {
+    throw new Error(`listen_host: the board's listener cannot read it there: ${(error as Error).message}`);
+  } finally {
+    await direct.end().catch(() => {});
+  }
 }
 
 /** A connection that broke under a statement (reset, terminated), as opposed to a refusal or a bad setting. */
