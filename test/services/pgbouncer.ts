@@ -3,8 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { freePort } from './postgres.js';
+import { acceptsConnections, freePort } from './postgres.js';
 
 /** Debian's PgBouncer (apt-get install pgbouncer), or BLACKBOARD_PGBOUNCER. */
 export const PGBOUNCER = process.env.BLACKBOARD_PGBOUNCER ?? '/usr/sbin/pgbouncer';
@@ -64,24 +63,12 @@ export async function startPgBouncer(postgresUrl: string, poolSize = 4): Promise
   };
   process.once('exit', kill);
   const url = `postgres://postgres@127.0.0.1:${port}/${database}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      await client.end();
-      break;
-    } catch (error) {
-      await client.end().catch(() => {});
-      if (child.exitCode !== null || Date.now() > deadline) {
-        kill();
-        rmSync(dir, { recursive: true, force: true });
-        throw new Error(`PgBouncer did not accept connections: ${(error as Error).message}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+  try {
+    await acceptsConnections(url, 20_000, () => child.exitCode !== null || child.signalCode !== null);
+  } catch (error) {
+    kill();
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`PgBouncer ${(error as Error).message}`);
   }
   return {
     url,

@@ -60,6 +60,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Waits until `url` accepts a connection and a query (a server starting: Postgres, or a pooler in front of it); fails
+ * when `exited()` says its process is gone, or after `timeoutMs`.
+ */
+export async function acceptsConnections(url: string, timeoutMs: number, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited()) throw new Error('exited at start-up');
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      await client.end();
+      return;
+    } catch (error) {
+      await client.end().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`did not accept connections within ${timeoutMs / 1000} s (${(error as Error).message})`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 /** Servers still running when this process exits are killed, and their temp dirs removed. */
 const running = new Set<{ kill(): void; dir: string }>();
 process.on('exit', () => {
@@ -145,21 +168,10 @@ export async function startPostgres(options: { maxConnections?: number; tls?: bo
     (proc.stderr as unknown as { unref?: () => void }).unref?.();
     child = proc;
     exited = new Promise((resolve) => proc.once('exit', () => resolve()));
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`postgres exited at start-up: ${log}`);
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
-      client.on('error', () => {});
-      try {
-        await client.connect();
-        await client.query('SELECT 1');
-        await client.end();
-        return;
-      } catch {
-        await client.end().catch(() => {});
-        if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 30 s: ${log}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+    try {
+      await acceptsConnections(url, 30_000, () => proc.exitCode !== null || proc.signalCode !== null);
+    } catch (error) {
+      throw new Error(`postgres ${(error as Error).message}: ${log}`);
     }
   };
 
