@@ -229,13 +229,41 @@ const str = (reply: Reply): string => (reply === null ? '' : String(reply));
 
 /** Refuses a server the board cannot run on: older than 6.2 (XTRIM MINID, exclusive ranges), or Redis Cluster. */
 export async function checkServer(redis: RedisConnection): Promise<void> {
-  const info = str(await redis.call(['INFO', 'server']));
-  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
-  if (version && (Number(version[1]) < 6 || (Number(version[1]) === 6 && Number(version[2]) < 2))) {
-    throw new Error(`Redis ${version[1]}.${version[2]} is too old: 6.2 or later is needed`);
+  const { version, mode } = await serverInfo(redis);
+  const [major, minor] = (version ?? '').split('.').map(Number);
+  if (version !== undefined && (major < 6 || (major === 6 && minor < 2))) {
+    throw new Error(`Redis ${major}.${minor} is too old: 6.2 or later is needed`);
   }
-  if (/redis_mode:cluster/.test(info)) {
+  if (mode === 'cluster') {
     throw new Error('Redis Cluster is not supported: point the store at a standalone primary');
+  }
+}
+
+/** A command this connection's user may not run (an ACL without it, as managed services give), or one renamed away. */
+const refused = (error: unknown): boolean => /^(NOPERM|ERR unknown command)/.test(error instanceof Error ? error.message : '');
+
+/**
+ * The server's version and mode, from `INFO server`, or (a user not allowed INFO, which ACLs commonly leave out with
+ * `-@dangerous`) from `HELLO`, which names both; neither known when both are refused.
+ */
+async function serverInfo(redis: RedisConnection): Promise<{ version?: string; mode?: string }> {
+  try {
+    const info = str(await redis.call(['INFO', 'server']));
+    return { version: /redis_version:(\d+\.\d+)/.exec(info)?.[1], mode: /redis_mode:(\w+)/.exec(info)?.[1] };
+  } catch (error) {
+    if (!refused(error)) throw error;
+  }
+  try {
+    const reply = (await redis.call(['HELLO'])) as Reply;
+    const pairs = Array.isArray(reply) ? reply : Object.entries((reply ?? {}) as Record<string, Reply>).flat();
+    const field = (name: string): string | undefined => {
+      const at = pairs.findIndex((item, i) => i % 2 === 0 && str(item as Reply) === name);
+      return at < 0 ? undefined : str(pairs[at + 1] as Reply);
+    };
+    return { version: /^(\d+\.\d+)/.exec(field('version') ?? '')?.[1], mode: field('mode') };
+  } catch (error) {
+    if (!refused(error)) throw error;
+    return {};
   }
 }
 
