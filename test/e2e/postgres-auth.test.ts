@@ -49,6 +49,42 @@ describe('postgres:// with a password', () => {
     for (const shown of [PASSWORD, encodeURIComponent(PASSWORD)]) expect(agent.stderr()).not.toContain(shown);
   });
 
+  it('a role with only read and write on a board made by another runs it: every tool family, no error', async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    const url = urlWith(PASSWORD);
+    const schema = new URL(url).searchParams.get('schema')!;
+    // the board made once by its owner (bbuser, who may create), then handed to a role that may only read and write
+    const owner = await spawnAgent(['--store', url, '--agent', 'owner']);
+    await owner.ok('state_set', { key: 'made', value: true });
+    await owner.close();
+    const admin = new pg.Client({ connectionString: server!.url });
+    await admin.connect();
+    await admin.query(`CREATE ROLE bbapp LOGIN PASSWORD 'app-pw'`);
+    await admin.query(`GRANT USAGE ON SCHEMA "${schema}" TO bbapp`);
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO bbapp`);
+    await admin.end();
+    const appUrl = url.replace(/^postgres:\/\/bbuser:[^@]+@/, 'postgres://bbapp:app-pw@');
+    const [a, b] = [await spawnAgent(['--store', appUrl, '--agent', 'a']), await spawnAgent(['--store', appUrl, '--agent', 'b'])];
+    try {
+      expect(await a.ok('state_get', { key: 'made' })).toMatchObject({ found: true, value: true });
+      await a.ok('state_set', { key: 'k', value: 1 });
+      const { planId } = await a.ok('plan_create', { title: 'least privilege', steps: ['one'] });
+      expect(await b.ok('plan_claim', { planId })).toMatchObject({ claimed: true });
+      const { version } = await a.ok('state_set', { key: 'w', value: 0 });
+      const woke = b.ok('watch', { key: 'w', afterVersion: version, waitMs: 10_000 });
+      setTimeout(() => void a.ok('state_set', { key: 'w', value: 1 }), 100);
+      expect(await woke).toMatchObject({ found: true, value: 1 });
+      const { checkpointId } = await a.ok('checkpoint_save', {});
+      await a.ok('checkpoint_restore', { checkpointId });
+      await a.ok('message_send', { to: 'b', content: 'hi' });
+      expect((await b.ok('inbox', { waitMs: 5000 })).messages).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    expect(a.stderr()).not.toMatch(/error|denied/i);
+  }, 60_000);
+
   it('refuses a wrong password at start-up with one line, naming the cause, not the password', async ({ skip }) => {
     if (skipped) return skip(skipped);
     const wrong = `${PASSWORD}x`;
