@@ -1,0 +1,80 @@
+// SQLite on a disk that fills up (a real 1 MiB tmpfs, mounted for the test; as root only): the write that does not fit
+// is STORE_UNAVAILABLE and changes nothing, reads and small writes go on, the server recovers by itself once there is
+// room, and every acknowledged write is there after a restart.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnAgent } from '../helpers.js';
+
+let dir: string | undefined;
+let skipped: string | undefined;
+const unmount = (): void => {
+  if (dir === undefined) return;
+  try {
+    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+  } catch {
+    // not mounted
+  }
+};
+
+beforeAll(() => {
+  if (userInfo().uid !== 0) {
+    skipped = 'mounting a small tmpfs needs root';
+    return;
+  }
+  dir = mkdtempSync(join(tmpdir(), 'bb-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
+    process.once('exit', unmount);
+  } catch {
+    skipped = 'this machine does not allow mounting a tmpfs';
+    rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  }
+});
+afterAll(() => {
+  unmount();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SQLite on a full disk', () => {
+  it('refuses the write that does not fit, changing nothing, goes on serving, recovers when there is room, loses nothing', async ({
+    skip,
+  }) => {
+    if (skipped) return skip(skipped);
+    const args = ['--store', `sqlite://${join(dir!, 'board.db')}`, '--agent', 'a'];
+    const a = await spawnAgent(args);
+    const acked: number[] = [];
+    let refused: { code: string; message: string } | undefined;
+    try {
+      for (let i = 0; i < 40 && refused === undefined; i++) {
+        const reply = await a.raw('state_set', { key: `k${i}`, value: 'x'.repeat(60_000) });
+        if (reply.isError) refused = JSON.parse((reply.content[0] as { text: string }).text).error;
+        else acked.push(i);
+      }
+      expect(refused, 'the disk never filled up').toBeDefined();
+      expect(refused!.code).toBe('STORE_UNAVAILABLE');
+      expect(refused!.message).toMatch(/disk is full.*Nothing was changed/);
+      const failed = acked.length;
+      expect((await a.ok('state_get', { key: `k${failed}` })).found).toBe(false);
+      // reads, and writes that still fit, go on
+      expect(await a.ok('state_get', { key: 'k0', maxBytes: 100 })).toMatchObject({ found: true, truncated: true });
+      await a.ok('state_set', { key: 'small', value: 1 });
+      // room again (the tmpfs grown in place): the same server writes, without a restart
+      execFileSync('mount', ['-o', 'remount,size=16m', dir!], { stdio: 'ignore' });
+      await a.ok('state_set', { key: `k${failed}`, value: 'x'.repeat(60_000) });
+      acked.push(failed);
+    } finally {
+      await a.close();
+    }
+    const again = await spawnAgent(args);
+    try {
+      for (const i of acked) expect((await again.ok('state_get', { key: `k${i}`, maxBytes: 100 })).found, `k${i}`).toBe(true);
+      expect(await again.ok('state_get', { key: 'small' })).toMatchObject({ found: true, value: 1 });
+    } finally {
+      await again.close();
+    }
+  }, 60_000);
+});
