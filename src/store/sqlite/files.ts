@@ -1,7 +1,18 @@
 // The files around a SQLite board: its directory, the identity check of the database, -wal and -shm files, and the
 // notify file.
-import { closeSync, existsSync, mkdirSync, openSync, statSync, watch, writeSync, constants as fsConstants, type FSWatcher } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  accessSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  statSync,
+  watch,
+  writeSync,
+  constants as fsConstants,
+  type FSWatcher,
+} from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { BlackboardError } from '../../errors.js';
 
 /**
@@ -12,6 +23,28 @@ export function makeDirectory(dir: string): void {
   const missing: string[] = [];
   for (let at = dir; !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
   for (const path of missing) mkdirSync(path);
+}
+
+/**
+ * `error` from opening the database at `path`, with the likely cause added when SQLite could not open or write it
+ * and the directory is not writable: WAL mode keeps its -wal and -shm files beside the database.
+ */
+export function explainOpenFailure(path: string, error: unknown): unknown {
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  if (!/^SQLITE_(CANTOPEN|READONLY)/.test(code)) return error;
+  const dir = dirname(path);
+  try {
+    accessSync(dir, fsConstants.W_OK);
+    return error;
+  } catch (denied) {
+    const why = (denied as { code?: string }).code === 'EROFS' ? 'is on a read-only file system' : 'is not writable by this user';
+    return Object.assign(
+      new Error(
+        `${(error as Error).message}: the directory ${dir} ${why}, and SQLite keeps ${basename(path)}-wal and -shm beside the database (WAL mode); give the server a writable directory`,
+      ),
+      { code },
+    );
+  }
 }
 
 /** How often a read re-checks the files' identity (writes check every time). */

@@ -7,7 +7,7 @@ import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
 import { HEAD_CHARS, KNOWN_FROM_BYTES, type WrittenRow } from '../known-records.js';
-import { FileIdentityCheck, makeDirectory } from './files.js';
+import { FileIdentityCheck, explainOpenFailure, makeDirectory } from './files.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
 /** The records table: `key`, `value` (`{"value": record}` JSON), and `exp` and `del_at` for listing and sweeps. */
@@ -79,7 +79,7 @@ export async function openDatabase(
     } catch (error) {
       reader?.close();
       writer?.close();
-      if (!isBusy(error) || Date.now() > deadline) throw error;
+      if (!isBusy(error) || Date.now() > deadline) throw explainOpenFailure(path, error);
       await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
     }
   }

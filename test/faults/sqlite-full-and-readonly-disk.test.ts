@@ -1,12 +1,13 @@
 // SQLite on a disk that fills up (a real 1 MiB tmpfs, mounted for the test; as root only): the write that does not fit
 // is STORE_UNAVAILABLE and changes nothing, reads and small writes go on, the server recovers by itself once there is
-// room, and every acknowledged write is there after a restart.
+// room, and every acknowledged write is there after a restart. On a file system mounted read-only: one line that
+// says why.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnAgent } from '../helpers.js';
+import { runCli, spawnAgent } from '../helpers.js';
 
 let dir: string | undefined;
 let skipped: string | undefined;
@@ -75,6 +76,30 @@ describe('SQLite on a full disk', () => {
       expect(await again.ok('state_get', { key: 'small' })).toMatchObject({ found: true, value: 1 });
     } finally {
       await again.close();
+    }
+  }, 60_000);
+});
+
+describe('SQLite on a read-only file system', () => {
+  it('stops at start-up with one line naming the directory and why, for the server and for export', async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    const db = join(dir!, 'readonly.db');
+    const made = await spawnAgent(['--store', `sqlite://${db}`, '--agent', 'a']);
+    await made.ok('state_set', { key: 'k', value: 1 });
+    await made.close();
+    execFileSync('mount', ['-o', 'remount,ro', dir!], { stdio: 'ignore' });
+    try {
+      for (const args of [
+        ['--store', `sqlite://${db}`],
+        ['export', '--store', `sqlite://${db}`],
+      ]) {
+        const result = await runCli(args);
+        expect(result.code, args[0]).toBe(1);
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+        expect(result.stderr).toContain(`the directory ${dir} is on a read-only file system, and SQLite keeps readonly.db-wal and -shm`);
+      }
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', dir!], { stdio: 'ignore' });
     }
   }, 60_000);
 });
