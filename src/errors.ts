@@ -57,6 +57,10 @@ export class WriteFateUnknown extends Error {
   }
 }
 
+/** A store's error as people read it: without where in a Redis script it happened, nor its own final full stop. */
+const causeText = (text: string): string =>
+  text.replace(/[.\s]*script: [0-9a-f]{40}, on @user_script:\d+\.*$/, '').replace(/\.+$/, '');
+
 /**
  * Turns a failure of the storage layer (driver error, closed connection, I/O error) into STORE_UNAVAILABLE. The one
  * home of its wording: "nothing was changed" only when that is known; a write whose fate is unknown says so, with
@@ -66,7 +70,7 @@ export function storeUnavailable(cause: unknown, what: string): BlackboardError 
   if (cause instanceof BlackboardError) return cause;
   const unknown = cause instanceof WriteFateUnknown;
   const inner = unknown ? cause.reason : cause;
-  const reason = inner instanceof Error ? inner.message : String(inner);
+  const reason = causeText(inner instanceof Error ? inner.message : String(inner));
   const code = (inner as { code?: unknown } | null)?.code;
   const details: Record<string, unknown> = {};
   if (typeof code === 'string') details.cause = code;
