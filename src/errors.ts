@@ -58,8 +58,7 @@ export class WriteFateUnknown extends Error {
 }
 
 /** A store's error as people read it: without where in a Redis script it happened, nor its own final full stop. */
-const causeText = (text: string): string =>
-  text.replace(/[.\s]*script: [0-9a-f]{40}, on @user_script:\d+\.*$/, '').replace(/\.+$/, '');
+const causeText = (text: string): string => text.replace(/[.\s]*script: [0-9a-f]{40}, on @user_script:\d+\.*$/, '').replace(/\.+$/, '');
 
 /**
  * Turns a failure of the storage layer (driver error, closed connection, I/O error) into STORE_UNAVAILABLE. The one
