@@ -126,8 +126,8 @@ export function blockedError(step: Step, blockers: string[]): BlackboardError {
   );
 }
 
-/** A step that needs no more work. */
-export const done = (step: Step | undefined): boolean => step?.status === 'completed' || step?.status === 'skipped';
+/** A step that needs no more work (a stored step, or one as the board shows it). */
+export const done = (step: { status: string } | undefined): boolean => step?.status === 'completed' || step?.status === 'skipped';
 
 export function checkText(what: string, text: unknown): void {
   if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_TEXT) {

@@ -1,7 +1,8 @@
 // A board snapshot made to fit a tool reply: texts cut shorter, then the least recent items left out, until its JSON
 // is within a byte budget (board_show and board_wait answer within about 16 KiB, as every default reply does).
 import type { Json } from '../store/types.js';
-import { cutJson, cutText, isDoneStep, type BoardSnapshot, type PlanView } from './board-views.js';
+import { done } from '../services/plan-steps.js';
+import { cutJson, cutKey, cutText, type BoardSnapshot, type PlanView } from './board-views.js';
 
 /** The structured board's budget: with the text summary beside it, a reply stays within about 16 KiB. */
 export const BOARD_BYTES = 14 * 1024;
@@ -70,7 +71,7 @@ function shortened(board: BoardSnapshot): BoardSnapshot {
   if (board.scopes) {
     out.scopes = board.scopes.map((s) => ({
       scope: s.scope,
-      keys: s.keys.map((k) => (k.value.length > SHORT.value ? { ...k, value: k.value.slice(0, SHORT.value), cut: true } : k)),
+      keys: s.keys.map((k) => cutKey(k, SHORT.value)),
     }));
   }
   if (board.plans) {
@@ -192,9 +193,9 @@ function lastLeftOut<T extends object>(list: T[], keep: (kept: T[], leftOut: num
 
 /** The plan without a quarter of its steps shown (finished ones first, then the last), with its step counts kept. */
 function withFewerSteps(plan: PlanView): PlanView {
-  const stepCounts = plan.stepCounts ?? { total: plan.steps.length, done: plan.steps.filter(isDoneStep).length };
+  const stepCounts = plan.stepCounts ?? { total: plan.steps.length, done: plan.steps.filter(done).length };
   let n = quarter(plan.steps.length);
-  const finished = new Set(plan.steps.filter(isDoneStep).slice(0, n));
+  const finished = new Set(plan.steps.filter(done).slice(0, n));
   n -= finished.size;
   const kept = plan.steps.filter((s) => !finished.has(s));
   return { ...plan, steps: kept.slice(0, kept.length - n), stepCounts };

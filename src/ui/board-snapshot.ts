@@ -5,10 +5,11 @@ import type { RosterTimes } from '../services/roster.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { fitBoard } from './board-fit.js';
 import { BoardReader, readOnlyView, type BoardView } from './board-reader.js';
-import { isDoneStep, type BoardSnapshot } from './board-views.js';
+import { cutKey, type BoardSnapshot } from './board-views.js';
+import { DEFAULT_NAMESPACE, SECTIONS, boardWaitRanges, type Section } from './layout.js';
+import { done } from '../services/plan-steps.js';
 
 export type { BoardSnapshot } from './board-views.js';
-import { DEFAULT_NAMESPACE, SECTIONS, boardWaitRanges, type Section } from './layout.js';
 
 /** What the board tools read through: the store's reads, its change feed and its wait (never its writes). */
 export type BoardStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange' | 'changes' | 'waitFor'>;
@@ -94,9 +95,7 @@ function snapshot(view: BoardView, sections: Section[]): BoardSnapshot {
     out.scopes = view.scopes
       .map((s) => ({
         scope: s.scope,
-        keys: s.keys
-          .filter((k) => kept.has(k))
-          .map((k) => (k.value.length > SNAPSHOT.valueChars ? { ...k, value: k.value.slice(0, SNAPSHOT.valueChars), cut: true } : k)),
+        keys: s.keys.filter((k) => kept.has(k)).map((k) => cutKey(k, SNAPSHOT.valueChars)),
       }))
       .filter((s) => s.keys.length > 0);
   }
@@ -127,9 +126,9 @@ export function boardSummary(board: BoardSnapshot): string {
   if (board.plans) {
     lines.push(`Plans (${board.plans.length + board.hidden.plans}):`);
     for (const p of board.plans.slice(0, 8)) {
-      const { done, total } = p.stepCounts ?? { done: p.steps.filter(isDoneStep).length, total: p.steps.length };
+      const steps = p.stepCounts ?? { done: p.steps.filter(done).length, total: p.steps.length };
       const held = p.steps.filter((s) => s.claim).map((s) => `${s.id} held by ${s.owner ?? s.claim!.thread}`);
-      lines.push(`- ${p.title} (${p.planId}) ${p.status} ${done}/${total}${held.length ? ` · ${held.join(', ')}` : ''}`);
+      lines.push(`- ${p.title} (${p.planId}) ${p.status} ${steps.done}/${steps.total}${held.length ? ` · ${held.join(', ')}` : ''}`);
     }
   }
   if (board.team) {

@@ -91,9 +91,6 @@ export interface ThreadView {
   lastActivity: number;
 }
 
-/** A finished step: completed or skipped. */
-export const isDoneStep = (step: Pick<StepView, 'status'>): boolean => step.status === 'completed' || step.status === 'skipped';
-
 /** A namespace's board, or the sections asked for. */
 export interface BoardView {
   namespace: string;
@@ -130,6 +127,9 @@ export const MAX_VALUE_CHARS = 4000;
  * final answer's metadata) the board shows, in characters; the rest is cut with "…".
  */
 export const MAX_TEXT_CHARS = 1000;
+
+/** A key as the board shows it with at most `max` characters of its value (`cut` when shortened). */
+export const cutKey = (k: KeyView, max: number): KeyView => (k.value.length > max ? { ...k, value: k.value.slice(0, max), cut: true } : k);
 
 /** A text as the board shows it: cut at `max` characters, with "…" when cut. */
 export const cutText = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
