@@ -52,6 +52,20 @@ export class Agent {
   }
 }
 
+/**
+ * Sets `k0`, `k1`, … to values of `bytes` characters until one is refused (a store filling up), at most `most`:
+ * the indexes acknowledged, and the refusal (none when every write went through).
+ */
+export async function writeUntilRefused(agent: Agent, bytes: number, most: number): Promise<{ acked: number[]; refused?: ToolError }> {
+  const acked: number[] = [];
+  for (let i = 0; i < most; i++) {
+    const reply = await agent.raw('state_set', { key: `k${i}`, value: 'x'.repeat(bytes) });
+    if (reply.isError) return { acked, refused: (JSON.parse((reply.content[0] as { text: string }).text) as { error: ToolError }).error };
+    acked.push(i);
+  }
+  return { acked };
+}
+
 export interface Connected extends Agent {
   bb: BlackboardServer;
   store: VersionedStore;

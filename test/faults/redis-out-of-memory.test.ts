@@ -3,7 +3,7 @@
 // itself once Redis has room, and every acknowledged write is there after a restart of the server.
 import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnAgent } from '../helpers.js';
+import { spawnAgent, writeUntilRefused } from '../helpers.js';
 import { startRedis, type RedisHandle } from '../services/redis.js';
 
 let server: RedisHandle | undefined;
@@ -32,13 +32,10 @@ describe('Redis out of memory', () => {
     const args = ['--store', `${server!.url}?prefix=oom`, '--agent', 'a'];
     const a = await spawnAgent(args);
     const acked: number[] = [];
-    let refused: { code: string; message: string } | undefined;
     try {
-      for (let i = 0; i < 100 && refused === undefined; i++) {
-        const reply = await a.raw('state_set', { key: `k${i}`, value: 'x'.repeat(100_000) });
-        if (reply.isError) refused = JSON.parse((reply.content[0] as { text: string }).text).error;
-        else acked.push(i);
-      }
+      const filled = await writeUntilRefused(a, 100_000, 100);
+      acked.push(...filled.acked);
+      const refused = filled.refused;
       expect(refused, 'Redis never ran out of memory').toBeDefined();
       expect(refused!.code).toBe('STORE_UNAVAILABLE');
       expect(refused!.message).toMatch(

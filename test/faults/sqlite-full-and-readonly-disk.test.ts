@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, spawnAgent } from '../helpers.js';
+import { runCli, spawnAgent, writeUntilRefused } from '../helpers.js';
 
 let dir: string | undefined;
 let skipped: string | undefined;
@@ -48,13 +48,10 @@ describe('SQLite on a full disk', () => {
     const args = ['--store', `sqlite://${join(dir!, 'board.db')}`, '--agent', 'a'];
     const a = await spawnAgent(args);
     const acked: number[] = [];
-    let refused: { code: string; message: string } | undefined;
     try {
-      for (let i = 0; i < 40 && refused === undefined; i++) {
-        const reply = await a.raw('state_set', { key: `k${i}`, value: 'x'.repeat(60_000) });
-        if (reply.isError) refused = JSON.parse((reply.content[0] as { text: string }).text).error;
-        else acked.push(i);
-      }
+      const filled = await writeUntilRefused(a, 60_000, 40);
+      acked.push(...filled.acked);
+      const refused = filled.refused;
       expect(refused, 'the disk never filled up').toBeDefined();
       expect(refused!.code).toBe('STORE_UNAVAILABLE');
       expect(refused!.message).toMatch(/disk is full.*Nothing was changed/);
