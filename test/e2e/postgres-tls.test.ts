@@ -17,6 +17,20 @@ afterAll(async () => {
   await server?.destroy();
 });
 
+/** Whether each of the servers' connections (application_name mcp-blackboard) is encrypted, as Postgres sees it. */
+async function serverConnections(): Promise<Array<{ ssl: boolean }>> {
+  const admin = new pg.Client({ connectionString: server!.url });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ ssl: boolean }>(
+      `SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'mcp-blackboard'`,
+    );
+    return rows;
+  } finally {
+    await admin.end();
+  }
+}
+
 describe('postgres:// over TLS', () => {
   it('serves a board over TLS with sslmode=verify-full and the CA, its listener too: every connection is encrypted', async ({ skip }) => {
     if (skipped) return skip(skipped);
@@ -30,17 +44,25 @@ describe('postgres:// over TLS', () => {
       const woke = b.ok('watch', { key: 'w', afterVersion: version, waitMs: 10_000 });
       setTimeout(() => void a.ok('state_set', { key: 'w', value: 1 }), 100);
       expect(await woke).toMatchObject({ found: true, value: 1 });
-      const admin = new pg.Client({ connectionString: server!.url });
-      await admin.connect();
-      const { rows } = await admin.query<{ ssl: boolean }>(
-        `SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'mcp-blackboard'`,
-      );
-      await admin.end();
+      const rows = await serverConnections();
       expect(rows.length).toBeGreaterThanOrEqual(2); // each process's pool and listener
       expect(rows.every((r) => r.ssl)).toBe(true);
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('sslmode=no-verify encrypts without checking the certificate', async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    const a = await spawnAgent(['--store', withFreshSchema(`${server!.url}?sslmode=no-verify`), '--agent', 'nv']);
+    try {
+      await a.ok('state_set', { key: 'k', value: 1 });
+      const rows = await serverConnections();
+      expect(rows.length).toBeGreaterThanOrEqual(1);
+      expect(rows.every((r) => r.ssl)).toBe(true);
+    } finally {
+      await a.close();
     }
   });
 
