@@ -1,6 +1,6 @@
 // Starts a throwaway PostgreSQL server for tests: binaries found on this machine, a temp data dir, 127.0.0.1, a free port.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -93,11 +93,14 @@ process.on('exit', () => {
 });
 
 /**
- * Initialises a cluster in a temp dir and starts it on 127.0.0.1. Postgres refuses to run as root, so as root the
+ * Initialises a cluster in a temp dir (with `standbyOf`, a read-only standby copied from that running primary) and
+ * starts it on 127.0.0.1. Postgres refuses to run as root, so as root the
  * data dir is given to the `postgres` user and the server runs as that user; otherwise it runs as the current user.
  * Returns `{ skipped }` when no PostgreSQL server binaries are installed.
  */
-export async function startPostgres(options: { maxConnections?: number; tls?: boolean } = {}): Promise<PostgresStart> {
+export async function startPostgres(
+  options: { maxConnections?: number; tls?: boolean; standbyOf?: PostgresHandle } = {},
+): Promise<PostgresStart> {
   const bin = findPostgresBin();
   if (!bin) return { skipped: 'no PostgreSQL server binaries (apt-get install postgresql-15, or set BLACKBOARD_PG_BIN)' };
   const ids = runAs();
@@ -105,7 +108,11 @@ export async function startPostgres(options: { maxConnections?: number; tls?: bo
   const dir = mkdtempSync(join(tmpdir(), 'bb-pg-'));
   const data = join(dir, 'data');
   if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!);
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
+  // A standby is a copy of its primary that follows it (`-R`: it starts in recovery, read-only).
+  const [tool, args] = options.standbyOf
+    ? ['pg_basebackup', ['-D', data, '-h', '127.0.0.1', '-p', String(options.standbyOf.port), '-U', 'postgres', '-R', '-X', 'stream']]
+    : ['initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync']];
+  const init = spawnSync(join(bin, tool), args, {
     encoding: 'utf8',
     uid: ids.uid,
     gid: ids.gid,
@@ -114,10 +121,11 @@ export async function startPostgres(options: { maxConnections?: number; tls?: bo
   });
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+    throw new Error(`${tool} failed: ${init.stderr || init.stdout}`);
   }
-  // Connections for several server processes with their pools and listeners, and contract stores in parallel.
-  writeFileSync(
+  // Connections for several server processes with their pools and listeners, and contract stores in parallel
+  // (appended: a standby's file already says where its primary is, and the later of two settings wins).
+  appendFileSync(
     join(data, 'postgresql.auto.conf'),
     [
       `max_connections = ${options.maxConnections ?? 300}`,

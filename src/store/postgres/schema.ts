@@ -189,12 +189,27 @@ export function tablesGone(t: Tables): Error {
   return new Error(`the store's tables in schema "${t.schema}" are missing or empty (dropped while the server was running?)`);
 }
 
-/** Checks that the database can hold a blackboard (UTF8) and creates or checks its schema. */
+/**
+ * Checks that the database can hold a blackboard (UTF8) and take its writes (a primary, not read-only for this role),
+ * and creates or checks its schema.
+ */
 export async function checkDatabase(client: pg.ClientBase, t: Tables, listen?: pg.ClientConfig): Promise<void> {
-  const { rows } = await client.query<{ server_encoding: string }>('SHOW server_encoding');
-  const encoding = rows[0]?.server_encoding;
+  const { rows } = await client.query<{ encoding: string; standby: boolean; read_only: string }>(
+    `SELECT current_setting('server_encoding') AS encoding, pg_is_in_recovery() AS standby,
+       current_setting('default_transaction_read_only') AS read_only`,
+  );
+  const { encoding, standby, read_only: readOnly } = rows[0] ?? {};
   if (encoding !== 'UTF8' && encoding !== 'SQL_ASCII') {
     throw new Error(`the database's encoding is ${encoding}; keys and values need UTF8 (CREATE DATABASE … ENCODING 'UTF8')`);
+  }
+  // Every server process writes (signs of life, claims, the schema), and LISTEN does not run on a standby.
+  if (standby) {
+    throw new Error('this Postgres is a read-only standby (a replica in recovery); point --store at the primary (a read-write endpoint)');
+  }
+  if (readOnly === 'on') {
+    throw new Error(
+      'transactions here are read-only (default_transaction_read_only is on for this role or database); point --store at a read-write database or role',
+    );
   }
   await ensureSchema(client, t);
   if (listen) await checkListenHost(listen, t);
