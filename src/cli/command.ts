@@ -45,9 +45,13 @@ export async function openCommandStore(url: string | undefined, options: OpenOpt
   try {
     return await openStore(url, options);
   } catch (error) {
-    throw new Error(`cannot open the store ${describeStoreUrl(url)}: ${withoutPassword(errorText(error), url)}`);
+    throw cannotOpen(url, error);
   }
 }
+
+/** A store that failed to open (or to take a server's first writes): its URL (password masked) and the cause. */
+export const cannotOpen = (url: string | undefined, error: unknown): Error =>
+  new Error(`cannot open the store ${describeStoreUrl(url)}: ${withoutPassword(errorText(error), url)}`);
 
 function checkFile(file: string, use: StoreUse): void {
   if (!existsSync(file)) {

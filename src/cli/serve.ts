@@ -7,7 +7,7 @@ import { exposureError } from '../hosts.js';
 import { runHttp } from '../transports/http-command.js';
 import { firstRunHint, serveStdio } from '../transports/stdio.js';
 import { startWhenReachable } from './reach.js';
-import { type Command, openCommandStore } from './command.js';
+import { type Command, cannotOpen, openCommandStore } from './command.js';
 import {
   commaList,
   flag,
@@ -273,7 +273,12 @@ export async function runServe(argv: string[], commands: Record<string, Pick<Com
   const warning = (store.backend as { warning?: string }).warning;
   if (warning) console.error(`mcp-blackboard: warning: ${warning}`);
   if (config.http) return runHttp(config, store);
-  const { tools, closed } = await startWhenReachable(() => serveStdio(config, store));
+  // Serving starts with the session's first writes: a store that refuses them (a role that may only read) is named.
+  const { tools, closed } = await startWhenReachable(() =>
+    serveStdio(config, store).catch((error: unknown) => {
+      throw cannotOpen(config.store, error);
+    }),
+  );
   const ns = config.namespace ? ` namespace=${config.namespace}` : '';
   console.error(`mcp-blackboard ${VERSION} on stdio: ${tools} tools, store=${store.backend.description}${ns}`);
   const hint = firstRunHint(process.stdin.isTTY === true, process.argv[1], argv);

@@ -1,7 +1,8 @@
 // postgres:// pointed at a database that cannot take writes: a read-only standby (a replica's endpoint, as managed
-// services hand out beside the primary's) or a role whose transactions are read-only. Each stops start-up with one
-// line that names it and says where to point instead; a primary that turns read-only under a running server refuses
-// writes truthfully (nothing changed) and the same server writes again once it is read-write.
+// services hand out beside the primary's) or a role whose transactions are read-only stops start-up with one line that
+// names it and says where to point instead; a role that may only read stops at its first write, with the store named.
+// A primary that turns read-only under a running server refuses writes truthfully (nothing changed), and the same
+// server writes again once it is read-write.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, sleep, spawnAgent } from '../helpers.js';
@@ -85,6 +86,24 @@ describe('postgres:// that cannot take writes', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain('default_transaction_read_only is on');
+  });
+
+  it('a role that may only read the board: serving stops at its first write with one line naming the store', async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    const schema = new URL(url).searchParams.get('schema')!;
+    await admin(
+      'CREATE ROLE looker LOGIN',
+      `GRANT USAGE ON SCHEMA "${schema}" TO looker`,
+      `GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO looker`,
+    );
+    const result = await runCli(['--store', url.replace('postgres://postgres@', 'postgres://looker@')]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^mcp-blackboard: cannot open the store postgres:\/\/looker@127\.0\.0\.1:\d+\/postgres\?schema=\S+: .*permission denied/,
+    );
   });
 
   it('a primary that turns read-only under a running server: writes refused with nothing changed, then written again', async ({ skip }) => {
