@@ -5,7 +5,6 @@ import { VERSION_FLOOR_KEY } from '../keys.js';
 import { WriteFateUnknown } from '../../errors.js';
 import { Connections } from './connections.js';
 import { describeError, isDriverError, loggedOf, RESOLVE_GRACE_MS, resolveFate, type FailPoint, type SentWrite } from './fate.js';
-
 export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
@@ -13,9 +12,20 @@ import { RECORD_PREFIX } from '../codec.js';
 import { readRecord } from './record-reads.js';
 import { beginStatement, txReads } from './tx-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
-import { decodeRows, rangeWhere, readLog, writeStatement } from './sql.js';
-import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, KeyRange, RangeQuery, StoredRecord, TxContext } from '../types.js';
-import type { Writes } from '../types.js';
+import { decodeRows, rangeWhere, writeStatement } from './sql.js';
+import { pruneChangeLog, readChanges, readLog } from './change-log.js';
+import type {
+  Backend,
+  BackendTx,
+  ChangeQuery,
+  ChangeRow,
+  CommitEvent,
+  KeyRange,
+  RangeQuery,
+  StoredRecord,
+  TxContext,
+  Writes,
+} from '../types.js';
 
 /** Tuning for tests; users set connection options in the URL. */
 export interface PostgresOptions {
@@ -39,9 +49,9 @@ const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
  * Every transaction begins by locking the `meta` row (`SELECT … FOR UPDATE`), which serialises writers across all
  * processes and machines; it is correct at READ COMMITTED because every later statement takes a fresh snapshot,
  * taken after the lock was granted. The lock, the database clock and the prefetched keys and ranges travel in one
- * round trip; the writes, the revision bump, the change log entries and COMMIT in another (COMMIT apart when large
- * records go as parameters). After the commit, a `pg_notify` doorbell (never inside the writing transaction) tells
- * other processes which keys changed.
+ * round trip; the writes, the revision bump, the change log entries, COMMIT and then a `pg_notify` doorbell in its own
+ * transaction (never inside the writing one), which tells other processes which keys changed, in another (COMMIT and
+ * the doorbell apart when large records go as parameters).
  */
 export class PostgresBackend implements Backend {
   readonly shared = true;
@@ -200,8 +210,10 @@ export class PostgresBackend implements Backend {
       // From here on the store may change: a failure is looked up, never retried blindly.
       sent = { next, xid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
       await this.failPoint?.('commit', client);
-      // With its COMMIT in one round trip; one carrying large records as parameters goes alone, then COMMIT.
-      if (params.length === 0) await q(`${sql}; COMMIT`);
+      // With its COMMIT and the doorbell's own transaction in one round trip, so that other processes hear of the
+      // commit as it happens; one carrying large records as parameters goes alone, then COMMIT, then the doorbell.
+      const bell = params.length === 0 ? doorbellStatement(this.t.channel, { r: next, k: sent.keys, i: this.instance }) : undefined;
+      if (bell !== undefined) await q(`${sql}; COMMIT; ${bell}`);
       else {
         await q(sql, params);
         await this.failPoint?.('written', client);
@@ -210,7 +222,11 @@ export class PostgresBackend implements Backend {
       // Unless another transaction of this process found the tables made anew meanwhile.
       if (oid === this.tablesOid) this.known.committed(written);
       await this.failPoint?.('committed', client);
-      this.ring(sent.next, sent.keys, client, done);
+      if (bell === undefined) this.ring(sent.next, sent.keys, client, done);
+      else {
+        this.listener.ownCommit(next);
+        done();
+      }
       if (writes.size >= BULK_WRITES) this.analyzeSoon();
       return { value: { result, revision: next } };
     } catch (error) {
@@ -258,8 +274,9 @@ export class PostgresBackend implements Backend {
   }
 
   /**
-   * After a commit, rings the doorbell for the other processes on the same connection, then gives it back; a doorbell
-   * lost in a crash is found by the listeners' safety poll.
+   * After a commit that could not carry its doorbell (its records went as parameters, or its reply was lost), rings
+   * the doorbell for the other processes on the same connection, then gives it back; a doorbell lost in a crash is
+   * found by the listeners' safety poll.
    */
   private ring(revision: number, keys: string[], client?: pg.ClientBase, done?: (error?: Error) => void): void {
     this.listener.ownCommit(revision);
@@ -288,44 +305,12 @@ export class PostgresBackend implements Backend {
     return rows.map((row) => row.key);
   }
 
-  async changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
-    // One statement, one snapshot: entries up to the revision it reports, never a later commit's half.
-    const { rows } = await this.db.read<{
-      current: string;
-      compacted: string;
-      revision: string | null;
-      key: string | null;
-      version: string | null;
-      deleted: boolean | null;
-    }>(
-      `SELECT m.revision AS current, m.compacted, c.revision, c.key, c.version, c.deleted FROM ${this.t.meta} m
-         LEFT JOIN LATERAL (SELECT revision, key, version, deleted FROM ${this.t.changes}
-                             WHERE revision > $1 AND key >= $2 AND key < $3
-                             ORDER BY revision, key LIMIT $4) c ON true
-        WHERE m.id = 1 ORDER BY c.revision, c.key`,
-      [query.after, query.lo, query.hi, query.limit],
-    );
-    if (rows.length === 0) throw tablesGone(this.t);
-    const changes: ChangeRow[] = [];
-    for (const row of rows) {
-      if (row.revision === null) continue;
-      changes.push({ revision: Number(row.revision), key: row.key!, version: Number(row.version), deleted: row.deleted === true });
-    }
-    return { changes, revision: Number(rows[0].current), compacted: Number(rows[0].compacted) };
+  changes(query: ChangeQuery): Promise<{ changes: ChangeRow[]; revision: number; compacted: number }> {
+    return readChanges(this.db, this.t, query);
   }
 
-  async pruneChanges(before: number, limit: number): Promise<number> {
-    const { rows } = await this.db.read<{ count: string }>(
-      `WITH gone AS (
-         DELETE FROM ${this.t.changes} WHERE ctid IN (SELECT ctid FROM ${this.t.changes} WHERE at <= $1 ORDER BY at LIMIT $2)
-         RETURNING revision),
-       mark AS (
-         UPDATE ${this.t.meta} SET compacted = GREATEST(compacted, (SELECT max(revision) FROM gone))
-          WHERE id = 1 AND EXISTS (SELECT 1 FROM gone))
-       SELECT count(*) AS count FROM gone`,
-      [before, limit],
-    );
-    return Number(rows[0].count);
+  pruneChanges(before: number, limit: number): Promise<number> {
+    return pruneChangeLog(this.db, this.t, before, limit);
   }
 
   onForeignCommit(listener: (event: CommitEvent) => void): () => void {

@@ -195,7 +195,9 @@ export class CommitListener {
     }
     if (!Number.isSafeInteger(bell.r)) return;
     this.suspects.delete(bell.r);
-    if (bell.r > this.cursor) this.rung.add(bell.r);
+    // A commit already accounted for (a second doorbell, rung again after a lost reply) is not reported twice.
+    if (bell.r <= this.cursor || this.rung.has(bell.r)) return;
+    this.rung.add(bell.r);
     if (bell.i === this.options.instance) return;
     this.emit(Array.isArray(bell.k) ? { revision: bell.r, keys: bell.k } : { gap: true });
   }

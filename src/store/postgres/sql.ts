@@ -1,9 +1,7 @@
 // The Postgres backend's SQL: literals, the one write statement of a commit, range conditions and record decoding.
-import type pg from 'pg';
 import { decodeRecord, recordText } from '../codec.js';
 import { compareKeys } from '../keys.js';
-import { tablesGone, type Tables } from './schema.js';
-import type { LogTail } from './listener.js';
+import type { Tables } from './schema.js';
 import type { WrittenRow } from '../known-records.js';
 import type { RangeQuery, StoredRecord, Writes } from '../types.js';
 
@@ -103,21 +101,4 @@ export function decodeRows(rows: Array<{ key: string | null; record: string | nu
     }
   }
   return out;
-}
-
-/** The change log after `after` with the revision and `compacted` of the same snapshot (for the listener). */
-export async function readLog(client: pg.ClientBase, t: Tables, after: number, limit: number): Promise<LogTail> {
-  const { rows } = await client.query<{ current: string; compacted: string; revision: string | null; key: string | null }>(
-    `SELECT m.revision AS current, m.compacted, c.revision, c.key FROM ${t.meta} m
-       LEFT JOIN LATERAL (SELECT revision, key FROM ${t.changes} WHERE revision > $1
-                           ORDER BY revision, key LIMIT $2) c ON true
-      WHERE m.id = 1`,
-    [after, limit],
-  );
-  if (rows.length === 0) throw tablesGone(t);
-  return {
-    revision: Number(rows[0].current),
-    compacted: Number(rows[0].compacted),
-    rows: rows.filter((row) => row.revision !== null).map((row) => ({ revision: Number(row.revision), key: row.key! })),
-  };
 }
