@@ -25,6 +25,9 @@ export interface ListenerOptions {
   instance: string;
   /** the safety poll's period, ms */
   pollMs: number;
+  /** the period while doorbells go unheard, and for how long after the last unannounced commit (tests shorten them) */
+  deafPollMs?: number;
+  deafForMs?: number;
   /** reads the change log after a revision on the given connection, in one snapshot */
   readLog(client: pg.ClientBase, after: number, limit: number): Promise<LogTail>;
 }
@@ -203,7 +206,8 @@ export class CommitListener {
   }
 
   private startPolling(): void {
-    const every = Date.now() < this.deafUntil ? Math.min(DEAF_POLL_MS, this.options.pollMs) : this.options.pollMs;
+    const deafPollMs = this.options.deafPollMs ?? DEAF_POLL_MS;
+    const every = Date.now() < this.deafUntil ? Math.min(deafPollMs, this.options.pollMs) : this.options.pollMs;
     if (this.poller && every === this.pollEveryMs) return;
     this.stopPolling();
     if (this.listeners.size === 0) return;
@@ -242,7 +246,7 @@ export class CommitListener {
             const keys = logged.get(revision);
             if (keys) {
               this.emit({ revision, keys });
-              if (!strict) this.deafUntil = Date.now() + DEAF_FOR_MS;
+              if (!strict) this.deafUntil = Date.now() + (this.options.deafForMs ?? DEAF_FOR_MS);
             } else if (strict) gap = true;
             else suspects.add(revision);
           }
