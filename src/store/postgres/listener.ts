@@ -45,7 +45,9 @@ const CATCH_UP_LIMIT = 1000;
 const LINGER_MS = 5000;
 /**
  * When a poll finds commits whose doorbells never came (a pooler in transaction mode, such as PgBouncer's, does not
- * deliver notifications), the listener polls this often instead, until no poll has found one for this long.
+ * deliver notifications), the listener polls this often instead, until no poll has found one for this long. A commit
+ * counts as unannounced once its doorbell is still missing this long after the poll found it: a poll can read a commit
+ * in the instant before its doorbell arrives, and that alone must not make every process poll fast for a minute.
  */
 const DEAF_POLL_MS = 200;
 const DEAF_FOR_MS = 60_000;
@@ -77,6 +79,9 @@ export class CommitListener {
   private retryMs = 100;
   /** until when the listener polls every DEAF_POLL_MS: a poll found commits that nobody's doorbell announced */
   private deafUntil = 0;
+  /** commits a poll reported from the log before their doorbell came (when), and the timer that judges them */
+  private readonly unannounced = new Map<number, number>();
+  private judging?: NodeJS.Timeout;
   private pollEveryMs = 0;
   private polling = false;
   private closed = false;
@@ -110,7 +115,7 @@ export class CommitListener {
     this.closed = true;
     this.listeners.clear();
     this.stopPolling();
-    for (const timer of [this.retry, this.linger]) if (timer) clearTimeout(timer);
+    for (const timer of [this.retry, this.linger, this.judging]) if (timer) clearTimeout(timer);
     const client = this.client;
     this.disconnect();
     await client?.end().catch(() => {});
@@ -186,6 +191,7 @@ export class CommitListener {
     this.cursor = -1;
     this.rung.clear();
     this.suspects.clear();
+    this.unannounced.clear();
     client?.end().catch(() => {});
   }
 
@@ -198,11 +204,45 @@ export class CommitListener {
     }
     if (!Number.isSafeInteger(bell.r)) return;
     this.suspects.delete(bell.r);
+    this.unannounced.delete(bell.r); // late, not missing: the poll merely read the commit first
     // A commit already accounted for (a second doorbell, rung again after a lost reply) is not reported twice.
     if (bell.r <= this.cursor || this.rung.has(bell.r)) return;
     this.rung.add(bell.r);
     if (bell.i === this.options.instance) return;
     this.emit(Array.isArray(bell.k) ? { revision: bell.r, keys: bell.k } : { gap: true });
+  }
+
+  /**
+   * Once the doorbells of commits a poll found first have had DEAF_POLL_MS to arrive, any still missing means
+   * doorbells go unheard: the listener polls fast for a while.
+   */
+  private judgeUnannounced(): void {
+    if (this.judging) return;
+    const graceMs = this.options.deafPollMs ?? DEAF_POLL_MS;
+    const oldest = this.unannounced.values().next().value!; // found first: the map keeps the order they were found in
+    this.judging = setTimeout(
+      () => {
+        this.judging = undefined;
+        if (!this.ready || this.listeners.size === 0) {
+          this.unannounced.clear();
+          return;
+        }
+        const now = Date.now();
+        let missing = false;
+        for (const [revision, foundAt] of this.unannounced) {
+          if (now - foundAt < graceMs) continue;
+          missing = true;
+          this.unannounced.delete(revision);
+        }
+        if (missing) {
+          this.deafUntil = now + (this.options.deafForMs ?? DEAF_FOR_MS);
+          this.startPolling();
+        }
+        if (this.unannounced.size > 0) this.judgeUnannounced();
+      },
+      Math.max(0, oldest + graceMs - Date.now()),
+    );
+    this.judging.unref();
   }
 
   private startPolling(): void {
@@ -246,7 +286,7 @@ export class CommitListener {
             const keys = logged.get(revision);
             if (keys) {
               this.emit({ revision, keys });
-              if (!strict) this.deafUntil = Date.now() + (this.options.deafForMs ?? DEAF_FOR_MS);
+              if (!strict) this.unannounced.set(revision, Date.now());
             } else if (strict) gap = true;
             else suspects.add(revision);
           }
@@ -256,6 +296,7 @@ export class CommitListener {
       }
       this.suspects = suspects;
       if (gap) this.emit({ gap: true });
+      if (this.unannounced.size > 0) this.judgeUnannounced();
       this.startPolling(); // faster while doorbells go unheard, back to the safety poll once they are heard again
     } catch {
       this.lost(client);
