@@ -12,6 +12,11 @@ const preparedRefused = (error: unknown): boolean =>
   error instanceof pg.DatabaseError &&
   (error.code === '26000' || error.code === '42P05' || (error.code === '0A000' && /cached plan/.test(error.message)));
 
+/** Whether a statement was given up on this side (the connection's or the call's time ran out). */
+export const timedOut = (error: unknown): boolean => error instanceof Error && /Query read timeout/.test(error.message);
+/** How long a connection given up on is kept for its cancel request to be sent and read. */
+const CANCEL_WAIT_MS = 1000;
+
 /** A connection lent to one call, and how to give it back (with the error that broke it: then it is discarded). */
 export interface Lent {
   client: pg.ClientBase;
@@ -127,15 +132,20 @@ export class Connections {
       pooled.release();
       return result;
     } catch (error) {
-      pooled.release(error as Error);
+      // a statement given up on is cancelled on the server before its connection is dropped (the call goes on now)
+      void (timedOut(error) ? cancelStatement(this.config, pooled) : Promise.resolve()).then(() => pooled.release(error as Error));
       if (!isDriverError(error) || Date.now() > deadline - 200) throw error;
     }
     const own = this.fresh(deadline);
+    let cancelled: Promise<void> | undefined;
     try {
       await own.connect();
       return await this.query<R>(own, deadline, text, values, name);
+    } catch (error) {
+      if (timedOut(error)) cancelled = cancelStatement(this.config, own);
+      throw error;
     } finally {
-      own.end().catch(() => {});
+      void (cancelled ?? Promise.resolve()).then(() => own.end().catch(() => {}));
     }
   }
 
@@ -165,4 +175,40 @@ export class Connections {
   async end(): Promise<void> {
     await this.pool.end().catch(() => {});
   }
+}
+
+/**
+ * Asks the server to stop what `client` runs: a statement this side gave up on (see {@link timedOut}). Plain reads and
+ * the commit listener's reads of the change log run without the server's own statement timeout (that needs a
+ * transaction, and a round trip more), so one stuck behind a lock, say an operator's `ALTER TABLE` or `VACUUM FULL`,
+ * would otherwise go on waiting after its connection is dropped, and each such read would hold one more of the
+ * server's connection slots until the lock is gone. Postgres's cancel request, sent on a connection of its own (a
+ * pooler passes it on), ends it. It is sent while `client` is still connected (a pooler finds the statement by it):
+ * drop the connection once the returned promise settles, at most {@link CANCEL_WAIT_MS} later. Best-effort: a cancel
+ * that cannot be sent changes nothing.
+ */
+export function cancelStatement(config: pg.ClientConfig, client: pg.ClientBase): Promise<void> {
+  const target = client as pg.ClientBase & { processID?: number | null; activeQuery?: unknown };
+  if (!target.processID) return Promise.resolve();
+  const canceller = new pg.Client(config) as pg.Client & {
+    connection: { once(event: 'end' | 'error', listener: () => void): void; on(event: 'error', listener: () => void): void; end(): void };
+    cancel(client: pg.ClientBase, query: unknown): void;
+  };
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, CANCEL_WAIT_MS);
+    function done(): void {
+      clearTimeout(timer);
+      canceller.connection.end(); // Postgres closes it once it has read the request; this closes it if not
+      resolve();
+    }
+    canceller.connection.on('error', () => {});
+    // the server has read the request when it closes the connection
+    canceller.connection.once('end', done);
+    canceller.connection.once('error', done);
+    try {
+      canceller.cancel(target, target.activeQuery);
+    } catch {
+      done();
+    }
+  });
 }

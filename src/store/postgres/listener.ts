@@ -1,6 +1,7 @@
 // The Postgres backend's commit listener: one LISTEN connection per process, caught up from the change log.
 import pg from 'pg';
 import type { CommitEvent } from '../types.js';
+import { cancelStatement, timedOut } from './connections.js';
 
 /** What a commit's doorbell carries: its revision, its keys (absent when too many to fit) and the sender. */
 export interface Doorbell {
@@ -163,18 +164,21 @@ export class CommitListener {
       }
       this.retryMs = 100;
       this.startPolling();
-    } catch {
-      this.lost(client);
+    } catch (error) {
+      this.lost(client, timedOut(error) ? cancelStatement(this.options.config, client) : undefined);
     }
   }
 
-  /** The listening connection failed or ended: forget it and, while someone listens, connect again with backoff. */
-  private lost(client: pg.Client): void {
+  /**
+   * The listening connection failed or ended: forget it and, while someone listens, connect again with backoff.
+   * `cancelled`: a statement given up on is being cancelled on the server; the connection is dropped once it is.
+   */
+  private lost(client: pg.Client, cancelled?: Promise<void>): void {
     if (client !== this.client) return;
     this.client = undefined;
     this.ready = false;
     this.stopPolling();
-    client.end().catch(() => {});
+    void (cancelled ?? Promise.resolve()).then(() => client.end().catch(() => {}));
     if (this.closed || this.listeners.size === 0 || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
@@ -298,8 +302,8 @@ export class CommitListener {
       if (gap) this.emit({ gap: true });
       if (this.unannounced.size > 0) this.judgeUnannounced();
       this.startPolling(); // faster while doorbells go unheard, back to the safety poll once they are heard again
-    } catch {
-      this.lost(client);
+    } catch (error) {
+      this.lost(client, timedOut(error) ? cancelStatement(this.options.config, client) : undefined);
     } finally {
       this.polling = false;
     }
