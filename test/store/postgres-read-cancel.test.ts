@@ -2,14 +2,15 @@
 // the records) fails within the call's time, and is cancelled on the server too: no statement of ours is left waiting
 // for the lock, each holding a connection slot, after the read has given up; also through PgBouncer in transaction
 // mode, which passes the cancel request on. Once the lock is gone, reads work again. The commit listener's polls of
-// the change log, stuck the same way, are cancelled too, so they do not pile up while the lock is held.
+// the change log, stuck the same way, are cancelled too, so they do not pile up while the lock is held. Through a
+// server, such a state_get is STORE_UNAVAILABLE with "nothing was changed".
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresBackend } from '../../src/store/postgres/backend.js';
 import { readLog } from '../../src/store/postgres/change-log.js';
 import { CommitListener } from '../../src/store/postgres/listener.js';
 import { parsePostgresUrl, tablesOf } from '../../src/store/postgres/schema.js';
-import { sleep } from '../helpers.js';
+import { sleep, spawnAgent } from '../helpers.js';
 import { startPgBouncer, type PgBouncerHandle } from '../services/pgbouncer.js';
 import { testPostgres, withFreshSchema } from '../services/postgres.js';
 
@@ -151,6 +152,34 @@ describe('postgres plain reads behind a lock', () => {
       await listener.close();
       await operator.close();
       await backend.close();
+    }
+  }, 30_000);
+
+  it('through a server: state_get is STORE_UNAVAILABLE, "nothing was changed", within the call, and nothing is left waiting', async ({
+    skip,
+  }) => {
+    if (skipped) return skip(skipped);
+    const url = shortTimeout(pgUrl!);
+    const { schema } = parsePostgresUrl(url);
+    const t = tablesOf(schema);
+    const a = await spawnAgent(['--store', url, '--agent', 'reader']);
+    const operator = await operatorOf(schema);
+    try {
+      await a.ok('state_set', { key: 'k', value: 'before' });
+      await operator.query('BEGIN');
+      await operator.query(`LOCK TABLE ${t.records} IN ACCESS EXCLUSIVE MODE`);
+      const started = Date.now();
+      const error = await a.err('state_get', { key: 'k' });
+      expect(error.code).toBe('STORE_UNAVAILABLE');
+      expect(error.message).toMatch(/Nothing was changed/);
+      expect(Date.now() - started, 'within the call').toBeLessThan(11_000 + 2_000);
+      await sleep(300);
+      expect(await operator.waiting()).toBe(0);
+      await operator.query('ROLLBACK');
+      expect((await a.ok('state_get', { key: 'k' })).value).toBe('before');
+    } finally {
+      await operator.close();
+      await a.close();
     }
   }, 30_000);
 });
