@@ -13,7 +13,7 @@ const preparedRefused = (error: unknown): boolean =>
   (error.code === '26000' || error.code === '42P05' || (error.code === '0A000' && /cached plan/.test(error.message)));
 
 /** Whether a statement was given up on this side (the connection's or the call's time ran out). */
-export const timedOut = (error: unknown): boolean => error instanceof Error && /Query read timeout/.test(error.message);
+const timedOut = (error: unknown): boolean => error instanceof Error && /Query read timeout/.test(error.message);
 /** How long a connection given up on is kept for its cancel request to be sent and read. */
 const CANCEL_WAIT_MS = 1000;
 
@@ -132,20 +132,18 @@ export class Connections {
       pooled.release();
       return result;
     } catch (error) {
-      // a statement given up on is cancelled on the server before its connection is dropped (the call goes on now)
-      void (timedOut(error) ? cancelStatement(this.config, pooled) : Promise.resolve()).then(() => pooled.release(error as Error));
+      dropAfter(error, this.config, pooled, () => pooled.release(error as Error));
       if (!isDriverError(error) || Date.now() > deadline - 200) throw error;
     }
     const own = this.fresh(deadline);
-    let cancelled: Promise<void> | undefined;
     try {
       await own.connect();
-      return await this.query<R>(own, deadline, text, values, name);
+      const result = await this.query<R>(own, deadline, text, values, name);
+      own.end().catch(() => {});
+      return result;
     } catch (error) {
-      if (timedOut(error)) cancelled = cancelStatement(this.config, own);
+      dropAfter(error, this.config, own, () => own.end().catch(() => {}));
       throw error;
-    } finally {
-      void (cancelled ?? Promise.resolve()).then(() => own.end().catch(() => {}));
     }
   }
 
@@ -178,6 +176,15 @@ export class Connections {
 }
 
 /**
+ * Drops `client`, whose statement failed with `error` (`drop`: gives it back broken, or ends it). A statement given up
+ * on this side is first cancelled on the server ({@link cancelStatement}); the caller goes on at once either way.
+ */
+export function dropAfter(error: unknown, config: pg.ClientConfig, client: pg.ClientBase, drop: () => void): void {
+  if (timedOut(error)) void cancelStatement(config, client).then(drop);
+  else drop();
+}
+
+/**
  * Asks the server to stop what `client` runs: a statement this side gave up on (see {@link timedOut}). Plain reads and
  * the commit listener's reads of the change log run without the server's own statement timeout (that needs a
  * transaction, and a round trip more), so one stuck behind a lock, say an operator's `ALTER TABLE` or `VACUUM FULL`,
@@ -187,7 +194,7 @@ export class Connections {
  * drop the connection once the returned promise settles, at most {@link CANCEL_WAIT_MS} later. Best-effort: a cancel
  * that cannot be sent changes nothing.
  */
-export function cancelStatement(config: pg.ClientConfig, client: pg.ClientBase): Promise<void> {
+function cancelStatement(config: pg.ClientConfig, client: pg.ClientBase): Promise<void> {
   const target = client as pg.ClientBase & { processID?: number | null; activeQuery?: unknown };
   if (!target.processID) return Promise.resolve();
   const canceller = new pg.Client(config) as pg.Client & {

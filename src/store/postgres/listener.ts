@@ -1,7 +1,7 @@
 // The Postgres backend's commit listener: one LISTEN connection per process, caught up from the change log.
 import pg from 'pg';
 import type { CommitEvent } from '../types.js';
-import { cancelStatement, timedOut } from './connections.js';
+import { dropAfter } from './connections.js';
 
 /** What a commit's doorbell carries: its revision, its keys (absent when too many to fit) and the sender. */
 export interface Doorbell {
@@ -165,20 +165,20 @@ export class CommitListener {
       this.retryMs = 100;
       this.startPolling();
     } catch (error) {
-      this.lost(client, timedOut(error) ? cancelStatement(this.options.config, client) : undefined);
+      this.lost(client, error);
     }
   }
 
   /**
-   * The listening connection failed or ended: forget it and, while someone listens, connect again with backoff.
-   * `cancelled`: a statement given up on is being cancelled on the server; the connection is dropped once it is.
+   * The listening connection failed or ended (`error`: how its statement failed): forget it and, while someone listens,
+   * connect again with backoff. A statement given up on is cancelled on the server before the connection is dropped.
    */
-  private lost(client: pg.Client, cancelled?: Promise<void>): void {
+  private lost(client: pg.Client, error?: unknown): void {
     if (client !== this.client) return;
     this.client = undefined;
     this.ready = false;
     this.stopPolling();
-    void (cancelled ?? Promise.resolve()).then(() => client.end().catch(() => {}));
+    dropAfter(error, this.options.config, client, () => void client.end().catch(() => {}));
     if (this.closed || this.listeners.size === 0 || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
@@ -303,7 +303,7 @@ export class CommitListener {
       if (this.unannounced.size > 0) this.judgeUnannounced();
       this.startPolling(); // faster while doorbells go unheard, back to the safety poll once they are heard again
     } catch (error) {
-      this.lost(client, timedOut(error) ? cancelStatement(this.options.config, client) : undefined);
+      this.lost(client, error);
     } finally {
       this.polling = false;
     }
