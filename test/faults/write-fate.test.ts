@@ -1,5 +1,6 @@
 // Each failure point of a write on Postgres and Redis (before send, after the commit was sent, its reply lost, during
 // the doorbell, and a fate that cannot be looked up): the reply tells the truth and the store agrees.
+import type { Socket } from 'node:net';
 import { createClient } from '@redis/client';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,8 @@ import { commitPlan } from '../../src/store/redis/records.js';
 import { keysOf, SCRIPTS } from '../../src/store/redis/scripts.js';
 import type { CommitEvent } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
+import { startFaultProxy } from '../services/fault-proxy.js';
+import { startPgBouncer } from '../services/pgbouncer.js';
 import { withFreshSchema } from '../services/postgres.js';
 
 const PG = process.env.BLACKBOARD_TEST_POSTGRES_URL;
@@ -322,8 +325,8 @@ describe('postgres: a transaction id after a crash-restart', () => {
         const other = (await client.query('SELECT pg_current_xact_id()::text AS xid')).rows[0];
         await client.query(`UPDATE ${t.meta} SET compacted = compacted WHERE id = 1`);
         await client.query('COMMIT');
-        const sent = { xid: logged.xid, started: logged.started, next: 7, now: 1234, logged: ['n'], changes: t.changes };
-        const look = (write: typeof sent) => resolveFate({ connectionString: parsed.connectionString }, write, null, Date.now() + 3000);
+        const sent = { xid: logged.xid, pid: null, started: logged.started, next: 7, now: 1234, logged: ['n'], changes: t.changes };
+        const look = (write: typeof sent) => resolveFate({ connectionString: parsed.connectionString }, write, Date.now() + 3000);
         // no restart: the status is trusted
         expect(await look(sent)).toBe('committed');
         expect(await look({ ...sent, xid: other.xid })).toBe('committed');
@@ -334,6 +337,57 @@ describe('postgres: a transaction id after a crash-restart', () => {
         expect(await look({ ...restarted, logged: [] })).toBe('unknown');
       } finally {
         await client.end();
+      }
+    },
+  );
+});
+
+describe('postgres behind a pooler: the link cut after the COMMIT left', () => {
+  it.skipIf(!PG)(
+    'the transaction the pooler keeps open is ended by its own server process: not applied, retried, applied once, at once',
+    async ({ skip }) => {
+      const bouncer = await startPgBouncer(PG!, 4);
+      if ('skipped' in bouncer) return skip(bouncer.skipped);
+      const proxy = await startFaultProxy(bouncer.url);
+      try {
+        const url = withFreshSchema(PG!);
+        let cut = false;
+        // This client's link to the pooler goes silent and its socket is gone on this side: the pooler never hears that
+        // the client left, and keeps the transaction open on its server connection (in progress, holding the lock).
+        const failPoint = (point: PgPoint, client: pg.ClientBase): void => {
+          if (point !== 'commit' || !cut) return;
+          cut = false;
+          const { stream } = Reflect.get(client, 'connection') as { stream: Socket };
+          proxy.freeze(stream.localPort!);
+          stream.destroy();
+        };
+        const pooled = await PostgresBackend.open(proxy.via(url), { failPoint, safetyPollMs: 200, callBudgetMs: BUDGET_MS });
+        const store = new VersionedStore(pooled, { sweepIntervalMs: 0 });
+        const other = new VersionedStore(await PostgresBackend.open(url, { safetyPollMs: 200 }), { sweepIntervalMs: 0 });
+        stores.push(store, other);
+        await increment(store);
+        cut = true;
+        const started = Date.now();
+        const { result, revision } = await increment(store);
+        // (the connection's own process id is one PgBouncer made up: ended by it, the fate stayed "in progress", and
+        // the call answered "unknown" after its time and grace)
+        expect(Date.now() - started).toBeLessThan(BUDGET_MS);
+        expect(cut).toBe(false);
+        expect(result).toMatchObject({ value: 2, version: 2 });
+        expect(await other.get('n')).toMatchObject({ value: 2, version: 2, revision });
+        // nothing of the store's is left open on the server
+        const monitor = new pg.Client({ connectionString: PG });
+        await monitor.connect();
+        const { rows } = await monitor.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND query LIKE $1`,
+          [`%"${new URL(url).searchParams.get('schema')}"%`],
+        );
+        await monitor.end();
+        expect(rows[0].n).toBe(0);
+      } finally {
+        proxy.heal();
+        await proxy.close();
+        await bouncer.stop();
       }
     },
   );

@@ -15,6 +15,11 @@ export interface FaultProxy {
    * shorter than its timeouts. Resolves when healed.
    */
   partition(ms: number): Promise<void>;
+  /**
+   * The same silence for one connection only, the one whose client end is at local port `clientPort` (a client
+   * left behind a partition while others, new connections included, get through), until `heal()`.
+   */
+  freeze(clientPort: number): void;
   heal(): void;
   /** open connections */
   connections(): number;
@@ -37,13 +42,14 @@ interface Pair {
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const { hostname, port: targetPort } = new URL(target.includes('://') ? target : `tcp://${target}`);
   const pairs = new Set<Pair>();
+  const frozen = new Set<Pair>();
   let partitioned = false;
   let healTimer: NodeJS.Timeout | undefined;
   let healed: Array<() => void> = [];
   let accepted = 0;
 
-  const send = (to: Socket, queue: Held[], item: Held): void => {
-    if (partitioned) {
+  const send = (pair: Pair, to: Socket, queue: Held[], item: Held): void => {
+    if (partitioned || frozen.has(pair)) {
       queue.push(item);
       return;
     }
@@ -67,13 +73,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     pairs.add(pair);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
-    client.on('data', (chunk) => send(upstream, pair.toUpstream, chunk));
-    upstream.on('data', (chunk) => send(client, pair.toClient, chunk));
-    client.on('end', () => send(upstream, pair.toUpstream, 'end'));
-    upstream.on('end', () => send(client, pair.toClient, 'end'));
+    client.on('data', (chunk) => send(pair, upstream, pair.toUpstream, chunk));
+    upstream.on('data', (chunk) => send(pair, client, pair.toClient, chunk));
+    client.on('end', () => send(pair, upstream, pair.toUpstream, 'end'));
+    upstream.on('end', () => send(pair, client, pair.toClient, 'end'));
     // An error or a full close on one side: the other side is closed too (held back while partitioned).
     const closed = (): void => {
-      if (!partitioned) drop(pair, false);
+      if (!partitioned && !frozen.has(pair)) drop(pair, false);
     };
     client.on('error', closed);
     upstream.on('error', closed);
@@ -90,14 +96,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const heal = (): void => {
     if (healTimer) clearTimeout(healTimer);
     healTimer = undefined;
-    if (!partitioned) return;
+    if (!partitioned && frozen.size === 0) return;
     partitioned = false;
+    frozen.clear();
     for (const pair of [...pairs]) {
       for (const [to, queue] of [
         [pair.upstream, pair.toUpstream],
         [pair.client, pair.toClient],
       ] as const) {
-        for (const item of queue.splice(0)) send(to, queue, item);
+        for (const item of queue.splice(0)) send(pair, to, queue, item);
       }
       // A side that closed during the partition: its close gets through now.
       if (pair.client.destroyed || pair.upstream.destroyed) drop(pair, false);
@@ -123,6 +130,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (healTimer) clearTimeout(healTimer);
       healTimer = setTimeout(heal, ms);
       return new Promise<void>((resolve) => healed.push(resolve));
+    },
+    freeze(clientPort) {
+      for (const pair of pairs) if (pair.client.remotePort === clientPort) frozen.add(pair);
     },
     heal,
     connections: () => pairs.size,

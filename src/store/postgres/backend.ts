@@ -192,7 +192,7 @@ export class PostgresBackend implements Backend {
         this.tablesOid = oid;
       }
       const now = Number(clock.rows[0].now);
-      const { xid, started } = clock.rows[0] as { xid: string; started: string };
+      const { xid, started, pid } = clock.rows[0] as { xid: string; started: string; pid: number };
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).
       const received = Date.now();
       if (received - began < 50) this.offset = now - Math.round((began + received) / 2);
@@ -208,7 +208,7 @@ export class PostgresBackend implements Backend {
       // Until the commit is known to have happened, nothing this transaction writes may be taken as known.
       for (const key of writes.keys()) this.known.forget(key);
       // From here on the store may change: a failure is looked up, never retried blindly.
-      sent = { next, xid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
+      sent = { next, xid, pid, started, now, logged: loggedOf(writes), changes: this.t.changes, keys: [...writes.keys()], result };
       await this.failPoint?.('commit', client);
       // With its COMMIT and the doorbell's own transaction in one round trip, so that other processes hear of the
       // commit as it happens; one carrying large records as parameters goes alone, then COMMIT, then the doorbell.
@@ -243,8 +243,7 @@ export class PostgresBackend implements Backend {
         throw error;
       }
       done(error as Error);
-      const pid = Number(Reflect.get(client, 'processID')) || null;
-      const fate = await resolveFate(this.db.config, sent, pid, deadline + RESOLVE_GRACE_MS, (point) => this.failPoint?.(point, client));
+      const fate = await resolveFate(this.db.config, sent, deadline + RESOLVE_GRACE_MS, (point) => this.failPoint?.(point, client));
       if (fate === 'committed') {
         this.ring(sent.next, sent.keys);
         return { value: { result: sent.result, revision: sent.next } };

@@ -15,6 +15,11 @@ export type Fate = 'committed' | 'aborted' | 'unknown';
 export interface SentWrite {
   /** its transaction id (`pg_current_xact_id()`) */
   xid: string;
+  /**
+   * the server process running it (`pg_backend_pid()`, read inside the transaction), or null; not the connection's own
+   * process id, which behind a pooler is one the pooler made up
+   */
+  pid: number | null;
   /** `pg_postmaster_start_time()` as the transaction saw it: another one later means the server restarted since */
   started: string;
   /** the revision it commits, and the database clock it read (its change log rows carry both) */
@@ -68,7 +73,6 @@ export function boundedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
 export async function resolveFate(
   config: pg.ClientConfig,
   sent: SentWrite,
-  pid: number | null,
   deadline: number,
   failPoint?: (point: FailPoint) => void | Promise<void>,
 ): Promise<Fate> {
@@ -100,9 +104,9 @@ export async function resolveFate(
         }
         if (status === 'committed') return 'committed';
         if (status === 'aborted') return 'aborted';
-        if (status !== 'in progress' || pid === null) break;
+        if (status !== 'in progress' || sent.pid === null) break;
         await client.query(`SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity WHERE pid = $1 AND backend_xid = $2::xid8::xid`, [
-          pid,
+          sent.pid,
           sent.xid,
         ]);
         await sleep(20);

@@ -16,15 +16,16 @@ export const sizedRowsOf = (t: Tables, keys: string): string => `SELECT ${SIZED_
 
 /**
  * A transaction's first round trip: BEGIN, its timeouts (`timeouts`, a statement), the store's lock, then (with a
- * snapshot taken after the lock was granted) the clock (`nowMs`, an SQL expression), the transaction's id (to look its
- * fate up if the connection breaks after COMMIT), the prefetched keys and the prefetched ranges, one result each.
+ * snapshot taken after the lock was granted) the clock (`nowMs`, an SQL expression), the transaction's id and its
+ * server process (to look its fate up, and end it, if the connection breaks after COMMIT), the prefetched keys and the
+ * prefetched ranges, one result each.
  */
 export const beginStatement = (t: Tables, keys: string[], ranges: KeyRange[], nowMs: string, timeouts: string): string =>
   [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
     timeouts,
     `SELECT revision, tableoid::int8::text AS oid FROM ${t.meta} WHERE id = 1 FOR UPDATE`,
-    `SELECT ${nowMs} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started`,
+    `SELECT ${nowMs} AS now, pg_current_xact_id()::text AS xid, pg_postmaster_start_time()::text AS started, pg_backend_pid() AS pid`,
     sizedRowsOf(t, array(keys.map(lit), 'text')),
     ...ranges.map((range) => rangeRowsOf(t, range)),
   ].join(';\n');
