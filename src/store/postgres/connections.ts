@@ -17,7 +17,10 @@ const timedOut = (error: unknown): boolean => error instanceof Error && /Query r
 /** How long a connection given up on is kept for its cancel request to be sent and read. */
 const CANCEL_WAIT_MS = 1000;
 
-/** A connection lent to one call, and how to give it back (with the error that broke it: then it is discarded). */
+/**
+ * A connection lent to one call, and how to give it back (with the error that broke it: then it is discarded, its
+ * statement cancelled on the server first when this side gave up on it, see {@link dropAfter}).
+ */
 export interface Lent {
   client: pg.ClientBase;
   done(error?: Error): void;
@@ -84,11 +87,15 @@ export class Connections {
   async lend(fresh: boolean, deadline: number): Promise<Lent> {
     if (!fresh) {
       const pooled = await this.pool.connect();
-      return { client: pooled, done: (error) => pooled.release(error) };
+      return {
+        client: pooled,
+        done: (error) => (error ? dropAfter(error, this.config, pooled, () => pooled.release(error)) : pooled.release()),
+      };
     }
     const own = this.fresh(deadline);
     await own.connect();
-    return { client: own, done: () => void own.end().catch(() => {}) };
+    const end = (): void => void own.end().catch(() => {});
+    return { client: own, done: (error) => (error ? dropAfter(error, this.config, own, end) : end()) };
   }
 
   /** An unconnected client of its own, connecting within the call's time. */
@@ -189,7 +196,9 @@ export function dropAfter(error: unknown, config: pg.ClientConfig, client: pg.Cl
  * the commit listener's reads of the change log run without the server's own statement timeout (that needs a
  * transaction, and a round trip more), so one stuck behind a lock, say an operator's `ALTER TABLE` or `VACUUM FULL`,
  * would otherwise go on waiting after its connection is dropped, and each such read would hold one more of the
- * server's connection slots until the lock is gone. Postgres's cancel request, sent on a connection of its own (a
+ * server's connection slots until the lock is gone. A transaction's statement given up on at the call's deadline has
+ * the server's timeout, but may have started seconds before it: meanwhile it would hold the store's lock, and every
+ * other write would wait behind it. Postgres's cancel request, sent on a connection of its own (a
  * pooler passes it on), ends it. It is sent while `client` is still connected (a pooler finds the statement by it):
  * drop the connection once the returned promise settles, at most {@link CANCEL_WAIT_MS} later. Best-effort: a cancel
  * that cannot be sent changes nothing.

@@ -2,8 +2,9 @@
 // the records) fails within the call's time, and is cancelled on the server too: no statement of ours is left waiting
 // for the lock, each holding a connection slot, after the read has given up; also through PgBouncer in transaction
 // mode, which passes the cancel request on. Once the lock is gone, reads work again. The commit listener's polls of
-// the change log, stuck the same way, are cancelled too, so they do not pile up while the lock is held. Through a
-// server, such a state_get is STORE_UNAVAILABLE with "nothing was changed".
+// the change log, stuck the same way, are cancelled too, so they do not pile up while the lock is held, and so is a
+// write given up on at the call's deadline, which would otherwise hold the store's lock. Through a server, such a
+// state_get is STORE_UNAVAILABLE with "nothing was changed".
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresBackend } from '../../src/store/postgres/backend.js';
@@ -151,6 +152,38 @@ describe('postgres plain reads behind a lock', () => {
       unsubscribe();
       await listener.close();
       await operator.close();
+      await backend.close();
+    }
+  }, 30_000);
+
+  it("a write given up on at the call's deadline is cancelled on the server too, not left holding the store's lock", async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    // the server's statement_timeout (10 s by default) outlasts the call (1.5 s here)
+    const url = withFreshSchema(pgUrl!);
+    const { schema } = parsePostgresUrl(url);
+    const t = tablesOf(schema);
+    const backend = await PostgresBackend.open(url, { callBudgetMs: 1500 });
+    const other = await PostgresBackend.open(url);
+    const operator = await operatorOf(schema);
+    const write = (b: PostgresBackend, v: number) =>
+      b.transaction(async () => ({ result: null, writes: new Map([['k', { record: { v, ver: v, at: Date.now(), by: 'x' } }]]) }), ['k']);
+    try {
+      await write(backend, 1);
+      await operator.query('BEGIN');
+      await operator.query(`LOCK TABLE ${t.records} IN ACCESS EXCLUSIVE MODE`);
+      const started = Date.now();
+      // its first round trip takes the store's lock, then waits for the records
+      await expect(write(backend, 2)).rejects.toThrow(/timeout/i);
+      expect(Date.now() - started, 'within the call').toBeLessThan(1500 + 1000);
+      await sleep(300);
+      // (before the cancel: 1, waiting until the server's own timeout, with the store's lock held meanwhile)
+      expect(await operator.waiting()).toBe(0);
+      await operator.query('ROLLBACK');
+      await write(other, 3);
+      expect((await backend.get('k'))?.v).toBe(3);
+    } finally {
+      await operator.close();
+      await other.close();
       await backend.close();
     }
   }, 30_000);
