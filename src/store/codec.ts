@@ -1,6 +1,6 @@
 // Records as stored text: Keyv's `{"value": record}` envelope, the record check, corrupt-record errors.
 import { BlackboardError } from '../errors.js';
-import { listText } from './json-text.js';
+import { listText, type Scratch } from './json-text.js';
 import { showStorageKey } from './keys.js';
 import type { StoredRecord } from './types.js';
 
@@ -24,17 +24,25 @@ export const ENVELOPE_PREFIX = `{"value":${RECORD_PREFIX}`;
  */
 export const recordText = (record: StoredRecord): string => storedText(record, '', '');
 
-/** A record's stored text in Keyv's envelope (SQLite), `{"value":{"rev":N,…}}`, as {@link recordText}. */
-export const envelopeText = (record: StoredRecord): string => storedText(record, '{"value":', '}');
+/**
+ * A record's stored text in Keyv's envelope (SQLite), `{"value":{"rev":N,…}}`, as {@link recordText}. Given `scratch`,
+ * the text of a long list grown from one the store holds comes as UTF-8 bytes there (valid until it is reset; see
+ * `Scratch`).
+ */
+export function envelopeText(record: StoredRecord): string;
+export function envelopeText(record: StoredRecord, scratch: Scratch): string | Buffer;
+export function envelopeText(record: StoredRecord, scratch?: Scratch): string | Buffer {
+  return scratch === undefined ? storedText(record, '{"value":', '}') : storedText(record, '{"value":', '}', scratch);
+}
 
-function storedText(record: StoredRecord, open: string, close: string): string {
+function storedText(record: StoredRecord, open: string, close: string): string;
+function storedText(record: StoredRecord, open: string, close: string, scratch: Scratch): string | Buffer;
+function storedText(record: StoredRecord, open: string, close: string, scratch?: Scratch): string | Buffer {
   const { rev, v, ...rest } = record;
   const tail = JSON.stringify(rest);
-  const text = listText(
-    v,
-    `${open}${RECORD_PREFIX}${JSON.stringify(rev)},"v":`,
-    `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}${close}`,
-  );
+  const before = `${open}${RECORD_PREFIX}${JSON.stringify(rev)},"v":`;
+  const after = `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}${close}`;
+  const text = scratch === undefined ? listText(v, before, after) : listText(v, before, after, scratch);
   if (text !== undefined) return text;
   const first = { rev, v, ...rest };
   return JSON.stringify(open === '' ? first : { value: first });

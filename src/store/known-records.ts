@@ -15,8 +15,17 @@ export const HEAD_CHARS = 40;
 /** How much is known at most, counted as the records' stored text (UTF-16 code units), least recently used forgotten first. */
 const KNOWN_CHARS = 4 * 1024 * 1024;
 
-/** What a transaction wrote for one key: the record and its stored text, or `null` when it removed the row. */
-export type WrittenRow = [key: string, row: { text: string; record: StoredRecord } | null];
+/**
+ * What a transaction wrote for one key: the record and its stored text (or, for a text written as bytes, their number
+ * and the first {@link HEAD_CHARS} of them), or `null` when it removed the row.
+ */
+export type WrittenRow = [key: string, row: { text: string | WrittenBytes; record: StoredRecord } | null];
+
+/** A stored text written as UTF-8 bytes: how many, and how it begins (taken as they were written). */
+export interface WrittenBytes {
+  bytes: number;
+  head: string;
+}
 
 interface Known {
   /** frozen all the way down: every reader of the key shares it */
@@ -72,15 +81,17 @@ export class KnownRecords {
    * first, only makes the key forgotten). A record this process parsed is frozen all the way down as it is; one it
    * wrote (`written`), whose value may be a caller's own objects, is known as a frozen copy.
    */
-  remember(key: string, text: string, record: StoredRecord, written = false): void {
+  remember(key: string, text: string | WrittenBytes, record: StoredRecord, written = false): void {
     this.forget(key);
-    if (text.length < this.fromBytes / 4 || text.length > KNOWN_CHARS / 4) return;
-    if (this.revisionIn(text.slice(0, HEAD_CHARS)) !== record.rev) return;
-    const bytes = Buffer.byteLength(text, 'utf8');
+    // a text's length in code units, or of bytes at most its number of bytes (counted as that)
+    const chars = typeof text === 'string' ? text.length : text.bytes;
+    if (chars < this.fromBytes / 4 || chars > KNOWN_CHARS / 4) return;
+    if (this.revisionIn(typeof text === 'string' ? text.slice(0, HEAD_CHARS) : text.head) !== record.rev) return;
+    const bytes = typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : text.bytes;
     if (bytes < this.fromBytes) return;
     const held = written ? Object.freeze({ ...record, v: frozenCopy(record.v) }) : deepFreeze(record);
-    this.known.set(key, { record: held, bytes, chars: text.length });
-    this.chars += text.length;
+    this.known.set(key, { record: held, bytes, chars });
+    this.chars += chars;
     for (const [old, { chars }] of this.known) {
       if (this.chars <= KNOWN_CHARS) break;
       this.known.delete(old);

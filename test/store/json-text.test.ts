@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { envelopeText, recordText } from '../../src/store/codec.js';
 import { deepFreeze, frozenCopy } from '../../src/store/frozen.js';
-import { jsonBytes, jsonHead, listText, nesting, sameJson } from '../../src/store/json-text.js';
+import { BYTES_FROM_CHARS, jsonBytes, jsonHead, listText, nesting, Scratch, sameJson } from '../../src/store/json-text.js';
 import type { Json } from '../../src/store/types.js';
 
 /** JSON values whose strings hold any code unit: controls, quotes, backslashes, astral pairs and lone surrogates. */
@@ -99,6 +99,30 @@ describe('what is found of values the store froze', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('a long list holding frozen values is written as the same text in UTF-8 bytes, given a scratch; a short one as a string', () => {
+    const scratch = new Scratch();
+    // one long element takes the list past the size from which it is written as bytes
+    const long = 'é😀"\\\n—'.repeat(BYTES_FROM_CHARS / 4);
+    fc.assert(
+      fc.property(fc.array(anyJson, { maxLength: 8 }), fc.array(anyJson, { maxLength: 4 }), (held, added) => {
+        const frozen = frozenCopy([...(held as Json[]), { long }]);
+        scratch.reset();
+        const texts: Array<[Buffer, string]> = [];
+        for (const list of [frozen, [...frozen, ...(added as Json[])], [...frozen, undefined as unknown as Json]]) {
+          const record = { rev: 7, v: list, ver: 3, at: 5, by: 'agent' };
+          const text = envelopeText(record, scratch);
+          expect(Buffer.isBuffer(text)).toBe(true);
+          texts.push([text as Buffer, written({ value: record } as unknown as Json)]);
+        }
+        // each stays as written until the scratch is reset, however many were taken since
+        for (const [bytes, expected] of texts) expect(bytes.toString('utf8')).toBe(expected);
+      }),
+      { numRuns: 200 },
+    );
+    const short = { rev: 1, v: frozenCopy([{ a: 'b' }]), ver: 1, at: 1, by: 'x' };
+    expect(envelopeText(short, scratch)).toBe(written({ value: short } as unknown as Json));
   });
 
   it('nesting is exact up to the limit and above it beyond, without counting further', () => {

@@ -3,6 +3,7 @@ import { createHook } from 'node:async_hooks';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BYTES_FROM_CHARS } from '../../src/store/json-text.js';
 import { SqliteBackend } from '../../src/store/sqlite/backend.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import type { CommitEvent, Json, StoredRecord, Writes } from '../../src/store/types.js';
@@ -449,6 +450,34 @@ describe('large records read again', () => {
     // Another process writes the same key at that same revision, size, time and author: only the value differs.
     await b.transaction(async () => ({ result: 0, writes: same(big(4)) }));
     expect(await readIn(a, 'doc')).toEqual({ got: big(4), listed: [big(4)] });
+  });
+
+  it('a list that grew long is written from UTF-8 bytes, stored as text: every reader reads it back as it was written', async () => {
+    const path = join(tempDir(), 'bytes.db');
+    const [a, b] = [await open(path), await open(path)];
+    const store = new VersionedStore(a, { sweepIntervalMs: 0 });
+    // quotes, a backslash, a control, an astral character and multi-byte text, so that a size counted wrong shows
+    const message = (i: number) => ({ id: i, text: `${i} "é" \\ \n 😀 ${'—'.repeat(200)}` });
+    const expected: Json[] = [];
+    for (let i = 0; i < 150; i++) {
+      await store.transact((tx) => tx.update('messages', 'append', message(i), { by: 't' }));
+      expected.push(message(i));
+    }
+    const raw = new Database(path, { readonly: true });
+    const row = raw.prepare(`SELECT typeof(value) AS type, value FROM blackboard WHERE key = 'messages'`).get() as {
+      type: string;
+      value: string;
+    };
+    raw.close();
+    expect(row.type).toBe('text');
+    expect(row.value.length).toBeGreaterThan(BYTES_FROM_CHARS);
+    expect(row.value).toBe(JSON.stringify({ value: { rev: 150, v: expected, ver: 150, at: JSON.parse(row.value).value.at, by: 't' } }));
+    // another process reads it through Keyv and in a transaction; the writer holds it, so reads it by size alone
+    expect((await b.get('messages'))?.v).toEqual(expected);
+    expect(await readIn(b, 'messages')).toEqual({ got: expected, listed: [expected] });
+    const whole = wholeReads(a, 'r');
+    expect((await a.get('messages'))?.v).toEqual(expected);
+    expect(whole.count).toBe(0);
   });
 
   it('a held record is frozen: no caller can change what the next read gets, and an append makes a new list', async () => {

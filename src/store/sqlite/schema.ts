@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import Keyv from 'keyv';
 import { decodeEnvelope, deserialize, envelopeText, serialize } from '../codec.js';
+import { Scratch } from '../json-text.js';
 import { legacyMetaKey } from '../keys.js';
 import { newerLayout } from '../layout.js';
 import { KeyvSqlite } from './keyv-sqlite.js';
@@ -195,7 +196,7 @@ export function writerStatements(db: Database.Database, knownFromBytes = KNOWN_F
     /** upserts of 1 to {@link ROWS_PER_STATEMENT} records in one statement, by count */
     putRows: rowStatements((n) =>
       db.prepare(
-        `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES ${Array(n).fill('(?, ?, ?, ?)').join(', ')}
+        `INSERT INTO ${TABLE}(key, value, exp, del_at) VALUES ${Array(n).fill('(?, CAST(? AS TEXT), ?, ?)').join(', ')}
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, exp = excluded.exp, del_at = excluded.del_at`,
       ),
     ),
@@ -272,6 +273,9 @@ export function range(statements: SizedStatements, query: RangeQuery): SizedRow[
     : statements.rangeFrom.all({ ...params, lo: query.lo });
 }
 
+/** Where {@link writeRows} writes large texts (see `Scratch`). */
+const scratch = new Scratch();
+
 /** The most rows one write statement carries (a transaction with more runs it again). */
 const ROWS_PER_STATEMENT = 16;
 
@@ -296,6 +300,8 @@ function runRows(statement: (rows: number) => Database.Statement, params: unknow
  * another (per 16), so a commit costs the same few statements whatever it writes. Returns what it wrote, by key.
  */
 export function writeRows(w: WriterStatements, writes: Writes, revision: number, now: number): WrittenRow[] {
+  // a large text goes as UTF-8 bytes, stored as text (CAST), used by the statements below before anything else runs
+  scratch.reset();
   const puts: unknown[] = [];
   const logs: unknown[] = [];
   const written: WrittenRow[] = [];
@@ -306,9 +312,12 @@ export function writeRows(w: WriterStatements, writes: Writes, revision: number,
       continue;
     }
     const record: StoredRecord = { rev: revision, ...write.record };
-    const text = envelopeText(record);
+    const text = envelopeText(record, scratch);
     puts.push(key, text, record.exp ?? null, record.del === 1 ? record.at : null);
-    written.push([key, { text, record }]);
+    written.push([
+      key,
+      { text: typeof text === 'string' ? text : { bytes: text.length, head: text.toString('latin1', 0, HEAD_CHARS) }, record },
+    ]);
     if (write.log) logs.push(revision, key, record.ver, record.del === 1 ? 1 : 0, now);
   }
   if (puts.length > 0) runRows(w.putRows, puts, 4);
