@@ -115,10 +115,15 @@ export class Scratch {
     return taken;
   }
 
+  /** Everything taken may be given out again; memory grown past {@link SCRATCH_KEPT_BYTES} is let go. */
   reset(): void {
     this.used = 0;
+    if (this.memory.length > SCRATCH_KEPT_BYTES) this.memory = Buffer.allocUnsafeSlow(0);
   }
 }
+
+/** The most memory a {@link Scratch} keeps between uses (a write of larger texts takes fresh memory each time). */
+const SCRATCH_KEPT_BYTES = 4 * 1024 * 1024;
 
 /** {@link listText}'s text of `list` (whose elements' texts are `parts`) as UTF-8 in `scratch`; undefined if it did not fit. */
 function listBytes(list: Json[], parts: string[], before: string, after: string, scratch: Scratch): Buffer | undefined {

@@ -125,6 +125,21 @@ describe('what is found of values the store froze', () => {
     expect(envelopeText(short, scratch)).toBe(written({ value: short } as unknown as Json));
   });
 
+  it('a scratch gives its memory out again after a reset, but does not keep more than 4 MiB', () => {
+    const scratch = new Scratch();
+    const first = scratch.take(1000);
+    const second = scratch.take(10);
+    expect(second.buffer).toBe(first.buffer); // taken after it, from the same memory
+    expect(second.byteOffset).toBe(first.byteOffset + 1000);
+    scratch.reset();
+    const again = scratch.take(1000);
+    expect(again.buffer).toBe(first.buffer); // the same memory again
+    expect(again.byteOffset).toBe(first.byteOffset);
+    const large = scratch.take(5 * 1024 * 1024);
+    scratch.reset();
+    expect(scratch.take(10).buffer).not.toBe(large.buffer);
+  });
+
   it('nesting is exact up to the limit and above it beyond, without counting further', () => {
     let deep: Json = 1;
     for (let i = 0; i < 10_000; i++) deep = [deep];
