@@ -93,8 +93,11 @@ export class Connections {
       };
     }
     const own = this.fresh(deadline);
-    await own.connect();
     const end = (): void => void own.end().catch(() => {});
+    await own.connect().catch((error: unknown) => {
+      end();
+      throw error;
+    });
     return { client: own, done: (error) => (error ? dropAfter(error, this.config, own, end) : end()) };
   }
 
@@ -133,24 +136,16 @@ export class Connections {
    */
   async read<R extends pg.QueryResultRow>(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
     const deadline = this.deadline();
-    const pooled = await this.pool.connect();
-    try {
-      const result = await this.query<R>(pooled, deadline, text, values, name);
-      pooled.release();
-      return result;
-    } catch (error) {
-      dropAfter(error, this.config, pooled, () => pooled.release(error as Error));
-      if (!isDriverError(error) || Date.now() > deadline - 200) throw error;
-    }
-    const own = this.fresh(deadline);
-    try {
-      await own.connect();
-      const result = await this.query<R>(own, deadline, text, values, name);
-      own.end().catch(() => {});
-      return result;
-    } catch (error) {
-      dropAfter(error, this.config, own, () => own.end().catch(() => {}));
-      throw error;
+    for (let fresh = false; ; fresh = true) {
+      const { client, done } = await this.lend(fresh, deadline);
+      try {
+        const result = await this.query<R>(client, deadline, text, values, name);
+        done();
+        return result;
+      } catch (error) {
+        done(error as Error);
+        if (fresh || !isDriverError(error) || Date.now() > deadline - 200) throw error;
+      }
     }
   }
 
