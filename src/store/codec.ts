@@ -30,19 +30,19 @@ export const recordText = (record: StoredRecord): string => storedText(record, '
  * `Scratch`).
  */
 export function envelopeText(record: StoredRecord): string;
-export function envelopeText(record: StoredRecord, scratch: Scratch): string | Buffer;
+export function envelopeText(record: StoredRecord, scratch?: Scratch): string | Buffer;
 export function envelopeText(record: StoredRecord, scratch?: Scratch): string | Buffer {
-  return scratch === undefined ? storedText(record, '{"value":', '}') : storedText(record, '{"value":', '}', scratch);
+  return storedText(record, '{"value":', '}', scratch);
 }
 
 function storedText(record: StoredRecord, open: string, close: string): string;
-function storedText(record: StoredRecord, open: string, close: string, scratch: Scratch): string | Buffer;
+function storedText(record: StoredRecord, open: string, close: string, scratch?: Scratch): string | Buffer;
 function storedText(record: StoredRecord, open: string, close: string, scratch?: Scratch): string | Buffer {
   const { rev, v, ...rest } = record;
   const tail = JSON.stringify(rest);
   const before = `${open}${RECORD_PREFIX}${JSON.stringify(rev)},"v":`;
   const after = `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}${close}`;
-  const text = scratch === undefined ? listText(v, before, after) : listText(v, before, after, scratch);
+  const text = listText(v, before, after, scratch);
   if (text !== undefined) return text;
   const first = { rev, v, ...rest };
   return JSON.stringify(open === '' ? first : { value: first });

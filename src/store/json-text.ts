@@ -70,7 +70,7 @@ function objectBytes(value: object): number {
  * {@link BYTES_FROM_CHARS} or more is written there as UTF-8 instead of made as a string at all (see {@link Scratch}).
  */
 export function listText(list: Json | undefined, before: string, after: string): string | undefined;
-export function listText(list: Json | undefined, before: string, after: string, scratch: Scratch): string | Buffer | undefined;
+export function listText(list: Json | undefined, before: string, after: string, scratch?: Scratch): string | Buffer | undefined;
 export function listText(list: Json | undefined, before: string, after: string, scratch?: Scratch): string | Buffer | undefined {
   if (!Array.isArray(list) || !list.some(isStoreFrozen)) return undefined;
   const parts = new Array<string>(list.length);
