@@ -2,9 +2,10 @@ import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { createHook } from 'node:async_hooks';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BYTES_FROM_CHARS } from '../../src/store/json-text.js';
 import { SqliteBackend } from '../../src/store/sqlite/backend.js';
+import { KeyvSqlite } from '../../src/store/sqlite/keyv-sqlite.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import type { CommitEvent, Json, StoredRecord, Writes } from '../../src/store/types.js';
 import { tempDir } from '../contract/backends.js';
@@ -619,6 +620,40 @@ describe('a corrupt record', () => {
       expect(await agent.ok('state_get', { key: 'gone' })).toMatchObject({ found: false });
     } finally {
       await agent.close();
+    }
+  });
+});
+
+describe('prepared statements', () => {
+  it('bind no bare LIMIT, which SQLite would prepare again on every run; limits still hold', async () => {
+    const prepared: string[] = [];
+    const prepare = Database.prototype.prepare;
+    const spy = vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, sql: string) {
+      prepared.push(sql);
+      return prepare.call(this, sql);
+    });
+    try {
+      const path = join(tempDir(), 'limits.db');
+      const backend = await open(path);
+      await backend.transaction(async () => ({ result: 0, writes: put({ a: 1, b: 2, c: 3 }) }));
+      const all = { lo: '', hi: '\u{10ffff}', now: Date.now() };
+      expect((await backend.list({ ...all, limit: 2 })).rows.map(([key]) => key)).toEqual(['a', 'b']);
+      expect((await backend.list({ ...all, after: 'a', limit: 1 })).rows.map(([key]) => key)).toEqual(['b']);
+      expect((await backend.changes({ after: 0, lo: '', hi: '\u{10ffff}', limit: 2 })).changes).toHaveLength(2);
+      expect(await backend.due({ now: Date.now(), tombstonesBefore: Date.now(), limit: 2 })).toEqual([]);
+      expect(await backend.pruneChanges(Date.now() + 1, 2)).toBe(2);
+      const db = new Database(join(tempDir(), 'keyv.db'));
+      const keyv = new KeyvSqlite({ db, table: 'keyv' });
+      for (let i = 0; i < 150; i++) await keyv.set(`ns:${i}`, `${i}`);
+      let rows = 0;
+      for await (const _ of keyv.iterator('ns')) rows++;
+      db.close();
+      expect(rows).toBe(150);
+      const limited = prepared.filter((sql) => /\bLIMIT\b/i.test(sql));
+      expect(limited.length).toBeGreaterThanOrEqual(8);
+      expect(limited.filter((sql) => /\bLIMIT\s+[?@:$]/i.test(sql))).toEqual([]);
+    } finally {
+      spy.mockRestore();
     }
   });
 });

@@ -63,8 +63,9 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
       deleteMany: this.db.prepare(`DELETE FROM ${table} WHERE key IN (SELECT value FROM json_each(?))`),
       clearAll: this.db.prepare(`DELETE FROM ${table}`),
       clearRange: this.db.prepare(`DELETE FROM ${table} WHERE key >= ? AND key < ?`),
-      first: this.db.prepare(`SELECT key, value FROM ${table} WHERE key >= @lo AND (@hi IS NULL OR key < @hi) ORDER BY key LIMIT @limit`),
-      next: this.db.prepare(`SELECT key, value FROM ${table} WHERE key > @after AND (@hi IS NULL OR key < @hi) ORDER BY key LIMIT @limit`),
+      // `LIMIT +@limit`, not `LIMIT @limit`: a bare bound LIMIT makes SQLite prepare the statement again on every run
+      first: this.db.prepare(`SELECT key, value FROM ${table} WHERE key >= @lo AND (@hi IS NULL OR key < @hi) ORDER BY key LIMIT +@limit`),
+      next: this.db.prepare(`SELECT key, value FROM ${table} WHERE key > @after AND (@hi IS NULL OR key < @hi) ORDER BY key LIMIT +@limit`),
     };
   }
 
