@@ -1,11 +1,12 @@
 // The Redis backend at the seam, against a real redis-server: layout, ordering, exactness, conflicts, change log.
 import { randomUUID } from 'node:crypto';
 import { createClient } from '@redis/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
 import { RedisBackend, parseRedisUrl } from '../../src/store/redis/backend.js';
+import { RedisConnection } from '../../src/store/redis/client.js';
 import { maskPassword as maskUrl } from '../../src/store/url.js';
-import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
+import { FOLLOW_LINGER_MS, type CommitEvent, type RecordWrite, type Writes } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { testRedis } from '../services/redis.js';
 
@@ -361,6 +362,36 @@ describe('RedisBackend', () => {
     const revision = await write(b, [['early', rec(1)]]);
     await expect.poll(() => events.some((e) => 'revision' in e && e.revision === revision), { timeout: 2000 }).toBe(true);
     stop();
+  });
+
+  it('keeps following for a short linger after the last listener: one connection for a listener that keeps coming back', async ({
+    skip,
+  }) => {
+    if (skipped) skip(skipped);
+    const prefix = `watch${randomUUID().slice(0, 8)}`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    const connections = vi.spyOn(RedisConnection.prototype, 'duplicate');
+    try {
+      // an agent that watches in a loop: subscribe, wait for a commit, unsubscribe, again
+      let closed: ReturnType<typeof vi.spyOn> | undefined;
+      for (let i = 0; i < 10; i++) {
+        const events: CommitEvent[] = [];
+        const stop = a.onForeignCommit((event) => events.push(event));
+        const revision = await write(b, [[`loop${i}`, rec(i)]]);
+        await expect.poll(() => events.some((e) => 'revision' in e && e.revision === revision), { timeout: 2000 }).toBe(true);
+        // the follower's own connection, opened for the first listener
+        if (i === 0) closed = vi.spyOn((await connections.mock.results[0].value) as RedisConnection, 'destroy');
+        stop();
+      }
+      expect(connections).toHaveBeenCalledTimes(1);
+      expect(closed).not.toHaveBeenCalled();
+      // nobody came back: the follower's connection is closed once the linger is over
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_LINGER_MS + 500));
+      expect(closed).toHaveBeenCalled();
+    } finally {
+      connections.mockRestore();
+    }
   });
 
   it('reports a corrupt record, skips it in listings, and lets it be overwritten', async ({ skip }) => {

@@ -1,6 +1,6 @@
 // The Postgres backend's commit listener: one LISTEN connection per process, caught up from the change log.
 import pg from 'pg';
-import type { CommitEvent } from '../types.js';
+import { FOLLOW_LINGER_MS, type CommitEvent } from '../types.js';
 import { dropAfter } from './connections.js';
 
 /** What a commit's doorbell carries: its revision, its keys (absent when too many to fit) and the sender. */
@@ -43,7 +43,6 @@ export function doorbellStatement(channel: string, bell: Doorbell): string {
 }
 
 const CATCH_UP_LIMIT = 1000;
-const LINGER_MS = 5000;
 /**
  * When a poll finds commits whose doorbells never came (a pooler in transaction mode, such as PgBouncer's, does not
  * deliver notifications), the listener polls this often instead, until no poll has found one for this long. A commit
@@ -102,7 +101,7 @@ export class CommitListener {
       this.linger = setTimeout(() => {
         this.linger = undefined;
         if (this.listeners.size === 0) this.disconnect();
-      }, LINGER_MS);
+      }, FOLLOW_LINGER_MS);
       this.linger.unref();
     };
   }

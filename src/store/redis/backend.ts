@@ -24,7 +24,7 @@ import {
   unapplied,
   type FailPoint,
 } from './fate.js';
-import { RedisFollower } from './follower.js';
+import { RedisCommitListeners } from './follower.js';
 import type { Fetched } from './held-records.js';
 import { RedisReads } from './reads.js';
 import { commitPlan, listArgs, readChanges, type Listed } from './records.js';
@@ -53,13 +53,11 @@ export class RedisBackend implements Backend {
   private offset = 0;
   /** the highest revision this process has seen: where following other commits starts */
   private known = 0;
-  private readonly listeners = new Set<(event: CommitEvent) => void>();
-  private follower?: RedisFollower;
+  private readonly commits: RedisCommitListeners;
   private readonly locks = new KeyLocks();
   /** the reading scripts (large records this process holds come back as their revision, not their text) */
   private readonly reads: RedisReads;
   private readonly epochKey: string;
-  private closed = false;
   /** called at each moment of a write where the connection may break (tests break it there) */
   failPoint?: (point: FailPoint) => void | Promise<void>;
 
@@ -71,6 +69,11 @@ export class RedisBackend implements Backend {
     this.keys = named(redis.keys);
     this.epochKey = epochKeyOf(options.prefix);
     this.reads = new RedisReads(redis, this.epochKey);
+    this.commits = new RedisCommitListeners(
+      redis,
+      () => this.known,
+      (revision) => this.see(revision),
+    );
   }
 
   /** Connects, checks the server (version, Lua, persistence) and loads the scripts; fails fast when unreachable. */
@@ -247,35 +250,13 @@ export class RedisBackend implements Backend {
     return Number(await this.redis.script('PRUNE', [String(before), String(limit)]));
   }
 
-  /** Follows the change log while anybody listens (from the highest revision seen), across reconnects; idle: nothing. */
+  /** Follows the change log while anybody listens, from the highest revision seen, across reconnects (see follower.ts). */
   onForeignCommit(listener: (event: CommitEvent) => void): () => void {
-    this.listeners.add(listener);
-    if (this.listeners.size === 1 && !this.closed) {
-      this.follower = new RedisFollower(this.redis, this.known, (event) => {
-        if ('revision' in event) this.see(event.revision);
-        for (const each of [...this.listeners]) {
-          try {
-            each(event);
-          } catch {
-            // one listener's failure must not starve the others
-          }
-        }
-      });
-    }
-    return () => {
-      if (!this.listeners.delete(listener)) return;
-      if (this.listeners.size === 0) {
-        this.follower?.stop();
-        this.follower = undefined;
-      }
-    };
+    return this.commits.subscribe(listener);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    this.listeners.clear();
-    this.follower?.stop();
-    this.follower = undefined;
+    this.commits.close();
     await this.redis.close();
   }
 

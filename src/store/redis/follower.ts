@@ -1,6 +1,7 @@
-// Follows a Redis board's change log with XREAD BLOCK on a connection of its own, across reconnects.
+// Follows a Redis board's change log with XREAD BLOCK on a connection of its own, across reconnects, while anybody
+// listens (and a short linger after).
 import type { RedisConnection } from './client.js';
-import type { CommitEvent } from '../types.js';
+import { FOLLOW_LINGER_MS, type CommitEvent } from '../types.js';
 import { named } from './scripts.js';
 
 /** a stream id after every entry of a revision */
@@ -75,5 +76,64 @@ export class RedisFollower {
         await sleep(Math.min(50 * 2 ** failures++, 1000));
       }
     }
+  }
+}
+
+/**
+ * The listeners of a board's foreign commits, and the follower that serves them: started with the first listener at
+ * the highest revision the backend has seen, and stopped {@link FOLLOW_LINGER_MS} after the last one left (a listener
+ * that comes back meanwhile finds it following), or at once by `close()`.
+ */
+export class RedisCommitListeners {
+  private readonly listeners = new Set<(event: CommitEvent) => void>();
+  private follower?: RedisFollower;
+  private linger?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly main: RedisConnection,
+    /** the highest revision the backend has seen, where a new follower starts */
+    private readonly known: () => number,
+    /** told of every revision the follower reads */
+    private readonly see: (revision: number) => void,
+  ) {}
+
+  subscribe(listener: (event: CommitEvent) => void): () => void {
+    this.listeners.add(listener);
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = undefined;
+    if (!this.follower && !this.closed) this.follower = new RedisFollower(this.main, this.known(), (event) => this.emit(event));
+    return () => {
+      if (!this.listeners.delete(listener) || this.listeners.size > 0 || this.closed) return;
+      this.linger = setTimeout(() => {
+        this.linger = undefined;
+        if (this.listeners.size === 0) this.stopFollowing();
+      }, FOLLOW_LINGER_MS);
+      this.linger.unref();
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.listeners.clear();
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = undefined;
+    this.stopFollowing();
+  }
+
+  private emit(event: CommitEvent): void {
+    if ('revision' in event) this.see(event.revision);
+    for (const each of [...this.listeners]) {
+      try {
+        each(event);
+      } catch {
+        // one listener's failure must not starve the others
+      }
+    }
+  }
+
+  private stopFollowing(): void {
+    this.follower?.stop();
+    this.follower = undefined;
   }
 }
