@@ -147,7 +147,7 @@ export interface Backend {
    * Calls `listener` (soon, bounded delay) with the keys of commits made by other processes or machines, or with a
    * gap when some may have been missed. It may also report this process's own commits; duplicates are harmless.
    * Backends that are not `shared` never call it. Returns an unsubscribe function; with no listener the backend does
-   * no work (no timers, no reads), except that a connection kept for following may stay open for
+   * no work (no timers, no reads), except that one that follows on a connection of its own may go on following for
    * {@link FOLLOW_LINGER_MS} after the last listener left.
    */
   onForeignCommit(listener: (event: CommitEvent) => void): () => void;
