@@ -148,15 +148,9 @@ export interface Backend {
    * gap when some may have been missed. It may also report this process's own commits; duplicates are harmless.
    * Backends that are not `shared` never call it. Returns an unsubscribe function; with no listener the backend does
    * no work (no timers, no reads), except that one that follows on a connection of its own may go on following for
-   * {@link FOLLOW_LINGER_MS} after the last listener left.
+   * `FOLLOW_LINGER_MS` after the last listener left (see commit-listeners.ts).
    */
   onForeignCommit(listener: (event: CommitEvent) => void): () => void;
 
   close(): Promise<void>;
 }
-
-/**
- * How long a backend that follows other processes' commits on a connection of its own keeps it after its last listener
- * left: an agent that watches in a loop keeps one connection instead of opening one for every wait.
- */
-export const FOLLOW_LINGER_MS = 5000;

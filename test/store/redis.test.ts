@@ -6,7 +6,8 @@ import { compareKeys } from '../../src/store/keys.js';
 import { RedisBackend, parseRedisUrl } from '../../src/store/redis/backend.js';
 import { RedisConnection } from '../../src/store/redis/client.js';
 import { maskPassword as maskUrl } from '../../src/store/url.js';
-import { FOLLOW_LINGER_MS, type CommitEvent, type RecordWrite, type Writes } from '../../src/store/types.js';
+import { FOLLOW_LINGER_MS } from '../../src/store/commit-listeners.js';
+import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { testRedis } from '../services/redis.js';
 

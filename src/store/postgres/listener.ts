@@ -1,6 +1,7 @@
 // The Postgres backend's commit listener: one LISTEN connection per process, caught up from the change log.
 import pg from 'pg';
-import { FOLLOW_LINGER_MS, type CommitEvent } from '../types.js';
+import { CommitListeners } from '../commit-listeners.js';
+import type { CommitEvent } from '../types.js';
 import { dropAfter } from './connections.js';
 
 /** What a commit's doorbell carries: its revision, its keys (absent when too many to fit) and the sender. */
@@ -63,7 +64,15 @@ const DEAF_FOR_MS = 60_000;
  * connection was down is missed. With no listener there is no poll; the connection is closed after a short linger.
  */
 export class CommitListener {
-  private readonly listeners = new Set<(event: CommitEvent) => void>();
+  private readonly listeners = new CommitListeners({
+    start: () => this.start(),
+    idle: () => {
+      this.stopPolling();
+      if (this.retry) clearTimeout(this.retry);
+      this.retry = undefined;
+    },
+    stop: () => this.disconnect(),
+  });
   private client?: pg.Client;
   private connecting?: Promise<void>;
   private ready = false;
@@ -75,7 +84,6 @@ export class CommitListener {
   private suspects = new Set<number>();
   private poller?: NodeJS.Timeout;
   private retry?: NodeJS.Timeout;
-  private linger?: NodeJS.Timeout;
   private retryMs = 100;
   /** until when the listener polls every DEAF_POLL_MS: a poll found commits that nobody's doorbell announced */
   private deafUntil = 0;
@@ -89,21 +97,7 @@ export class CommitListener {
   constructor(private readonly options: ListenerOptions) {}
 
   subscribe(listener: (event: CommitEvent) => void): () => void {
-    this.listeners.add(listener);
-    if (this.linger) clearTimeout(this.linger);
-    this.linger = undefined;
-    this.start();
-    return () => {
-      if (!this.listeners.delete(listener) || this.listeners.size > 0) return;
-      this.stopPolling();
-      if (this.retry) clearTimeout(this.retry);
-      this.retry = undefined;
-      this.linger = setTimeout(() => {
-        this.linger = undefined;
-        if (this.listeners.size === 0) this.disconnect();
-      }, FOLLOW_LINGER_MS);
-      this.linger.unref();
-    };
+    return this.listeners.subscribe(listener);
   }
 
   /** This process committed `revision`: it needs no doorbell of its own. */
@@ -113,22 +107,11 @@ export class CommitListener {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.listeners.clear();
-    this.stopPolling();
-    for (const timer of [this.retry, this.linger, this.judging]) if (timer) clearTimeout(timer);
     const client = this.client;
-    this.disconnect();
+    this.listeners.close(); // disconnects
+    this.stopPolling();
+    for (const timer of [this.retry, this.judging]) if (timer) clearTimeout(timer);
     await client?.end().catch(() => {});
-  }
-
-  private emit(event: CommitEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch {
-        // a listener's failure is its own
-      }
-    }
   }
 
   private start(): void {
@@ -156,7 +139,7 @@ export class CommitListener {
         if (client !== this.client) return;
         this.cursor = tail.revision;
         this.ready = true;
-        this.emit({ gap: true });
+        this.listeners.emit({ gap: true });
       } else {
         this.ready = true;
         await this.poll(true);
@@ -212,7 +195,7 @@ export class CommitListener {
     if (bell.r <= this.cursor || this.rung.has(bell.r)) return;
     this.rung.add(bell.r);
     if (bell.i === this.options.instance) return;
-    this.emit(Array.isArray(bell.k) ? { revision: bell.r, keys: bell.k } : { gap: true });
+    this.listeners.emit(Array.isArray(bell.k) ? { revision: bell.r, keys: bell.k } : { gap: true });
   }
 
   /**
@@ -288,7 +271,7 @@ export class CommitListener {
             if (this.rung.has(revision)) continue;
             const keys = logged.get(revision);
             if (keys) {
-              this.emit({ revision, keys });
+              this.listeners.emit({ revision, keys });
               if (!strict) this.unannounced.set(revision, Date.now());
             } else if (strict) gap = true;
             else suspects.add(revision);
@@ -298,7 +281,7 @@ export class CommitListener {
         for (const revision of this.rung) if (revision <= this.cursor) this.rung.delete(revision);
       }
       this.suspects = suspects;
-      if (gap) this.emit({ gap: true });
+      if (gap) this.listeners.emit({ gap: true });
       if (this.unannounced.size > 0) this.judgeUnannounced();
       this.startPolling(); // faster while doorbells go unheard, back to the safety poll once they are heard again
     } catch (error) {

@@ -1,7 +1,8 @@
 // Follows a Redis board's change log with XREAD BLOCK on a connection of its own, across reconnects, while anybody
 // listens (and a short linger after).
 import type { RedisConnection } from './client.js';
-import { FOLLOW_LINGER_MS, type CommitEvent } from '../types.js';
+import { CommitListeners } from '../commit-listeners.js';
+import type { CommitEvent } from '../types.js';
 import { named } from './scripts.js';
 
 /** a stream id after every entry of a revision */
@@ -81,14 +82,23 @@ export class RedisFollower {
 
 /**
  * The listeners of a board's foreign commits, and the follower that serves them: started with the first listener at
- * the highest revision the backend has seen, and stopped {@link FOLLOW_LINGER_MS} after the last one left (a listener
- * that comes back meanwhile finds it following), or at once by `close()`.
+ * the highest revision the backend has seen, and stopped when {@link CommitListeners} says (after its linger, a
+ * listener that comes back meanwhile finds it following), or at once by `close()`.
  */
 export class RedisCommitListeners {
-  private readonly listeners = new Set<(event: CommitEvent) => void>();
   private follower?: RedisFollower;
-  private linger?: NodeJS.Timeout;
-  private closed = false;
+  private readonly listeners = new CommitListeners({
+    start: () => {
+      this.follower ??= new RedisFollower(this.main, this.known(), (event) => {
+        if ('revision' in event) this.see(event.revision);
+        this.listeners.emit(event);
+      });
+    },
+    stop: () => {
+      this.follower?.stop();
+      this.follower = undefined;
+    },
+  });
 
   constructor(
     private readonly main: RedisConnection,
@@ -99,41 +109,10 @@ export class RedisCommitListeners {
   ) {}
 
   subscribe(listener: (event: CommitEvent) => void): () => void {
-    this.listeners.add(listener);
-    if (this.linger) clearTimeout(this.linger);
-    this.linger = undefined;
-    if (!this.follower && !this.closed) this.follower = new RedisFollower(this.main, this.known(), (event) => this.emit(event));
-    return () => {
-      if (!this.listeners.delete(listener) || this.listeners.size > 0 || this.closed) return;
-      this.linger = setTimeout(() => {
-        this.linger = undefined;
-        if (this.listeners.size === 0) this.stopFollowing();
-      }, FOLLOW_LINGER_MS);
-      this.linger.unref();
-    };
+    return this.listeners.subscribe(listener);
   }
 
   close(): void {
-    this.closed = true;
-    this.listeners.clear();
-    if (this.linger) clearTimeout(this.linger);
-    this.linger = undefined;
-    this.stopFollowing();
-  }
-
-  private emit(event: CommitEvent): void {
-    if ('revision' in event) this.see(event.revision);
-    for (const each of [...this.listeners]) {
-      try {
-        each(event);
-      } catch {
-        // one listener's failure must not starve the others
-      }
-    }
-  }
-
-  private stopFollowing(): void {
-    this.follower?.stop();
-    this.follower = undefined;
+    this.listeners.close();
   }
 }
