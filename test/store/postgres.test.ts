@@ -619,6 +619,96 @@ describe('postgres: large records read again', () => {
     expect(await a.get('doc')).toBeUndefined();
   });
 
+  it('a plain listing takes the large records this process holds from memory, fetches the others, and lists again when one changed meanwhile', async ({
+    skip,
+  }) => {
+    if (skipped) skip(skipped);
+    const url = freshUrl();
+    const [a, b] = [await open(url), await open(url)];
+    // Counts the texts of large records that a's plain reads brought back; `changes` more writes by b go in just
+    // before a's next fetches of large rows, one each.
+    const db = (a as unknown as { db: { readPrepared: (...x: unknown[]) => Promise<{ rows: Array<{ record?: string | null }> }> } }).db;
+    const readPrepared = db.readPrepared.bind(db);
+    const texts = { count: 0 };
+    const meanwhile: Array<() => Promise<unknown>> = [];
+    db.readPrepared = async (...args: unknown[]) => {
+      if (/= ANY\(\$1\)/.test(String(args[0]))) await meanwhile.shift()?.();
+      const result = await readPrepared(...args);
+      texts.count += result.rows.filter((row) => (row.record?.length ?? 0) > 16_000).length;
+      return result;
+    };
+    const list = async () => {
+      const { rows, revision } = await a.list({ lo: 'doc', hi: 'doc\uffff', limit: 10, now: Date.now() });
+      // the large ones are the store's own copies, held
+      return {
+        values: rows.map(([key, r]) => [key, r.v]),
+        revision,
+        frozen: rows.every(([key, r]) => key === 'doc3' || Object.isFrozen(r)),
+      };
+    };
+    const { revision: r1 } = await write(a, { doc1: rec(big(1), 1), doc2: rec(big(2), 1), doc3: rec('small', 1) });
+    // written by this process: held, nothing large comes back
+    expect(await list()).toEqual({
+      values: [
+        ['doc1', big(1)],
+        ['doc2', big(2)],
+        ['doc3', 'small'],
+      ],
+      revision: r1,
+      frozen: true,
+    });
+    expect(texts.count).toBe(0);
+    // rewritten by another process at the same size: fetched once, then held
+    const { revision: r2 } = await write(b, { doc2: rec(big(3), 2) });
+    expect(await list()).toEqual({
+      values: [
+        ['doc1', big(1)],
+        ['doc2', big(3)],
+        ['doc3', 'small'],
+      ],
+      revision: r2,
+      frozen: true,
+    });
+    expect(await list()).toMatchObject({
+      values: [
+        ['doc1', big(1)],
+        ['doc2', big(3)],
+        ['doc3', 'small'],
+      ],
+      revision: r2,
+    });
+    expect(texts.count).toBe(1);
+    // rewritten, and again between the listing and its fetch: listed again, as one snapshot
+    await write(b, { doc1: rec(big(4), 2) });
+    let last = 0;
+    meanwhile.push(async () => (last = (await write(b, { doc1: rec(big(5), 3) })).revision));
+    expect(await list()).toMatchObject({
+      values: [
+        ['doc1', big(5)],
+        ['doc2', big(3)],
+        ['doc3', 'small'],
+      ],
+      revision: last,
+    });
+    expect(texts.count).toBe(3);
+    // changed before each of two fetches: the third listing reads every row whole
+    await write(b, { doc1: rec(big(6), 4), doc2: rec(big(7), 3) });
+    meanwhile.push(
+      async () => write(b, { doc2: rec(big(8), 4) }),
+      async () => (last = (await write(b, { doc2: rec(big(9), 5) })).revision),
+    );
+    expect(await list()).toMatchObject({
+      values: [
+        ['doc1', big(6)],
+        ['doc2', big(9)],
+        ['doc3', 'small'],
+      ],
+      revision: last,
+    });
+    expect(meanwhile).toHaveLength(0);
+    expect((await a.get('doc2'))?.v).toBe(big(9));
+  });
+
   it('tables made anew under the same schema (revisions starting over) are never read from memory, by a get either', async ({ skip }) => {
     if (skipped) skip(skipped);
     const url = freshUrl();

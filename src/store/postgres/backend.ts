@@ -9,10 +9,10 @@ export { describeError } from './fate.js';
 import { CommitListener, doorbellStatement } from './listener.js';
 import { KnownRecords } from '../known-records.js';
 import { RECORD_PREFIX } from '../codec.js';
-import { readRecord } from './record-reads.js';
+import { listRecords, readRecord } from './record-reads.js';
 import { beginStatement, txReads } from './tx-reads.js';
 import { checkDatabase, isReset, parsePostgresUrl, tablesGone, tablesOf, type Tables } from './schema.js';
-import { decodeRows, rangeWhere, writeStatement } from './sql.js';
+import { writeStatement } from './sql.js';
 import { pruneChangeLog, readChanges, readLog } from './change-log.js';
 import type {
   Backend,
@@ -123,21 +123,21 @@ export class PostgresBackend implements Backend {
     return Date.now() + this.offset;
   }
 
+  /** The tables were read as `oid`: tables made anew (revisions starting over) make every held record forgotten. */
+  private adoptTables(oid: string): void {
+    if (oid !== this.tablesOid) {
+      this.known.clear();
+      this.tablesOid = oid;
+    }
+  }
+
   get(key: string): Promise<StoredRecord | undefined> {
     return readRecord(this.db, this.t, this.known, this.tablesOid, key);
   }
 
-  async list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
-    // One statement, one snapshot: the rows and the revision they were read at.
-    const [where, params] = rangeWhere(query, 2);
-    const { rows } = await this.db.readPrepared<{ revision: string; key: string | null; record: string | null }>(
-      `SELECT m.revision, r.key, r.record FROM ${this.t.meta} m
-         LEFT JOIN LATERAL (SELECT key, record FROM ${this.t.records} WHERE ${where} ORDER BY key LIMIT $1) r ON true
-        WHERE m.id = 1 ORDER BY r.key`,
-      [query.limit, ...params],
-    );
-    if (rows.length === 0) throw tablesGone(this.t);
-    return { rows: decodeRows(rows), revision: Number(rows[0].revision) };
+  list(query: RangeQuery): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
+    // One snapshot: the rows and the revision they were read at (large rows this process holds stay in the database).
+    return listRecords(this.db, this.t, this.known, (oid) => this.adoptTables(oid), query);
   }
 
   async revision(): Promise<number> {
@@ -187,10 +187,7 @@ export class PostgresBackend implements Backend {
       const revision = Number(lock.rows[0].revision);
       // Tables made anew (the schema dropped and created again) start their revisions over: nothing known holds.
       const oid = String(lock.rows[0].oid);
-      if (oid !== this.tablesOid) {
-        this.known.clear();
-        this.tablesOid = oid;
-      }
+      this.adoptTables(oid);
       const now = Number(clock.rows[0].now);
       const { xid, started, pid } = clock.rows[0] as { xid: string; started: string; pid: number };
       // The clock was read mid-way through a quick round trip; one that waited for the lock says less (kept as is).

@@ -1,10 +1,11 @@
-// A read of one record outside a transaction. A key whose large record this process holds takes one round trip too,
-// in which the row's text comes back only when it is not that record.
-import type { KnownRecords } from '../known-records.js';
-import type { StoredRecord } from '../types.js';
+// Reads of records outside a transaction: one record, and a listing. A large record this process holds stays in the
+// database: one record takes one round trip, in which the row's text comes back only when it is not that record, and a
+// listing takes such rows by their size and first characters.
+import { HEAD_CHARS, KNOWN_FROM_BYTES, type KnownRecords } from '../known-records.js';
+import type { RangeQuery, StoredRecord } from '../types.js';
 import type { Connections } from './connections.js';
-import type { Tables } from './schema.js';
-import { decode } from './sql.js';
+import { tablesGone, type Tables } from './schema.js';
+import { decode, rangeWhere } from './sql.js';
 
 /**
  * `key`'s record (tombstones and expired records included; CORRUPT_RECORD when its text is not one). When this process
@@ -37,4 +38,80 @@ export async function readRecord(
   const record = decode(key, text);
   known.remember(key, text, record);
   return record;
+}
+
+/** Attempts at a listing whose large rows changed before their texts came; the last one reads every row whole. */
+const LIST_ATTEMPTS = 3;
+
+type ListedRow = { revision: string; oid: string; key: string | null; record: string | null; bytes: number | null };
+
+/**
+ * The live records of `query` and the revision they were read at, as one snapshot. Large rows come by their size and
+ * first characters: one this process holds is taken from memory; the others are fetched whole in one more round trip
+ * and taken when each is still the row the listing saw (the same size, and first characters naming the same
+ * revision), then held; when one changed meanwhile the listing runs again, its last attempt reading every row whole.
+ * `adopt(oid)` is told which tables were read first (the caller forgets what it holds when they were made anew). A
+ * corrupt row is skipped (reading that key reports it).
+ */
+export async function listRecords(
+  db: Connections,
+  t: Tables,
+  known: KnownRecords,
+  adopt: (oid: string) => void,
+  query: RangeQuery,
+): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
+  const [where, params] = rangeWhere(query, 2);
+  for (let attempt = 1; ; attempt++) {
+    // A row under the size comes whole (`bytes` null); a larger one as its size and first characters.
+    const columns =
+      attempt < LIST_ATTEMPTS
+        ? `key, CASE WHEN octet_length(record) < ${KNOWN_FROM_BYTES} THEN record ELSE left(record, ${HEAD_CHARS}) END AS record,
+             CASE WHEN octet_length(record) >= ${KNOWN_FROM_BYTES} THEN octet_length(record) END AS bytes`
+        : 'key, record, NULL::int AS bytes';
+    const { rows } = await db.readPrepared<ListedRow>(
+      `SELECT m.revision, m.tableoid::int8::text AS oid, r.key, r.record, r.bytes FROM ${t.meta} m
+         LEFT JOIN LATERAL (SELECT ${columns} FROM ${t.records} WHERE ${where} ORDER BY key LIMIT $1) r ON true
+        WHERE m.id = 1 ORDER BY r.key`,
+      [query.limit, ...params],
+    );
+    if (rows.length === 0) throw tablesGone(t);
+    adopt(rows[0].oid);
+    const listed: Array<{ key: string; text?: string; held?: StoredRecord }> = [];
+    const missing: Array<{ key: string; bytes: number; head: string; at: number }> = [];
+    for (const row of rows) {
+      if (row.key === null || row.record === null) continue;
+      if (row.bytes === null) {
+        listed.push({ key: row.key, text: row.record });
+        continue;
+      }
+      const held = known.find(row.key, Number(row.bytes), row.record);
+      if (held === undefined) missing.push({ key: row.key, bytes: Number(row.bytes), head: row.record, at: listed.length });
+      listed.push({ key: row.key, held });
+    }
+    if (missing.length > 0) {
+      const { rows: fetched } = await db.readPrepared<{ key: string; record: string }>(
+        `SELECT key, record FROM ${t.records} WHERE key = ANY($1)`,
+        [missing.map((row) => row.key)],
+      );
+      const texts = new Map(fetched.map((row) => [row.key, row.record]));
+      const same = (row: (typeof missing)[number], text: string | undefined): text is string =>
+        text?.startsWith(row.head) === true && Buffer.byteLength(text, 'utf8') === row.bytes;
+      if (!missing.every((row) => same(row, texts.get(row.key)))) continue;
+      for (const row of missing) listed[row.at].text = texts.get(row.key);
+    }
+    const out: Array<[string, StoredRecord]> = [];
+    for (const { key, text, held } of listed) {
+      if (held !== undefined) out.push([key, held]);
+      else if (text !== undefined) {
+        try {
+          const record = decode(key, text);
+          known.remember(key, text, record);
+          out.push([key, record]);
+        } catch {
+          // skipped
+        }
+      }
+    }
+    return { rows: out, revision: Number(rows[0].revision) };
+  }
 }

@@ -89,16 +89,3 @@ export function rangeWhere(query: RangeQuery, first: number): [string, unknown[]
 
 /** A record from its stored JSON text; text that is not a record is CORRUPT_RECORD for `key`. */
 export const decode = decodeRecord;
-
-export function decodeRows(rows: Array<{ key: string | null; record: string | null }>): Array<[string, StoredRecord]> {
-  const out: Array<[string, StoredRecord]> = [];
-  for (const row of rows) {
-    if (row.key === null || row.record === null) continue;
-    try {
-      out.push([row.key, decode(row.key, row.record)]);
-    } catch {
-      // A corrupt row is skipped in listings; reading that key directly reports it.
-    }
-  }
-  return out;
-}
