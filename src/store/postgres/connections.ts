@@ -199,25 +199,37 @@ export function dropAfter(error: unknown, config: pg.ClientConfig, client: pg.Cl
  * that cannot be sent changes nothing.
  */
 function cancelStatement(config: pg.ClientConfig, client: pg.ClientBase): Promise<void> {
-  const target = client as pg.ClientBase & { processID?: number | null; activeQuery?: unknown };
+  const target = client as pg.ClientBase & { processID?: number | null; secretKey?: number | null };
   if (!target.processID) return Promise.resolve();
+  // The request goes as the driver's own `cancel` sends it, without the check of the statement it is for (the
+  // connection is dropped afterwards anyway), which reads the driver's deprecated `activeQuery`.
   const canceller = new pg.Client(config) as pg.Client & {
-    connection: { once(event: 'end' | 'error', listener: () => void): void; on(event: 'error', listener: () => void): void; end(): void };
-    cancel(client: pg.ClientBase, query: unknown): void;
+    host: string;
+    port: number;
+    connection: {
+      connect(portOrPath: number | string, host?: string): void;
+      cancel(processID: number, secretKey: number | null | undefined): void;
+      once(event: 'connect' | 'end' | 'error', listener: () => void): void;
+      on(event: 'error', listener: () => void): void;
+      end(): void;
+    };
   };
+  const con = canceller.connection;
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, CANCEL_WAIT_MS);
     function done(): void {
       clearTimeout(timer);
-      canceller.connection.end(); // Postgres closes it once it has read the request; this closes it if not
+      con.end(); // Postgres closes it once it has read the request; this closes it if not
       resolve();
     }
-    canceller.connection.on('error', () => {});
+    con.on('error', () => {});
+    con.once('connect', () => con.cancel(target.processID!, target.secretKey));
     // the server has read the request when it closes the connection
-    canceller.connection.once('end', done);
-    canceller.connection.once('error', done);
+    con.once('end', done);
+    con.once('error', done);
     try {
-      canceller.cancel(target, target.activeQuery);
+      if (canceller.host?.startsWith('/')) con.connect(`${canceller.host}/.s.PGSQL.${canceller.port}`);
+      else con.connect(canceller.port, canceller.host);
     } catch {
       done();
     }
