@@ -38,6 +38,16 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<st
       // A result's word lists (statuses, kinds) are named in the descriptions; listing them in every result schema
       // would cost each model turn tokens for what no client validates against.
       if (io === 'output' && node.type === 'string' && Array.isArray(node.enum)) delete node.enum;
+      // An argument that takes an object or, for short, a text (a plan step) is shown as the object alone: OpenAI's
+      // strict conversion refuses a union with an object whose properties are optional, and would leave the tool
+      // non-strict. The text form stays accepted, and the argument's description says so.
+      if (io === 'input' && Array.isArray(node.anyOf) && node.anyOf.length === 2) {
+        const [text, object] = node.anyOf as Array<Record<string, unknown>>;
+        if (JSON.stringify(text) === '{"type":"string"}' && object.type === 'object') {
+          delete node.anyOf;
+          Object.assign(node, object);
+        }
+      }
       // object keys are strings in JSON: a record's `propertyNames: {type: string}` says nothing
       if (node.propertyNames !== undefined && JSON.stringify(node.propertyNames) === '{"type":"string"}') delete node.propertyNames;
       // a result's any-JSON value needs no words (an argument's keeps them: converters want every property described)

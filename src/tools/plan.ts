@@ -66,7 +66,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
           steps: z
             .array(z.union([z.string(), newStep]))
             .max(200)
-            .describe('Texts or {content, blockedBy: ids first, …}'),
+            .describe('Each {content, blockedBy: ids first, …}, or its text alone'),
           scope: z.string().optional().describe('Default global'),
           idempotencyKey,
         })

@@ -165,10 +165,7 @@ describe('schemas every model API accepts', () => {
         if (!typed && !/Any JSON/.test(String(node.description))) broken.push(`${where}: untyped`);
       }
     }
-    // plan tools' schemas are rewritten on another branch; a note for them, a failure for every other tool
-    const plan = broken.filter((b) => b.startsWith('plan_'));
-    if (plan.length > 0) console.log(`plan schemas to fix at merge: ${plan.join('; ')}`);
-    expect(broken.filter((b) => !b.startsWith('plan_'))).toEqual([]);
+    expect(broken).toEqual([]);
   });
 
   it('the OpenAI Agents SDK converts every tool strictly, and its nulls for "not given" are accepted', async () => {
@@ -184,8 +181,7 @@ describe('schemas every model API accepts', () => {
       const converted = mcpToFunctionTool(tool as never, server, true);
       if (!converted.strict) fallbacks.push(tool.name);
     }
-    expect(fallbacks.filter((n) => !n.startsWith('plan_'))).toEqual([]);
-    if (fallbacks.length > 0) console.log(`non-strict after conversion (plan tools, fixed at merge): ${fallbacks.join(', ')}`);
+    expect(fallbacks).toEqual([]);
     // a strict bridge sends every property, null for the ones not given
     const set = mcpToFunctionTool(tools.find((t) => t.name === 'state_set') as never, server, true);
     const reply = await set.invoke(
@@ -194,5 +190,19 @@ describe('schemas every model API accepts', () => {
     );
     expect(JSON.stringify(reply)).toMatch(/\\"version\\":1/);
     expect(await a.ok('state_get', { key: 'k', scope: null, maxBytes: null })).toMatchObject({ value: { a: 1 } });
+    // steps shown as objects, sent with a null for each property not given; a step given as its text alone still works
+    const create = mcpToFunctionTool(tools.find((t) => t.name === 'plan_create') as never, server, true);
+    const none = { status: null, owner: null, blockedBy: null, note: null, activeForm: null };
+    const steps = [
+      { content: 'read', ...none },
+      { ...none, content: 'write', blockedBy: ['s1'] },
+    ];
+    const created = await create.invoke({} as never, JSON.stringify({ title: 'p', steps, scope: null, idempotencyKey: null }));
+    const { planId } = JSON.parse((created as { text: string }).text) as { planId: string };
+    expect((await a.ok('plan_get', { planId })).plan.steps).toMatchObject([
+      { id: 's1', content: 'read', status: 'pending' },
+      { id: 's2', content: 'write', status: 'pending', blockedBy: ['s1'] },
+    ]);
+    expect(await a.ok('plan_create', { title: 'q', steps: ['one', { content: 'two' }] })).toMatchObject({ stepIds: ['s1', 's2'] });
   });
 });
