@@ -540,6 +540,23 @@ describe('postgres: large records read again', () => {
     return counter;
   };
 
+  /**
+   * Counts the texts of large records that `b`'s plain reads bring back (a listing's fetch of its large rows
+   * included); `before(statement)` runs ahead of each read.
+   */
+  const largeTexts = (b: PostgresBackend, before?: (statement: string) => Promise<unknown>): { count: number } => {
+    const db = (b as unknown as { db: { read: (...x: unknown[]) => Promise<{ rows: Array<{ record?: string | null }> }> } }).db;
+    const read = db.read.bind(db);
+    const texts = { count: 0 };
+    db.read = async (...args: unknown[]) => {
+      await before?.(String(args[0]));
+      const result = await read(...args);
+      texts.count += result.rows.filter((row) => (row.record?.length ?? 0) > 16_000).length;
+      return result;
+    };
+    return texts;
+  };
+
   it('a record another process rewrote at the same size is read as it is now; one this process holds is not read whole', async ({
     skip,
   }) => {
@@ -595,15 +612,7 @@ describe('postgres: large records read again', () => {
     if (skipped) skip(skipped);
     const url = freshUrl();
     const [a, b] = [await open(url), await open(url)];
-    // Counts the texts of large records that plain reads brought back.
-    const db = (a as unknown as { db: { read: (...a: unknown[]) => Promise<{ rows: Array<{ record?: string | null }> }> } }).db;
-    const read = db.read.bind(db);
-    const texts = { count: 0 };
-    db.read = async (...args: unknown[]) => {
-      const result = await read(...args);
-      texts.count += result.rows.filter((row) => (row.record?.length ?? 0) > 16_000).length;
-      return result;
-    };
+    const texts = largeTexts(a);
     await write(a, { doc: rec(big(1), 1) });
     const got = await a.get('doc');
     expect(got?.v).toBe(big(1));
@@ -625,18 +634,9 @@ describe('postgres: large records read again', () => {
     if (skipped) skip(skipped);
     const url = freshUrl();
     const [a, b] = [await open(url), await open(url)];
-    // Counts the texts of large records that a's plain reads brought back; `changes` more writes by b go in just
-    // before a's next fetches of large rows, one each.
-    const db = (a as unknown as { db: { readPrepared: (...x: unknown[]) => Promise<{ rows: Array<{ record?: string | null }> }> } }).db;
-    const readPrepared = db.readPrepared.bind(db);
-    const texts = { count: 0 };
+    // The writes in `meanwhile` go in one each, just before a's next fetches of the large rows a listing saw.
     const meanwhile: Array<() => Promise<unknown>> = [];
-    db.readPrepared = async (...args: unknown[]) => {
-      if (/= ANY\(\$1\)/.test(String(args[0]))) await meanwhile.shift()?.();
-      const result = await readPrepared(...args);
-      texts.count += result.rows.filter((row) => (row.record?.length ?? 0) > 16_000).length;
-      return result;
-    };
+    const texts = largeTexts(a, async (statement) => /= ANY\(\$1\)/.test(statement) && (await meanwhile.shift()?.()));
     const list = async () => {
       const { rows, revision } = await a.list({ lo: 'doc', hi: 'doc\uffff', limit: 10, now: Date.now() });
       // the large ones are the store's own copies, held
