@@ -131,11 +131,16 @@ export class Connections {
   }
 
   /**
-   * One statement outside a transaction, bounded by the call's time; once more on a fresh connection when the first
-   * failed on its connection (broken while idle in the pool, reset): a read changes nothing, so a retry is safe.
+   * One statement outside a transaction, bounded by the call's time (`deadline`: a call that reads more than once
+   * passes its own); once more on a fresh connection when the first failed on its connection (broken while idle in
+   * the pool, reset): a read changes nothing, so a retry is safe.
    */
-  async read<R extends pg.QueryResultRow>(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
-    const deadline = this.deadline();
+  async read<R extends pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+    name?: string,
+    deadline = this.deadline(),
+  ): Promise<pg.QueryResult<R>> {
     for (let fresh = false; ; fresh = true) {
       const { client, done } = await this.lend(fresh, deadline);
       try {
@@ -156,19 +161,19 @@ export class Connections {
    * carry them from one of its connections to another, or a reset that dropped them) turns this off for the process,
    * and the read runs again unprepared: a read changes nothing.
    */
-  async readPrepared<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    if (!this.prepares) return this.read<R>(text, values);
+  async readPrepared<R extends pg.QueryResultRow>(text: string, values: unknown[], deadline = this.deadline()): Promise<pg.QueryResult<R>> {
+    if (!this.prepares) return this.read<R>(text, values, undefined, deadline);
     let name = this.names.get(text);
     if (name === undefined) {
       name = `mcp_blackboard_${this.names.size + 1}`;
       this.names.set(text, name);
     }
     try {
-      return await this.read<R>(text, values, name);
+      return await this.read<R>(text, values, name, deadline);
     } catch (error) {
       if (!preparedRefused(error)) throw error;
       this.prepares = false;
-      return this.read<R>(text, values);
+      return this.read<R>(text, values, undefined, deadline);
     }
   }
 

@@ -1,5 +1,5 @@
-// The rows a Postgres transaction reads: small ones whole; a large one by its size and first characters first, taken
-// as this process already holds it when it is a record it knows, else read whole in one more round trip.
+// The rows a Postgres transaction or listing reads: small ones whole; a large one by its size and first characters
+// first, taken as this process already holds it when it is a record it knows, else read whole in one more round trip.
 import { HEAD_CHARS, KNOWN_FROM_BYTES, type KnownRecords } from '../known-records.js';
 import type { StoredRecord } from '../types.js';
 import { decode } from './sql.js';
@@ -17,7 +17,8 @@ export type ReadRow = StoredRecord | string;
 /**
  * The rows as records or texts: a large row is the record this process knows when it matches, else its text read
  * whole through `readWhole` (one round trip for all of them). Every row a transaction reads is committed: the
- * transaction holds the store's lock, and its own writes go only with its COMMIT.
+ * transaction holds the store's lock, and its own writes go only with its COMMIT (a listing outside one passes a
+ * `readWhole` that checks each text is still the row it listed).
  */
 export async function readRows(
   rows: SizedRow[],

@@ -4,6 +4,7 @@
 import { HEAD_CHARS, KNOWN_FROM_BYTES, type KnownRecords } from '../known-records.js';
 import type { RangeQuery, StoredRecord } from '../types.js';
 import type { Connections } from './connections.js';
+import { listedRecords, readRows, type SizedRow } from './known-rows.js';
 import { tablesGone, type Tables } from './schema.js';
 import { decode, rangeWhere } from './sql.js';
 
@@ -43,15 +44,19 @@ export async function readRecord(
 /** Attempts at a listing whose large rows changed before their texts came; the last one reads every row whole. */
 const LIST_ATTEMPTS = 3;
 
+/** A large row changed between a listing and the fetch of its text: the listing runs again. */
+const CHANGED = Symbol('changed');
+
 type ListedRow = { revision: string; oid: string; key: string | null; record: string | null; bytes: number | null };
 
 /**
  * The live records of `query` and the revision they were read at, as one snapshot. Large rows come by their size and
  * first characters: one this process holds is taken from memory; the others are fetched whole in one more round trip
- * and taken when each is still the row the listing saw (the same size, and first characters naming the same
- * revision), then held; when one changed meanwhile the listing runs again, its last attempt reading every row whole.
- * `adopt(oid)` is told which tables were read first (the caller forgets what it holds when they were made anew). A
- * corrupt row is skipped (reading that key reports it).
+ * ({@link readRows}, as in a transaction) and taken when each is still the row the listing saw (the same size, and
+ * first characters naming the same revision), then held; when one changed meanwhile the listing runs again, its last
+ * attempt reading every row whole. Every read shares the call's time. `adopt(oid)` is told which tables were read
+ * first (the caller forgets what it holds when they were made anew). A corrupt row is skipped (reading that key
+ * reports it).
  */
 export async function listRecords(
   db: Connections,
@@ -60,6 +65,7 @@ export async function listRecords(
   adopt: (oid: string) => void,
   query: RangeQuery,
 ): Promise<{ rows: Array<[string, StoredRecord]>; revision: number }> {
+  const deadline = db.deadline();
   const [where, params] = rangeWhere(query, 2);
   for (let attempt = 1; ; attempt++) {
     // A row under the size comes whole (`bytes` null); a larger one as its size and first characters.
@@ -73,45 +79,34 @@ export async function listRecords(
          LEFT JOIN LATERAL (SELECT ${columns} FROM ${t.records} WHERE ${where} ORDER BY key LIMIT $1) r ON true
         WHERE m.id = 1 ORDER BY r.key`,
       [query.limit, ...params],
+      deadline,
     );
     if (rows.length === 0) throw tablesGone(t);
     adopt(rows[0].oid);
-    const listed: Array<{ key: string; text?: string; held?: StoredRecord }> = [];
-    const missing: Array<{ key: string; bytes: number; head: string; at: number }> = [];
-    for (const row of rows) {
-      if (row.key === null || row.record === null) continue;
-      if (row.bytes === null) {
-        listed.push({ key: row.key, text: row.record });
-        continue;
-      }
-      const held = known.find(row.key, Number(row.bytes), row.record);
-      if (held === undefined) missing.push({ key: row.key, bytes: Number(row.bytes), head: row.record, at: listed.length });
-      listed.push({ key: row.key, held });
+    const sized = new Map<string, SizedRow>();
+    for (const { key, record, bytes } of rows) {
+      if (key === null || record === null) continue;
+      sized.set(key, bytes === null ? { key, record, bytes: 0, head: null } : { key, record: null, bytes: Number(bytes), head: record });
     }
-    if (missing.length > 0) {
+    // Outside a transaction a row may change between two statements: its text is taken only if it is the row listed.
+    const readWhole = async (keys: string[]): Promise<Map<string, string>> => {
       const { rows: fetched } = await db.readPrepared<{ key: string; record: string }>(
         `SELECT key, record FROM ${t.records} WHERE key = ANY($1)`,
-        [missing.map((row) => row.key)],
+        [keys],
+        deadline,
       );
       const texts = new Map(fetched.map((row) => [row.key, row.record]));
-      const same = (row: (typeof missing)[number], text: string | undefined): text is string =>
-        text?.startsWith(row.head) === true && Buffer.byteLength(text, 'utf8') === row.bytes;
-      if (!missing.every((row) => same(row, texts.get(row.key)))) continue;
-      for (const row of missing) listed[row.at].text = texts.get(row.key);
-    }
-    const out: Array<[string, StoredRecord]> = [];
-    for (const { key, text, held } of listed) {
-      if (held !== undefined) out.push([key, held]);
-      else if (text !== undefined) {
-        try {
-          const record = decode(key, text);
-          known.remember(key, text, record);
-          out.push([key, record]);
-        } catch {
-          // skipped
-        }
+      for (const key of keys) {
+        const { bytes, head } = sized.get(key)!;
+        const text = texts.get(key);
+        if (text?.startsWith(head!) !== true || Buffer.byteLength(text, 'utf8') !== bytes) throw CHANGED;
       }
+      return texts;
+    };
+    try {
+      return { rows: listedRecords(await readRows([...sized.values()], known, readWhole), known), revision: Number(rows[0].revision) };
+    } catch (error) {
+      if (error !== CHANGED) throw error;
     }
-    return { rows: out, revision: Number(rows[0].revision) };
   }
 }
