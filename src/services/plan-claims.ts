@@ -3,8 +3,11 @@ import { BlackboardError } from '../errors.js';
 import { claimAlive, type Holder, type PresenceRecord } from './presence.js';
 import type { Claim, LostClaim, PlanRecord, Step } from './plan-steps.js';
 
-/** How many lapsed holders a step remembers (each gets CLAIM_LOST rather than FORBIDDEN when it comes back). */
-const LOST_KEPT = 5;
+/**
+ * How many holders that lost a step it remembers by name, one entry each (its latest claim): each gets CLAIM_LOST
+ * rather than FORBIDDEN or a free step when it comes back. Older ones are not named but counted (`forgotten`).
+ */
+const LOST_KEPT = 16;
 
 export const sameHolder = (a: Holder, b: Holder): boolean => a.thread === b.thread && (a.agent ?? null) === (b.agent ?? null);
 /** A holder as `owner` shows it: its agent name, else its thread. */
@@ -28,8 +31,7 @@ export function grant(record: PlanRecord, step: Step, holder: Holder, now: numbe
 
 /** The step's holder stopped: it is pending again, without owner, one attempt more; the holder is remembered as lost. */
 function lapse(step: Step): void {
-  const claim = step.claim!;
-  step.lost = [...(step.lost ?? []), { ...holderOf(claim), fence: claim.fence }].slice(-LOST_KEPT);
+  rememberLost(step, step.claim!);
   delete step.claim;
   delete step.owner;
   step.status = 'pending';
@@ -39,8 +41,20 @@ function lapse(step: Step): void {
 /** A claim superseded by a deliberate reassignment: the old holder is remembered as lost. */
 export function revoke(step: Step): void {
   if (!step.claim) return;
-  step.lost = [...(step.lost ?? []), { ...holderOf(step.claim), fence: step.claim.fence, reassigned: true }].slice(-LOST_KEPT);
+  rememberLost(step, step.claim, true);
   delete step.claim;
+}
+
+/**
+ * Remembers the holder of `claim` as having lost `step` (lapsed, or `reassigned`), in place of what the step remembered
+ * of it before; past {@link LOST_KEPT} holders the oldest is dropped and its fence kept in `forgotten`.
+ */
+export function rememberLost(step: Step, claim: Claim, reassigned = false): void {
+  const entry: LostClaim = { ...holderOf(claim), fence: claim.fence, ...(reassigned ? { reassigned: true } : {}) };
+  const all = [...(step.lost ?? []).filter((l) => !sameHolder(l, entry)), entry];
+  const dropped = all.slice(0, -LOST_KEPT);
+  if (dropped.length > 0) step.forgotten = Math.max(step.forgotten ?? 0, ...dropped.map((l) => l.fence));
+  step.lost = all.slice(-LOST_KEPT);
 }
 
 /**
@@ -85,9 +99,10 @@ export async function settle(
  * Whether `holder` may move `step`: `holder` when it holds the step's live claim, `retaken` when its own claim lapsed
  * and nobody was granted the step since (it simply takes it back), `free` when nobody holds it. Anyone else gets
  * FORBIDDEN naming the holder; a holder whose claim lapsed or was reassigned and since went elsewhere, or whose `fence`
- * is not the current one, gets CLAIM_LOST. Call after {@link settle}.
+ * is not the current one, gets CLAIM_LOST; so does a caller `moving` a step that lost more holders than it names (it
+ * may be one of them). Call after {@link settle}.
  */
-export function checkMover(step: Step, holder: Holder, fence?: number): 'holder' | 'retaken' | 'free' {
+export function checkMover(step: Step, holder: Holder, fence?: number, moving = true): 'holder' | 'retaken' | 'free' {
   const claim = step.claim;
   if (claim && sameHolder(claim, holder)) {
     if (fence === undefined || fence === claim.fence) return 'holder';
@@ -97,9 +112,8 @@ export function checkMover(step: Step, holder: Holder, fence?: number): 'holder'
         : `fence ${fence} is not a grant of step ${step.id} you hold: yours is fence ${claim.fence}`;
     throw lostError(step, why, claim, `Call again with fence ${claim.fence}, or without fence.`);
   }
-  // the caller's ended claim this call is about: the one with its fence, else its latest
-  const mine = (step.lost ?? []).filter((l) => sameHolder(l, holder) && (fence === undefined || l.fence === fence));
-  const ended = mine.reduce<LostClaim | undefined>((last, l) => (last && last.fence > l.fence ? last : l), undefined);
+  // the caller's ended claim this call is about: its latest, when `fence` names it or an earlier grant
+  const ended = (step.lost ?? []).find((l) => sameHolder(l, holder) && (fence === undefined || l.fence >= fence));
   if (claim && ended)
     throw lostError(step, `${endedText(step, ended)} and it was given to ${holderText(holderOf(claim))} (fence ${claim.fence})`, claim);
   if (claim) {
@@ -111,12 +125,19 @@ export function checkMover(step: Step, holder: Holder, fence?: number): 'holder'
   }
   if (ended) {
     // a lapsed claim nobody was granted since, on a step still free, is simply taken back
-    const newer = ended.superseded || (step.lost ?? []).some((l) => l.fence > ended.fence);
+    const newer = ended.superseded || (step.lost ?? []).some((l) => l.fence > ended.fence) || (step.forgotten ?? 0) > ended.fence;
     if (!ended.reassigned && !newer && step.status === 'pending' && step.owner === undefined) return 'retaken';
     const now = newer && step.status === 'pending' && step.owner === undefined ? 'the step was granted again since' : '';
     throw lostError(step, `${endedText(step, ended)} and ${now || nowText(step)}`, undefined);
   }
   if (fence !== undefined) throw lostError(step, `fence ${fence} is not a current claim on step ${step.id}: ${nowText(step)}`, undefined);
+  // more holders lost the step than it names: the caller may be one of them, and only a new grant tells
+  if (moving && step.forgotten !== undefined)
+    throw lostError(
+      step,
+      `step ${step.id} was lost by more holders than it remembers by name, so moving it takes a claim of yours`,
+      undefined,
+    );
   return 'free';
 }
 

@@ -43,6 +43,8 @@ export interface Step {
   attempts?: number;
   claim?: Claim;
   lost?: LostClaim[];
+  /** the highest fence of the holders that lost the step and are no longer in `lost` */
+  forgotten?: number;
 }
 
 export interface StepInput {
@@ -97,6 +99,7 @@ const Step = z.object({
       }),
     )
     .optional(),
+  forgotten: z.number().int().optional(),
 });
 export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
   title: z.string(),

@@ -194,7 +194,9 @@ export class PlanService {
           if (!step) throw stepNotFound(record, change.id);
           const reassign = change.owner !== undefined && change.owner !== null;
           const revoking = step.claim !== undefined && !sameHolder(step.claim, holder) && reassign;
-          const mover = revoking ? 'free' : checkMover(step, holder);
+          // a deliberate reassignment (owner set) is a planner's to make; any other status change is a move
+          const moving = !reassign && change.status !== undefined && change.status !== null && change.status !== step.status;
+          const mover = revoking ? 'free' : checkMover(step, holder, undefined, moving);
           // a spent caller takes no new work: it starts or completes only a step it holds (or takes back to finish)
           const finishing = mover === 'holder' || (mover === 'retaken' && change.status === 'completed');
           if (spent && !finishing && (change.status === 'in_progress' || change.status === 'completed') && change.status !== step.status)

@@ -290,6 +290,37 @@ describe('write replies stay small; claims end for the reason they say', () => {
     expect(await a.ok('plan_claim', { planId, stepId: 's2' })).toMatchObject({ claimed: true });
   });
 
+  it('a superseded holder stays CLAIM_LOST however many grants follow; past 16 holders a step takes a claim to move', async () => {
+    const { store, planner, a } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
+    await a.ok('plan_claim', { planId, stepId: 's1' });
+    await sleep(1300); // a's claim lapses
+    /** `who` is granted s1, and the planner takes it back (a deliberate reassignment to nobody). */
+    const grantAndRevoke = async (who: Connected) => {
+      await who.ok('plan_claim', { planId, stepId: 's1' });
+      await planner.ok('plan_update', { planId, stepUpdates: [{ id: 's1', owner: '' }] });
+    };
+    const others = await Promise.all(['w0', 'w1'].map((name) => agent({ store, config: { agent: name, thread: name, ...LEASE } })));
+    for (let i = 0; i < 8; i++) await grantAndRevoke(others[i % 2]);
+    const v = await version(planner, planId);
+    const late = await a.err('plan_step', { planId, stepId: 's1', status: 'completed' });
+    expect(late).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: null } });
+    expect(late.message).toMatch(/lapsed.*granted again/);
+    expect(await version(planner, planId)).toBe(v);
+
+    // 16 more holders: a is no longer named, and neither it nor anyone without a claim moves the step
+    for (let i = 0; i < 16; i++) await grantAndRevoke(await agent({ store, config: { agent: `h${i}`, thread: `h${i}`, ...LEASE } }));
+    const stranger = await agent({ store, config: { agent: 'new', thread: 'new', ...LEASE } });
+    for (const who of [a, stranger]) {
+      const refused = await who.err('plan_step', { planId, stepId: 's1', status: 'completed' });
+      expect(refused).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: null } });
+      expect(refused.message).toMatch(/lost by more holders than it remembers.*plan_claim/);
+    }
+    expect(await version(planner, planId)).toBe(v + 32);
+    await stranger.ok('plan_claim', { planId, stepId: 's1' });
+    expect(await stranger.ok('plan_step', { planId, stepId: 's1', status: 'completed' })).toMatchObject({ done: 1 });
+  });
+
   it('CLAIM_LOST names its cause: a stale fence of a step you hold, a reassignment, or a lapse', async () => {
     const { planner, a, b } = await team();
     const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one', 'two'] });
