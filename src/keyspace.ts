@@ -145,6 +145,11 @@ export class Keys {
   planRange(): KeyRange {
     return familyRange(this.namespace, FAMILY.plan, PLAN_OWNER);
   }
+  /** The plan a storage key is of: a plan's record or an index entry listing it (`undefined` for any other key). */
+  planOf(storage: string): string | undefined {
+    const parsed = parseKey(this.namespace, storage);
+    return parsed?.kind === 'family' && (parsed.family === FAMILY.plan || parsed.family === FAMILY.planIndex) ? parsed.key : undefined;
+  }
   /** The index entry that lists a plan in the scope it was made in, and a scope's index. */
   planIndex(scopeId: string, planId: string): string {
     return familyKey(this.namespace, FAMILY.planIndex, scopeId, planId);

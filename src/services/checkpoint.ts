@@ -39,10 +39,10 @@ import {
   type Reader,
   type CheckpointInfo,
 } from './checkpoint-manifest.js';
+import { restoreState } from './checkpoint-restore.js';
 import { collectState, firstReads, prefetchForDelete } from './checkpoint-state.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
-import { threadInfoOf } from './thread-info.js';
 
 export { FORMAT, loadDocument, type NamespaceDocument, type SavedRecord, type ThreadDocument } from './checkpoint-document.js';
 export type { CheckpointInfo } from './checkpoint-manifest.js';
@@ -219,7 +219,7 @@ export class CheckpointService {
             );
           }
         }
-        // Spending cannot be undone: the thread's budgets stay as they are now.
+        // Spending and others' work cannot be undone: budgets, and plans' steps in progress or done, stay as they are.
         const records = await this.restoreIn(tx, doc, true);
         return { checkpointId: id, thread: manifest.thread, run: manifest.run, records, budgetsKept: true as const };
       },
@@ -297,20 +297,9 @@ export class CheckpointService {
     return doc;
   }
 
-  /** Replaces the thread's state by the document's, and moves the thread to the document's run. */
-  private async restoreIn(tx: StoreTx, doc: ThreadDocument, keepBudgets = false): Promise<number> {
-    const { entries } = await this.collect(tx, doc.thread);
-    const budgets = this.keys.budgetRange(doc.thread);
-    const kept = (key: string): boolean => keepBudgets && key >= budgets.lo && key < budgets.hi;
-    // Records the document does not have are deleted; the others are rewritten, keeping their version when they are
-    // unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
-    for (const [key] of entries) if (!kept(key) && !Object.hasOwn(doc.records, this.keys.relative(key))) await tx.delete(key);
-    for (const [rel, r] of Object.entries(doc.records))
-      if (!kept(this.keys.absolute(rel))) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
-    const metaKey = this.keys.threadInfo(doc.thread);
-    const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
-    await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by: this.session.by });
-    return Object.keys(doc.records).length;
+  /** Replaces the thread's state by the document's (see {@link restoreState}). */
+  private restoreIn(tx: StoreTx, doc: ThreadDocument, keepWork = false): Promise<number> {
+    return restoreState(tx, this.keys, this.who, this.session.by, doc, keepWork);
   }
 
   /** The live records that make up a thread's state, keyed by storage key. */

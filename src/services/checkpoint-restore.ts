@@ -1,0 +1,66 @@
+// What a restore writes: the thread's state as saved, with its budgets, and the work in its plans, as they are now.
+import type { Identity } from '../context.js';
+import type { Keys } from '../keyspace.js';
+import type { Json } from '../store/types.js';
+import type { StoreTx } from '../store/versioned-store.js';
+import { fromSaved, type ThreadDocument } from './checkpoint-document.js';
+import { collectState } from './checkpoint-state.js';
+import { restoredPlan } from './plan-restore.js';
+import { encode } from './records.js';
+import { threadInfoOf } from './thread-info.js';
+
+/**
+ * Replaces the thread's state by the document's, and moves the thread to the document's run; returns how many records
+ * the document has. Records the document does not have are deleted; the others are rewritten, keeping their version
+ * when they are unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
+ *
+ * With `keepWork` (a restore; an import of a document loads it as it is) spending and other agents' work are not
+ * undone: the thread's budgets stay as they are now, and each plan keeps the steps in progress or completed now, and
+ * its fences (see {@link restoredPlan}); a plan made since the save stays if it has such a step, with its index entry.
+ */
+export async function restoreState(
+  tx: StoreTx,
+  keys: Keys,
+  who: Identity,
+  by: string,
+  doc: ThreadDocument,
+  keepWork: boolean,
+): Promise<number> {
+  const { entries } = await collectState(tx, keys, who, doc.thread);
+  const current = new Map(entries);
+  const budgets = keys.budgetRange(doc.thread);
+  // What becomes of each plan, by id: decided once for its record and its index entries.
+  const plans = new Map<string, ReturnType<typeof restoredPlan>>();
+  if (keepWork) {
+    const saved = new Map(Object.entries(doc.records).map(([rel, r]) => [keys.absolute(rel), r.v]));
+    for (const key of new Set([...current.keys(), ...saved.keys()])) {
+      const planId = keys.planOf(key);
+      if (planId !== undefined && key === keys.plan(planId)) plans.set(planId, restoredPlan(saved.get(key), current.get(key)?.value));
+    }
+  }
+  /** Left as it is now: a budget, or a plan (with its index entries) that keeps its present record. */
+  const kept = (key: string): boolean => {
+    if (!keepWork) return false;
+    if (key >= budgets.lo && key < budgets.hi) return true;
+    const planId = keys.planOf(key);
+    return planId !== undefined && plans.get(planId) === 'now';
+  };
+  for (const [key] of entries) if (!kept(key) && !Object.hasOwn(doc.records, keys.relative(key))) await tx.delete(key);
+  for (const [rel, r] of Object.entries(doc.records)) {
+    const key = keys.absolute(rel);
+    if (kept(key)) continue;
+    const planId = keys.planOf(key);
+    const plan = planId !== undefined && key === keys.plan(planId) ? plans.get(planId) : undefined;
+    if (typeof plan === 'object') {
+      // the saved plan with the work of now: a new version of it, by whoever restored
+      const ttlMs = r.exp !== undefined ? Math.max(1, r.exp - tx.now) : undefined;
+      await tx.set(key, encode(plan), { by, ...(ttlMs !== undefined ? { ttlMs } : {}) });
+    } else {
+      await tx.putEntry(key, fromSaved(r));
+    }
+  }
+  const metaKey = keys.threadInfo(doc.thread);
+  const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
+  await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by });
+  return Object.keys(doc.records).length;
+}
