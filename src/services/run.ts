@@ -7,7 +7,7 @@ import type { AgentState, LifecycleService } from './lifecycle.js';
 import type { ScratchpadService } from './scratchpad.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
-import { threadInfoOf } from './thread-info.js';
+import { checkParent, threadInfoOf } from './thread-info.js';
 
 export interface WhoAmI {
   namespace: string | null;
@@ -68,7 +68,14 @@ export class RunService {
     const { result } = await this.store.transact(
       async (tx) => {
         let parentThread = args.parentThread;
-        if (parentThread !== undefined && parentThread !== who.thread && parentThread !== thread && !above.includes(parentThread)) {
+        if (parentThread !== undefined)
+          await checkParent(
+            (key) => tx.get(key),
+            (t) => this.session.threadKey(t),
+            thread,
+            parentThread,
+          );
+        if (parentThread !== undefined && parentThread !== who.thread && !above.includes(parentThread)) {
           // A named parent must be a thread that exists and that this agent may write into: a made-up parent would
           // start a new tree without the budgets of this one.
           if (threadInfoOf((await tx.get(this.session.threadKey(parentThread)))?.value) === undefined) {

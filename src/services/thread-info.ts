@@ -1,5 +1,6 @@
 // A thread's info record: where it sits in its delegation tree, its runs, its owner.
 import * as z from 'zod';
+import { invalid } from '../errors.js';
 import type { Json } from '../store/types.js';
 import { decode } from './records.js';
 
@@ -20,3 +21,31 @@ export type ThreadInfo = z.infer<typeof ThreadInfoRecord>;
 /** What is known of a thread, from its stored record (`undefined` when none). */
 export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
   value === undefined ? undefined : decode(ThreadInfoRecord, value, 'thread');
+
+/**
+ * The delegation tree stays a tree, and a thread stays in it: `thread` may be given `parent` only when that is its
+ * parent already, or when it has none and `parent` is neither itself nor below it. Moving a thread to another parent,
+ * or under itself, would take it (and what it spends) out from under the budgets of the threads above it.
+ */
+export async function checkParent(
+  read: (key: string) => Promise<{ value: Json } | undefined>,
+  keyOf: (thread: string) => string,
+  thread: string,
+  parent: string,
+): Promise<void> {
+  const refuse = (why: string): never => {
+    throw invalid(`${why}. Nothing was changed. Leave parentThread out to keep the thread where it is.`, { thread, parentThread: parent });
+  };
+  if (parent === thread) refuse(`Thread ${thread} cannot be its own parent`);
+  const known = threadInfoOf((await read(keyOf(thread)))?.value);
+  if (known?.parent !== undefined) {
+    if (known.parent !== parent) refuse(`Thread ${thread} is a child of ${known.parent} already; a thread's parent does not change`);
+    return;
+  }
+  // `thread` has no parent: `parent` must not be below it
+  let above: string | undefined = parent;
+  for (let hops = 0; above !== undefined && hops < 64; hops++) {
+    if (above === thread) refuse(`Thread ${parent} is below ${thread}, so ${thread} cannot be its child: that would close a loop`);
+    above = threadInfoOf((await read(keyOf(above)))?.value)?.parent;
+  }
+}

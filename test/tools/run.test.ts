@@ -77,6 +77,26 @@ describe('run tools', () => {
     expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
   });
 
+  it('run_start keeps the delegation tree a tree: no thread its own parent, no new parent, no loop (each escaped a spent budget)', async () => {
+    const a = await agent({ config: { thread: 'T', budgets: { tokens: 10 } } });
+    await a.ok('budget_step', { name: 'tokens', amount: 10 });
+    const own = await a.err('run_start', { thread: 'esc', parentThread: 'esc' });
+    expect(own).toMatchObject({ code: 'INVALID_ARGUMENT', details: { thread: 'esc', parentThread: 'esc' } });
+    expect(own.message).toMatch(/cannot be its own parent. Nothing was changed/);
+    expect(await a.ok('whoami')).toMatchObject({ thread: 'T', parentThread: null });
+    await a.ok('run_start', { thread: 'c1' }); // a child of T
+    await a.ok('run_start', { thread: 'gc' }); // a child of c1
+    const moved = await a.err('run_start', { thread: 'c1', parentThread: 'gc' });
+    expect(moved).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(moved.message).toMatch(/child of T already; a thread's parent does not change/);
+    const loop = await a.err('run_start', { thread: 'T', parentThread: 'gc' });
+    expect(loop.message).toMatch(/gc is below T, so T cannot be its child/);
+    expect(await a.ok('whoami')).toMatchObject({ thread: 'gc', parentThread: 'c1', delegateLevel: 2 });
+    expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
+    // naming the parent a thread has is no change: it starts a new run there
+    expect(await a.ok('run_start', { thread: 'c1', parentThread: 'T' })).toMatchObject({ thread: 'c1', resumed: true });
+  });
+
   it('run_end records the end in lifecycle and history, from loading or running', async () => {
     const a = await agent();
     expect(await a.ok('run_end', { status: 'finished' })).toMatchObject({ state: 'finished' });
