@@ -22,7 +22,13 @@ export const TRANSITIONS: Record<AgentState, readonly AgentState[]> = {
 };
 
 /** A thread's stored lifecycle: its state, the run it belongs to, and why. */
-export const LifecycleRecord = z.object({ state: z.enum(STATES), run: z.string(), reason: z.string().optional() });
+export const LifecycleRecord = z.object({
+  state: z.enum(STATES),
+  run: z.string(),
+  reason: z.string().optional(),
+  /** set by run_end, until the state changes again: a run ends once */
+  ended: z.boolean().optional(),
+});
 type LifecycleRecord = z.infer<typeof LifecycleRecord>;
 const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefined =>
   value === undefined ? undefined : decode(LifecycleRecord, value, 'lifecycle');
@@ -133,7 +139,15 @@ export class LifecycleService {
    */
   async endIn(tx: StoreTx, state: AgentState, reason?: string): Promise<void> {
     const who = this.session.identity;
-    const current = await this.stateIn(tx);
+    const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
+    const current = record && record.run === who.run ? record.state : 'loading';
+    if (record?.run === who.run && record.ended) {
+      throw new BlackboardError(
+        'INVALID_TRANSITION',
+        `This run already ended as ${current} with {tool:run_end}; it ends once. Nothing was changed. Begin a new run with {tool:run_start}.`,
+        { from: current, to: state, allowed: [...TRANSITIONS[current]] },
+      );
+    }
     const from = current === 'loading' ? 'running' : current;
     if (from !== state && !TRANSITIONS[from].includes(state)) {
       throw new BlackboardError(
@@ -142,8 +156,8 @@ export class LifecycleService {
         { from: current, to: state, allowed: [...TRANSITIONS[current]] },
       );
     }
-    const record: LifecycleRecord = { state, run: who.run, ...(reason ? { reason } : {}) };
-    await tx.set(this.key(who.thread), encode(record), { by: this.session.by });
+    const ended: LifecycleRecord = { state, run: who.run, ...(reason ? { reason } : {}), ended: true };
+    await tx.set(this.key(who.thread), encode(ended), { by: this.session.by });
   }
 
   /** Starts the lifecycle of a new run (inside run_start's transaction). */

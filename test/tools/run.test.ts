@@ -111,6 +111,29 @@ describe('run tools', () => {
     expect(await a.ok('run_end', { status: 'stopped', reason: 'user left' })).toMatchObject({ state: 'stopped' });
   });
 
+  it('a run ends once: a second run_end changes nothing; a state reported before run_end is ended by it', async () => {
+    const a = await agent();
+    await a.ok('run_end', { status: 'finished', reason: 'done' });
+    const { revision } = await a.ok('state_changes', { limit: 1 });
+    for (const status of ['finished', 'error', 'stopped']) {
+      const again = await a.err('run_end', { status, reason: 'another reason' });
+      expect(again).toMatchObject({ code: 'INVALID_TRANSITION', details: { from: 'finished', to: status } });
+      expect(again.message).toMatch(/already ended as finished.*Nothing was changed/);
+    }
+    expect((await a.ok('state_changes', { limit: 1 })).revision).toBe(revision);
+    expect(await a.ok('agent_state_get')).toMatchObject({ state: 'finished', reason: 'done' });
+    expect((await a.ok('checkpoint_list')).checkpoints).toHaveLength(1);
+    expect((await a.ok('history_list', { kind: 'run_end' })).entries).toHaveLength(1);
+    // an agent that reported its state first still ends the run with run_end, once; so does one that went on after
+    await a.ok('run_start', {});
+    await a.ok('agent_state_set', { state: 'running' });
+    await a.ok('agent_state_set', { state: 'error', reason: 'tool crashed' });
+    await a.ok('run_end', { status: 'error' });
+    expect((await a.err('run_end', { status: 'error' })).code).toBe('INVALID_TRANSITION');
+    await a.ok('agent_state_set', { state: 'running' });
+    expect(await a.ok('run_end', { status: 'finished' })).toMatchObject({ state: 'finished' });
+  });
+
   it("switching thread with run_start leaves the old thread's run alone (other connections may still serve it)", async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T1' } });
