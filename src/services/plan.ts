@@ -184,10 +184,16 @@ export class PlanService {
         if (args.steps !== undefined) {
           if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS)
             throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
-          const old = new Set(record.steps.map((s) => s.id));
+          const old = new Map(record.steps.map((s) => [s.id, s]));
           record.steps = replaceSteps(record, args.steps);
-          removed = [...old].filter((id) => !record.steps.some((s) => s.id === id));
-          for (const s of record.steps) if (!old.has(s.id)) changed.add(s.id);
+          removed = [...old.keys()].filter((id) => !record.steps.some((s) => s.id === id));
+          for (const s of record.steps) {
+            const was = old.get(s.id);
+            if (was !== undefined && was.content === s.content && `${was.blockedBy ?? []}` === `${s.blockedBy ?? []}`) continue;
+            // a step someone else holds is theirs to change, as with stepUpdates
+            if (was?.claim !== undefined && !sameHolder(was.claim, holder)) checkMover(was, holder, undefined, false);
+            changed.add(s.id);
+          }
         }
         for (const change of args.stepUpdates ?? []) {
           const step = record.steps.find((s) => s.id === change.id);

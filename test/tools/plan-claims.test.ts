@@ -134,6 +134,32 @@ describe('the holder decides; plans cannot be wiped', () => {
     expect(await a.ok('plan_step', { planId, stepId: 's2', status: 'completed' })).toMatchObject({ done: 2, total: 4 });
   });
 
+  it('a replace answers with every step it changed, and cannot change the text of a step another agent holds', async () => {
+    const { planner, a } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['alpha', 'beta', 'gamma'] });
+    let v = await version(planner, planId);
+    const edited = await planner.ok('plan_update', {
+      planId,
+      ifVersion: v,
+      steps: [{ id: 's1', content: 'ALPHA' }, 'beta', { id: 's3', content: 'gamma', blockedBy: ['s2'] }],
+    });
+    expect(edited.changed.map((s: { id: string; content: string }) => `${s.id}:${s.content}`)).toEqual(['s1:ALPHA', 's3:gamma']);
+    await a.ok('plan_claim', { planId, stepId: 's2' });
+    v = await version(planner, planId);
+    const held = await planner.err('plan_update', { planId, ifVersion: v, steps: ['ALPHA', { id: 's2', content: 'HIJACK' }, 'gamma'] });
+    expect(held).toMatchObject({ code: 'FORBIDDEN', details: { stepId: 's2', holder: { agent: 'a', thread: 'ta' } } });
+    expect(await version(planner, planId)).toBe(v);
+    expect((await planner.ok('plan_get', { planId })).plan.steps[1].content).toBe('beta');
+    // the holder itself may, and an unchanged held step does not stand in the way of the others' edits
+    expect(
+      (await a.ok('plan_update', { planId, ifVersion: v, steps: ['ALPHA', { id: 's2', content: 'beta, better' }, 'gamma'] })).changed,
+    ).toMatchObject([{ id: 's2', content: 'beta, better' }]);
+    v = await version(planner, planId);
+    expect(
+      (await planner.ok('plan_update', { planId, ifVersion: v, steps: ['ALPHA', 'beta, better', 'gamma', 'delta'] })).changed,
+    ).toMatchObject([{ id: 's4', content: 'delta' }]);
+  });
+
   it("TodoWrite-shaped steps are accepted: status at creation, in_progress ones are the creator's claims", async () => {
     const { planner, a } = await team();
     const created = await planner.ok('plan_create', {

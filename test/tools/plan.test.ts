@@ -59,7 +59,15 @@ describe('plan tools', () => {
     const drop = await a.err('plan_update', { planId, ifVersion: 2, steps: [{ id: 's2', content: 'b (renamed)' }, 'c'] });
     expect(drop).toMatchObject({ code: 'INVALID_ARGUMENT', details: { steps: ['s1'] } });
     const v3 = await a.ok('plan_update', { planId, ifVersion: 2, steps: ['a', { id: 's2', content: 'b (renamed)' }, 'c'] });
-    expect(v3).toMatchObject({ version: 3, changed: [{ id: 's3', content: 'c', status: 'pending' }], done: 1, total: 3 });
+    expect(v3).toMatchObject({
+      version: 3,
+      changed: [
+        { id: 's2', content: 'b (renamed)', status: 'pending' },
+        { id: 's3', content: 'c', status: 'pending' },
+      ],
+      done: 1,
+      total: 3,
+    });
     const steps = (await a.ok('plan_get', { planId })).plan.steps;
     expect(steps.map((s: { id: string; status: string }) => `${s.id}:${s.status}`)).toEqual(['s1:completed', 's2:pending', 's3:pending']);
     const cleared = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's3', owner: 'me' }] });
