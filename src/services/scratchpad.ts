@@ -160,7 +160,8 @@ function fitPad(pad: Scratchpad, maxBytes: number): ScratchpadRead {
   };
   const fitted = (): ScratchpadRead => {
     const left = omitted.variables + omitted.observations + omitted.failedApproaches;
-    const context = `${render(kept)}\n(${left} older notes left out to fit ${maxBytes} bytes; read with a larger maxBytes to see them)`;
+    const shown = kept.observations.length + Object.keys(kept.variables).length + kept.failedApproaches.length;
+    const context = `${shown > 0 ? `${render(kept)}\n(${left} older` : `(all ${left}`} notes left out to fit ${maxBytes} bytes; read with a larger maxBytes to see them)`;
     return { ...kept, context, truncated: true, omitted: { ...omitted } };
   };
   // Drop by estimate first (an entry shows twice: in its list and in the context), then one at a time until it fits.

@@ -84,6 +84,10 @@ describe('scratchpad tools', () => {
     expect(tiny.observations).toEqual([]);
     expect(tiny.variables).toEqual({});
     expect(tiny.failedApproaches).toHaveLength(1);
+    // a page too small for any note says they were all left out, never that the scratchpad is empty
+    const none = await a.ok('scratchpad_read', { maxBytes: 200 });
+    expect(none).toMatchObject({ observations: [], variables: {}, failedApproaches: [], truncated: true });
+    expect(none.context).toBe('(all 46 notes left out to fit 200 bytes; read with a larger maxBytes to see them)');
   });
 
   it('concurrent observations all land; bad input is refused', async () => {
