@@ -1,6 +1,6 @@
 // Claims on plan steps: granting with fences, lapsing when the holder stops, and who may move a claimed step.
 import { BlackboardError } from '../errors.js';
-import { claimAlive, type Holder, type PresenceRecord } from './presence.js';
+import { aliveUntil, claimAlive, type Holder, type PresenceRecord } from './presence.js';
 import type { Claim, LostClaim, PlanRecord, Step } from './plan-steps.js';
 
 /**
@@ -89,7 +89,7 @@ export async function settle(
       lapse(step);
       lapsed.push(step.id);
     } else {
-      leaseUntil.set(step.id, Math.max(claim.at, presence?.lastSeen ?? 0) + claim.leaseMs);
+      leaseUntil.set(step.id, Math.max(claim.at + claim.leaseMs, presence ? aliveUntil(presence.lastSeen, claim.leaseMs) : 0));
     }
   }
   return { lapsed, leaseUntil };

@@ -32,6 +32,13 @@ export interface Holder {
 
 /** The most often a holder's sign of life is written. */
 const MAX_INTERVAL_MS = 5000;
+/** How often a holder's sign of life is written at most, under a lease: min(5 s, lease / 4). */
+const renewalIntervalMs = (leaseMs: number): number => Math.max(1, Math.min(MAX_INTERVAL_MS, Math.floor(leaseMs / 4)));
+/**
+ * Until when a sign of life written at `lastSeen` keeps its holder's claims: the lease from the holder's last call,
+ * which may have come up to one renewal interval after the write (calls in between are not written).
+ */
+export const aliveUntil = (lastSeen: number, leaseMs: number): number => lastSeen + leaseMs + renewalIntervalMs(leaseMs);
 /**
  * Last writes per store and holder, shared by every connection of the process: a stateless HTTP request gets a new
  * connection each time, and still renews at most once per interval.
@@ -73,7 +80,7 @@ export class Presence {
     /** `--roster-window`: how long a sign of life is kept (and at least twice the lease) */
     private readonly keepMs = MIN_KEEP_MS,
   ) {
-    this.intervalMs = Math.max(1, Math.min(MAX_INTERVAL_MS, Math.floor(leaseMs / 4)));
+    this.intervalMs = renewalIntervalMs(leaseMs);
   }
 
   /** The caller, as a claim holder. */
@@ -130,7 +137,7 @@ export class Presence {
       thread: holder.thread,
       ...(this.client() !== undefined ? { client: this.client() } : {}),
       lastSeen: now,
-      since: previous !== undefined && previous.lastSeen + this.leaseMs >= now ? Math.min(previous.since, now) : now,
+      since: previous !== undefined && aliveUntil(previous.lastSeen, this.leaseMs) >= now ? Math.min(previous.since, now) : now,
     };
     await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) });
     this.written.set(key, now);
@@ -146,7 +153,7 @@ export class Presence {
    */
   async renewIn(tx: StoreTx): Promise<void> {
     const previous = await this.readIn(tx, this.holder());
-    if (previous !== undefined && tx.now - previous.lastSeen < this.intervalMs && previous.lastSeen + this.leaseMs >= tx.now) return;
+    if (previous !== undefined && tx.now - previous.lastSeen < this.intervalMs) return;
     await this.touchIn(tx);
   }
 
@@ -184,11 +191,13 @@ export class Presence {
 
 /**
  * Whether a claim granted at `grantedAt` with lease `leaseMs` is still alive at `now`: its holder has shown life
- * within the lease, in the same unbroken stretch the claim was granted in. With no record, the grant itself is the
- * last sign of life.
+ * within the lease (see {@link aliveUntil}), in the same unbroken stretch the claim was granted in. With no record,
+ * the grant itself is the last sign of life.
  */
 export function claimAlive(grantedAt: number, leaseMs: number, presence: PresenceRecord | undefined, now: number): boolean {
-  if (presence === undefined || presence.lastSeen < grantedAt) return grantedAt + leaseMs >= now;
+  if (presence === undefined) return grantedAt + leaseMs >= now;
+  // a grant within a renewal interval of the last write is not written itself
+  if (presence.lastSeen < grantedAt) return Math.max(grantedAt + leaseMs, aliveUntil(presence.lastSeen, leaseMs)) >= now;
   if (presence.since > grantedAt) return false;
-  return presence.lastSeen + leaseMs >= now;
+  return aliveUntil(presence.lastSeen, leaseMs) >= now;
 }

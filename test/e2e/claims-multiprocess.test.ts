@@ -78,7 +78,7 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
     const first = await paused.ok('plan_claim', { planId });
     process.kill(paused.pid!, 'SIGSTOP');
     try {
-      await sleep(2600);
+      await sleep(2900); // past the lease and one renewal interval (500 ms) after its last sign of life
       const taken = await other.ok('plan_claim', { planId });
       expect(taken).toMatchObject({ claimed: true, step: { id: 's1', attempts: 1 }, claim: { fence: first.claim.fence + 1 } });
     } finally {

@@ -57,6 +57,22 @@ describe('claims: leases, lapses and fences', () => {
     });
   });
 
+  it("a claim lives the whole lease after the holder's last call, also one the renewal interval left unwritten", async () => {
+    // a 2 s lease: signs of life are written at most every 500 ms, so a call 300 ms after the claim is not written
+    const store = memoryStore();
+    const [planner, a, b] = await Promise.all(
+      ['planner', 'a', 'b'].map((name) => agent({ store, config: { agent: name, thread: `t${name}`, claimLeaseSeconds: 2 } })),
+    );
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
+    await a.ok('plan_claim', { planId, stepId: 's1' });
+    await sleep(300);
+    await a.ok('state_get', { key: 'anything' });
+    await sleep(1800); // 1.8 s after a's last call, 2.1 s after the last sign of life written
+    expect(await b.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: false });
+    await sleep(700);
+    expect(await b.ok('plan_claim', { planId, stepId: 's1' })).toMatchObject({ claimed: true, step: { attempts: 1 } });
+  });
+
   it('fence makes a call strict; clones of one agent in other threads are other holders', async () => {
     const store = memoryStore();
     const { planner, a } = await team(store);
