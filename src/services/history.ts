@@ -22,6 +22,8 @@ export const HistoryRecord = z.object({ kind: z.string(), content: z.string(), d
 const Counter = z.number().int().min(0);
 
 const KIND_RE = /^[a-z][a-z0-9_.-]{0,63}$/;
+/** The kinds of event the server appends itself: by `signal`, `run_end` and a `plan_update` reassignment. */
+const SERVER_KINDS = ['signal', 'run_end', 'plan_reassign'] as const;
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
 const SCAN_BUDGET = 5000;
@@ -43,14 +45,27 @@ export class HistoryService {
     return this.session.keys.historyRange(thread);
   }
 
-  async append(args: { kind: string; content: string; data?: Json; idempotencyKey?: string }, call: CallOptions): Promise<{ seq: number }> {
+  /**
+   * Appends an event of the caller's. The kinds the server writes itself (`signal`, `run_end`, `plan_reassign`) are
+   * refused unless `own` (the signal service's): history is the record of what happened, and those say the server saw it.
+   */
+  async append(
+    args: { kind: string; content: string; data?: Json; idempotencyKey?: string },
+    call: CallOptions,
+    own = false,
+  ): Promise<{ seq: number }> {
+    if (!own && (SERVER_KINDS as readonly string[]).includes(args.kind)) {
+      throw invalid(`kind "${args.kind}" is one the server writes itself, so it cannot be appended. Use another kind (e.g. "note").`, {
+        kind: args.kind,
+      });
+    }
     const { result } = await this.store.transact(async (tx) => ({ seq: await this.appendIn(tx, args) }), {
       ...idempotent(this.session.identity, call, args),
     });
     return result;
   }
 
-  /** Appends inside an existing transaction (signals, run_end). */
+  /** Appends inside an existing transaction (run_end, plan_reassign). */
   async appendIn(tx: StoreTx, args: { kind: string; content: string; data?: Json }): Promise<number> {
     if (!KIND_RE.test(args.kind)) {
       throw invalid('kind must be 1-64 lowercase letters, digits, "_", "." or "-", starting with a letter (e.g. "tool_call").', {

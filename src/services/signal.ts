@@ -36,7 +36,11 @@ export class SignalService {
       ...(args.confidence !== undefined ? { confidence: args.confidence } : {}),
       ...(args.note !== undefined ? { note: args.note } : {}),
     };
-    const { seq } = await this.history.append({ kind: 'signal', content: args.kind, data, idempotencyKey: args.idempotencyKey }, call);
+    const { seq } = await this.history.append(
+      { kind: 'signal', content: args.kind, data, idempotencyKey: args.idempotencyKey },
+      call,
+      true,
+    );
     const who = this.session.identity;
     return { seq, kind: args.kind, ...data, thread: who.thread, run: who.run, agent: who.agent ?? null };
   }

@@ -56,6 +56,13 @@ describe('history tools', () => {
     await b.ok('history_append', { kind: 'note', content: 'from the child' });
     expect((await a.ok('history_list', { thread: 'B' })).entries).toMatchObject([{ content: 'from the child' }]);
     expect((await a.err('history_append', { kind: 'Bad Kind', content: 'x' })).code).toBe('INVALID_ARGUMENT');
+    // the events the server writes itself cannot be forged
+    for (const kind of ['signal', 'run_end', 'plan_reassign']) {
+      const forged = await a.err('history_append', { kind, content: 'finished', data: { run: 'r' } });
+      expect(forged).toMatchObject({ code: 'INVALID_ARGUMENT', details: { kind } });
+      expect(forged.message).toMatch(/one the server writes itself/);
+    }
+    expect((await a.ok('history_list', {})).entries.map((e: { kind: string }) => e.kind)).toEqual(['note']);
     expect((await a.err('history_list', { limit: 0 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('history_prune', { keepLast: -1 })).code).toBe('INVALID_ARGUMENT');
   });
