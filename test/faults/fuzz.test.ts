@@ -184,7 +184,7 @@ const malformed: fc.Arbitrary<Call> = fc.oneof(
     .filter((s) => !['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'].includes(s))
     .map((state) => call('agent_state_set', { state })),
   fc
-    .oneof(fc.constantFrom('', 'Tool Call', '1abc', 'a b'), fc.stringMatching(/^[a-z]{65,70}$/))
+    .oneof(fc.constantFrom('', 'Tool Call', '1abc', 'a b', 'signal', 'run_end', 'plan_reassign'), fc.stringMatching(/^[a-z]{65,70}$/))
     .map((kind) => call('history_append', { kind, content: 'x' })),
   fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: 501 })).map((limit) => call('history_list', { limit })),
   fc.integer({ max: -1 }).map((keepLast) => call('history_prune', { keepLast })),
