@@ -1,6 +1,7 @@
 // One MCP server over a shared store: the instructions a model sees at initialize, its services and tools.
 import { McpServer } from '@modelcontextprotocol/server';
 import { VERSION, type Config } from './config.js';
+import { BlackboardError } from './errors.js';
 import { SCOPE_FORMS } from './context.js';
 import { openConnection } from './connection.js';
 import type { Services } from './services/index.js';
@@ -73,7 +74,12 @@ export interface BlackboardServer {
 export async function createServer(
   config: Config,
   store: VersionedStore,
-  { readOnly, onlyTool, ...identity }: SessionOptions & { readOnly?: boolean; onlyTool?: string } = {},
+  {
+    readOnly,
+    onlyTool,
+    agentTypeFixed,
+    ...identity
+  }: SessionOptions & { readOnly?: boolean; onlyTool?: string; agentTypeFixed?: boolean } = {},
 ): Promise<BlackboardServer> {
   const { session, services, beforeWrite, afterCall, afterFailure } = await openConnection(config, store, identity);
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
@@ -82,6 +88,13 @@ export async function createServer(
   const route = async (extra: Extra): Promise<ToolHost | undefined> => {
     const asked = metaIdentity(extra._meta as Record<string, unknown> | undefined);
     const base = session.identity;
+    if (agentTypeFixed && asked.agentType !== undefined && asked.agentType !== base.agentType) {
+      throw new BlackboardError(
+        'FORBIDDEN',
+        `This client's agent type is "${base.agentType}" (set by the auth file); it cannot act as "${asked.agentType}". Nothing was done.`,
+        { path: '_meta.blackboard/agentType' },
+      );
+    }
     const want = {
       thread: asked.thread ?? base.thread,
       parentThread: asked.parentThread ?? (asked.thread === undefined ? (identity.parentThread ?? config.parentThread) : undefined),

@@ -44,7 +44,8 @@ export function endpointOf(path: string, configured: string | undefined): { name
 }
 
 /** What a new session is: its identity (from the auth file's client, the identity headers and the flags) and access. */
-export type NewSession = SessionOptions & { readOnly: boolean };
+/** `agentTypeFixed`: the auth file sets the client's agent type, so a request's `_meta` may not name another. */
+export type NewSession = SessionOptions & { readOnly: boolean; agentTypeFixed?: boolean };
 
 /**
  * The identity of a session opened by `initialize`, from its `X-Blackboard-*` headers. With an auth file the client's
@@ -94,5 +95,6 @@ export function sessionIdentity(
     thread,
     parentThread,
     readOnly: client.access === 'read',
+    ...(client.agentType !== undefined ? { agentTypeFixed: true } : {}),
   };
 }

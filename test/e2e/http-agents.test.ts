@@ -160,6 +160,29 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     await planner.ok('final_answer_set', { content: 'mine' });
   });
 
+  it("an agent type the auth file sets cannot be changed through a request's _meta: in a 2025 session, or in a batch", async () => {
+    const meta = { 'blackboard/agentType': 'worker' };
+    for (const era of ['modern', 'legacy'] as const) {
+      const planner = await agent('/mcp/team', bearer(PLANNER), 'team_', era);
+      const call = planner.client.callTool({ name: 'team_whoami', arguments: {}, _meta: meta });
+      if (era === 'modern') {
+        // a 2026-07-28 request carries its identity itself: refused before it is served
+        await expect(call).rejects.toThrow(/agent type is .*planner.*cannot act as .*worker/);
+      } else {
+        const r = await call;
+        expect(r.isError).toBe(true);
+        expect(JSON.parse((r.content as Array<{ text: string }>)[0].text).error).toMatchObject({ code: 'FORBIDDEN' });
+      }
+      expect(await planner.ok('whoami')).toMatchObject({ agentType: 'planner' });
+    }
+    // a 2025 request without a session, as a one-item batch
+    const call = { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'team_whoami', arguments: {}, _meta: meta } };
+    const headers = { ...MCP_HEADERS, ...bearer(PLANNER), 'mcp-protocol-version': '2025-11-25' };
+    const res = await raw(s.port, { path: '/mcp/team', headers, body: JSON.stringify([call]) });
+    expect(res.body).not.toMatch(/"agentType\\?":\\?"worker/);
+    expect(res.body).toMatch(/FORBIDDEN/);
+  });
+
   it('401 carries WWW-Authenticate: Bearer; a session is bound to its token and its path', async () => {
     for (const headers of [{}, bearer('not-a-token-of-this-server'), { authorization: 'Basic abc' }]) {
       const res = await rawInitialize(s.port, headers, '/mcp/team');
