@@ -26,6 +26,17 @@ export function applyUpdate(op: UpdateOp, current: Json | undefined, operand: Js
       if (typeof base !== 'number') throw mismatch(op, base, 'a number');
       const next = base + operand;
       if (!Number.isFinite(next)) throw invalid('increment would overflow to a non-finite number.', { current: base });
+      // a result a double cannot hold exactly would be a write that silently changes nothing, or the wrong thing
+      if (Math.abs(next) > Number.MAX_SAFE_INTEGER) {
+        throw invalid(`increment would pass ${Number.MAX_SAFE_INTEGER} in size, beyond which numbers are not exact. Nothing was changed.`, {
+          current: base,
+        });
+      }
+      if (operand !== 0 && next === base) {
+        throw invalid(`increment by ${operand} is too small to change ${base}: the sum rounds back to it. Nothing was changed.`, {
+          current: base,
+        });
+      }
       return next;
     }
     case 'append': {

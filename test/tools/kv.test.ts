@@ -252,6 +252,21 @@ describe('kv tools: update and batch', () => {
     const bad = await a.err('state_update', { key: 'tags', op: 'increment', value: 1 });
     expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', details: { currentType: 'array' } });
     expect((await a.err('state_update', { key: 'n', op: 'increment', value: 'one' })).code).toBe('INVALID_ARGUMENT');
+    // a sum a double cannot hold exactly is refused: the write would silently change nothing, or the wrong thing
+    await a.ok('state_set', { key: 'big', value: Number.MAX_SAFE_INTEGER - 1 });
+    expect(await a.ok('state_update', { key: 'big', op: 'increment', value: 1 })).toMatchObject({
+      value: Number.MAX_SAFE_INTEGER,
+      version: 2,
+    });
+    for (const value of [1, 0.5]) {
+      const refused = await a.err('state_update', { key: 'big', op: 'increment', value });
+      expect(refused).toMatchObject({ code: 'INVALID_ARGUMENT', details: { current: Number.MAX_SAFE_INTEGER } });
+      expect(refused.message).toMatch(/beyond which numbers are not exact. Nothing was changed/);
+    }
+    await a.ok('state_set', { key: 'f', value: 1e15 });
+    expect((await a.err('state_update', { key: 'f', op: 'increment', value: 1e-10 })).message).toMatch(/too small to change/);
+    expect(await a.ok('state_update', { key: 'f', op: 'increment', value: -0.25 })).toMatchObject({ value: 1e15 - 0.25 });
+    expect(await a.ok('state_get', { key: 'big' })).toMatchObject({ value: Number.MAX_SAFE_INTEGER, version: 2 });
   });
 
   it('concurrent increments from many agents on one store all land', async () => {
