@@ -35,11 +35,18 @@ function preview(value: Json, maxBytes: number, bytes: number): Bounded {
   // Every character is at least one byte: the preview needs no more of the JSON text than maxBytes + 1 characters.
   const source = typeof value === 'string' ? value : jsonHead(value, maxBytes + 1);
   // The preview is a string: its own JSON (quotes and escapes included) must fit too.
-  let room = maxBytes - 8;
+  const room = maxBytes - 8;
   let text = cutUtf8(source, room);
-  for (let over = jsonSize(text) - maxBytes; over > 0; over = jsonSize(text) - maxBytes) {
-    room -= over;
-    text = cutUtf8(source, Math.max(0, room));
+  if (jsonSize(text) > maxBytes) {
+    // escapes (quotes, control characters) make its JSON longer than the text: the longest cut that fits, by bisection
+    let [lo, hi] = [0, room - 1];
+    text = cutUtf8(source, 0);
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const cut = cutUtf8(source, mid);
+      if (jsonSize(cut) <= maxBytes) [text, lo] = [cut, mid + 1];
+      else hi = mid - 1;
+    }
   }
   return Object.freeze({ value: text, bytes, truncated: true as const });
 }

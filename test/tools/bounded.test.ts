@@ -44,6 +44,24 @@ describe('bounded replies', () => {
     expect((await a.err('state_get', { key: 'big', maxBytes: 2 * 1024 * 1024 })).details).toMatchObject({ path: 'maxBytes' });
   });
 
+  it('a value whose JSON escapes double or sextuple its text still previews as much as maxBytes holds', async () => {
+    const a = await agent();
+    for (const [key, value, perChar] of [
+      ['quotes', '"'.repeat(20_000), 2],
+      ['controls', '\u0001'.repeat(10_000), 6],
+      ['object', { text: '"'.repeat(20_000) }, 3],
+    ] as const) {
+      await a.ok('state_set', { key, value });
+      for (const maxBytes of [1024, 16_384]) {
+        const got = await a.ok('state_get', { key, maxBytes });
+        expect(got.truncated, key).toBe(true);
+        const size = Buffer.byteLength(JSON.stringify(got.value));
+        expect(size, `${key} ${maxBytes}`).toBeLessThanOrEqual(maxBytes);
+        expect(size, `${key} ${maxBytes}`).toBeGreaterThan(maxBytes - 2 * perChar - 16);
+      }
+    }
+  });
+
   it('state_update and state_batch echo a new value up to 2 KiB: past it a preview with truncated and bytes, the stored value whole', async () => {
     const a = await agent();
     const message = (i: number) => ({ role: 'user', content: `${i}: ${'m'.repeat(290)}`, id: `m-${i}` });
