@@ -194,8 +194,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     // 2025 client (initialize included) is served on its own, like a 2026-07-28 request
     if (!isInitializeRequest(body) || http.maxSessions === 0) {
       const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
-      const onlyTool = (body as { method?: unknown }).method === 'tools/call' && typeof name === 'string' ? name : undefined;
-      if ((body as { method?: unknown }).method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
+      const onlyTool = (body as { method?: unknown } | null)?.method === 'tools/call' && typeof name === 'string' ? name : undefined;
+      if ((body as { method?: unknown } | null)?.method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
       const extra: StatelessRequest = { identity: statelessIdentity(identity, body, principal), namespace: endpoint.namespace, onlyTool };
       (req as { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: extra as never };
       return statelessNode(req, res, body);

@@ -36,15 +36,25 @@ export function checkOrigin(headers: IncomingHttpHeaders, allowedOrigins: string
 export function endpointOf(path: string, configured: string | undefined): { namespace?: string } | undefined {
   const m = /^\/mcp(?:\/([^/]*))?\/?$/.exec(path);
   if (!m) return undefined;
-  const ns = m[1] ? decodeURIComponent(m[1]) : undefined;
+  let ns: string | undefined;
+  try {
+    ns = m[1] ? decodeURIComponent(m[1]) : undefined;
+  } catch {
+    throw new HttpError(
+      404,
+      'Not found: the namespace in the path is not valid percent-encoding. The MCP endpoints are /mcp and /mcp/NAMESPACE.',
+    );
+  }
   if (ns === undefined) return { namespace: configured };
   const bad = namespaceError('the namespace', ns);
   if (bad) throw new HttpError(404, `Not found: ${bad} The MCP endpoints are /mcp and /mcp/NAMESPACE.`);
   return { namespace: ns };
 }
 
-/** What a new session is: its identity (from the auth file's client, the identity headers and the flags) and access. */
-/** `agentTypeFixed`: the auth file sets the client's agent type, so a request's `_meta` may not name another. */
+/**
+ * What a new session is: its identity (from the auth file's client, the identity headers and the flags) and access;
+ * `agentTypeFixed` when the auth file sets the client's agent type, so that a request's `_meta` may not name another.
+ */
 export type NewSession = SessionOptions & { readOnly: boolean; agentTypeFixed?: boolean };
 
 /**

@@ -61,6 +61,17 @@ describe('HTTP exposure', () => {
     expect((await rawInitialize(s.port, { ...bearer(TOKEN), 'X-Blackboard-Agent': '../etc' })).status).toBe(400);
   });
 
+  it('a malformed path or a null body is a clear 4xx, not an internal error', async () => {
+    s = await startHttp({ token: TOKEN });
+    const headers = { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-protocol-version': '2025-11-25' };
+    const badPath = await raw(s.port, { path: '/mcp/%E0', headers, body: initializeBody() });
+    expect(badPath.status).toBe(404);
+    expect(badPath.body).toMatch(/not valid percent-encoding/);
+    const nullBody = await raw(s.port, { path: '/mcp', headers, body: 'null' });
+    expect(nullBody.status).toBe(400);
+    expect(nullBody.body).not.toMatch(/Internal error/);
+  });
+
   it('refuses bodies over 4 MiB with 413 before reading them whole: by Content-Length, and while they stream', async () => {
     s = await startHttp({ token: TOKEN });
     const declared = await streamBody(s.port, { ...bearer(TOKEN), 'content-length': 80 * 1024 * 1024 }, 64 * 1024);
