@@ -5,6 +5,7 @@ import { lastPart, type Keys } from '../keyspace.js';
 import type { Json, KeyRange, RangeQuery } from '../store/types.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
 import { FORMAT, type SavedRecord } from './checkpoint-document.js';
+import { notOurCursor } from './cursor.js';
 
 export interface CheckpointInfo {
   checkpointId: string;
@@ -133,7 +134,7 @@ export async function newestIndexEntries(
 /** A listing cursor (the id of the last checkpoint returned); INVALID_ARGUMENT when it is not one. */
 export function checkCursor(cursor: unknown): string {
   if (typeof cursor !== 'string' || !CP_ID_RE.test(cursor)) {
-    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+    throw notOurCursor();
   }
   return cursor;
 }

@@ -1,6 +1,14 @@
-// The opaque cursor of state_list: it names the scope, prefix and last key of the page it continues.
-import { invalid } from '../errors.js';
+// The opaque cursor of state_list (it names the scope, prefix and last key of the page it continues), and the
+// refusals of every listing's cursor.
+import { type BlackboardError, invalid } from '../errors.js';
 import type { ResolvedScope } from '../context.js';
+
+/** INVALID_ARGUMENT for a cursor this server did not issue. */
+export const notOurCursor = (): BlackboardError =>
+  invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.', { path: 'cursor' });
+/** INVALID_ARGUMENT for a cursor of another listing: `changed` says what differs (e.g. "scope or prefix"). */
+export const otherListing = (changed: string): BlackboardError =>
+  invalid(`cursor belongs to a different listing (${changed} changed). Omit it to start over.`, { path: 'cursor' });
 
 /** A cursor that continues a listing of `scope` and `prefix` after `lastKey`. */
 export function encodeCursor(scope: ResolvedScope, prefix: string, lastKey: string): string {
@@ -13,10 +21,10 @@ export function decodeCursor(cursor: string, scope: ResolvedScope, prefix: strin
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+    throw notOurCursor();
   }
   if (parsed?.s !== scope.id || parsed.p !== prefix || typeof parsed.k !== 'string') {
-    throw invalid('cursor belongs to a different listing (scope or prefix changed). Omit it to start over.');
+    throw otherListing('scope or prefix');
   }
   return parsed.k;
 }

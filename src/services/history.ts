@@ -7,6 +7,7 @@ import type { Json, KeyRange } from '../store/types.js';
 import { anyJson, decode } from './records.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { Session } from './session.js';
+import { notOurCursor, otherListing } from './cursor.js';
 
 export interface HistoryEntry {
   seq: number;
@@ -191,10 +192,10 @@ function readCursor(cursor: string, listing: Listing): number {
     parsed = undefined;
   }
   if (!parsed || !Number.isSafeInteger(parsed.s)) {
-    throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.');
+    throw notOurCursor();
   }
   if (parsed.t !== listing.t || parsed.o !== listing.o || parsed.k !== listing.k) {
-    throw invalid('cursor belongs to a different listing (thread, order or kind changed). Omit it to start over.');
+    throw otherListing('thread, order or kind');
   }
   return parsed.s!;
 }

@@ -1,5 +1,5 @@
 // The team: the roster paged for team_list with each agent's unread count, and the view the board shows.
-import { invalid } from '../errors.js';
+import { notOurCursor } from './cursor.js';
 import { keysOf, type Keys } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { MessageRecord, messageView, unreadOf, type Message } from './mailbox.js';
@@ -62,9 +62,7 @@ function decodeTeamCursor(cursor: string): { t: string; h: string } {
   } catch {
     // falls through to the refusal
   }
-  throw invalid('cursor is not one this server issued. Pass back nextCursor exactly as returned, or omit it to start over.', {
-    path: 'cursor',
-  });
+  throw notOurCursor();
 }
 
 /** A message as the board's timeline shows it: who sent it to whom, and who it reached. */

@@ -212,8 +212,16 @@ describe('kv tools: list and snapshot', () => {
     for (const limit of [0, 1001, -1]) expect((await a.err('state_list', { limit })).code).toBe('INVALID_ARGUMENT');
     for (let i = 0; i < 3; i++) await a.ok('state_set', { key: `k${i}`, value: i });
     const { nextCursor } = await a.ok('state_list', { limit: 1 });
-    expect((await a.err('state_list', { cursor: nextCursor, prefix: 'other' })).code).toBe('INVALID_ARGUMENT');
-    expect((await a.err('state_list', { cursor: 'garbage!!' })).code).toBe('INVALID_ARGUMENT');
+    const cursorErrors = [
+      await a.err('state_list', { cursor: nextCursor, prefix: 'other' }),
+      await a.err('state_list', { cursor: 'garbage!!' }),
+      await a.err('state_snapshot', { cursor: 'garbage!!' }),
+      await a.err('history_list', { cursor: 'garbage!!' }),
+      await a.err('checkpoint_list', { cursor: 'garbage!!' }),
+      await a.err('team_list', { cursor: 'garbage!!' }),
+    ];
+    // every listing names the argument it refused, as any other rule checked when the tool runs does
+    for (const e of cursorErrors) expect(e).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'cursor' } });
   });
 
   it('snapshot reads many values in one call, bounded by maxBytes', async () => {
