@@ -5,7 +5,10 @@ import type { CallOptions, Json } from './options.js';
 export interface GetArgs {
   key: string;
   scope?: string;
-  /** the most value bytes returned (default 16 KiB, at most 1 MiB): a larger value comes back as a preview */
+  /**
+   * the most value bytes returned (64 B to 1 MiB): a larger value comes back as a preview, with `truncated` and
+   * `bytes`. Without it the library returns the value whole (the tool's default is 16 KiB).
+   */
   maxBytes?: number;
 }
 /** A key as read; `found: false` when absent. */
@@ -55,7 +58,8 @@ export interface ListArgs {
 }
 /** One page of keys with their versions (no values). */
 export interface ListResult {
-  keys: Array<{ key: string; version: number; updatedAt: string }>;
+  /** each key with its version, when it was written, and its value's size as JSON */
+  keys: Array<{ key: string; version: number; updatedAt: string; bytes: number }>;
   nextCursor?: string;
 }
 /** `state_snapshot`: many values in one consistent read, at most `maxBytes`. */
@@ -63,12 +67,19 @@ export interface SnapshotArgs {
   scope?: string;
   prefix?: string;
   maxBytes?: number;
+  /** a `nextCursor` of the previous page, as returned */
+  cursor?: string;
 }
-/** Values by key, the revision read at, and whether `maxBytes` cut it short. */
+/**
+ * Values by key, the revision read at, and whether `maxBytes` cut it short (`nextCursor` continues); a value larger
+ * than a page alone is listed in `skipped` instead.
+ */
 export interface SnapshotResult {
   entries: Record<string, Json>;
   revision: number;
   truncated: boolean;
+  nextCursor?: string;
+  skipped?: Array<{ key: string; bytes: number }>;
 }
 /** The atomic operations of `state_update`. */
 export type UpdateOp = 'increment' | 'append' | 'merge' | 'add_to_set';
@@ -124,6 +135,7 @@ export interface WatchArgs {
   afterVersion?: number;
   /** how long to wait (default 25 s, at most 10 min) */
   waitMs?: number;
+  /** as for `get`: a preview past it; without it the value comes whole */
   maxBytes?: number;
 }
 /** The key when it changed, or `timedOut: true`. */
@@ -141,6 +153,7 @@ export interface ChangesArgs {
   scope?: string;
   prefix?: string;
   limit?: number;
+  /** how long to wait for a change (at most 10 min); without it the library answers at once (the tool waits 25 s) */
   waitMs?: number;
 }
 /** One change of the feed. */
@@ -155,6 +168,8 @@ export interface Change {
 export interface ChangesResult {
   changes: Change[];
   revision: number;
+  /** the wait ended with no change */
+  timedOut?: boolean;
 }
 /** What `Blackboard.changes` follows: without `afterRevision`, the changes from now on. */
 export interface FollowArgs {

@@ -14,11 +14,13 @@ import type { Config } from '../config.js';
 import type { CallOptions as ServiceCall } from '../context.js';
 import { openConnection } from '../connection.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
-import { WATCH_MAX_MS } from '../services/arguments.js';
+import { WATCH_DEFAULT_MS, WATCH_MAX_MS } from '../services/arguments.js';
 import { CHANGES_MAX_LIMIT } from '../services/changes.js';
 import { loadDocument } from '../services/checkpoint.js';
+import type { Json } from '../store/types.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { renderMentions } from '../tool-mentions.js';
+import { boundValue } from '../tools/bounds.js';
 import { ToolHost } from '../tools/define.js';
 import { LIST_DEFAULT as HISTORY_LIST_DEFAULT } from '../tools/history.js';
 import { registerTools } from '../tools/index.js';
@@ -70,6 +72,10 @@ const METHODS: Record<string, string> = {
 };
 
 const render = (text: string): string => renderMentions(text, (name) => METHODS[name] ?? name);
+
+/** A read's value as `maxBytes` asks (a preview past it, as the tool's), or whole when it is not given. */
+const bounded = <R extends { value?: Json }>(result: R, maxBytes: number | undefined): R =>
+  maxBytes === undefined || result.value === undefined ? result : { ...result, ...boundValue(result.value, maxBytes) };
 
 /** A BlackboardError as code sees it: tool mentions named as methods; anything else thrown is STORE_UNAVAILABLE. */
 function toLibraryError(error: unknown, tool: string): BlackboardError {
@@ -128,7 +134,8 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
 
   const blackboard: Blackboard = {
     kv: {
-      get: op('state_get', (a) => s.kv.get(a)),
+      // a value comes whole unless maxBytes asks for a preview, as the tool's default does
+      get: op('state_get', async (a) => bounded(await s.kv.get(a), a.maxBytes)),
       set: op('state_set', (a, _, c) => s.kv.set(a, c)),
       delete: op('state_delete', (a, _, c) => s.kv.delete(a, c)),
       list: op('state_list', (a) => s.kv.list(a)),
@@ -139,7 +146,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         for (const slot of result.results) if (slot.error) slot.error.message = render(slot.error.message);
         return result;
       }),
-      watch: op('watch', (a, signal) => s.kv.watch(a, signal)),
+      watch: op('watch', async (a, signal) => bounded(await s.kv.watch(a, signal), a.maxBytes)),
       changes: op('state_changes', (a, signal) => s.changes.changes(a, signal)),
     },
     plans: {
@@ -274,9 +281,11 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     let sent: string | undefined;
     try {
       while (!closed) {
+        callOptions.signal?.throwIfAborted();
         let page: InboxPage;
         try {
-          page = await blackboard.mail.read({ ...args, ...(ack !== undefined ? { ack } : {}) }, callOptions);
+          // each read waits for mail (25 s unless asked otherwise): a read that answered at once would spin
+          page = await blackboard.mail.read({ waitMs: WATCH_DEFAULT_MS, ...args, ...(ack !== undefined ? { ack } : {}) }, callOptions);
           sent = ack;
         } catch (error) {
           if (closed && !callOptions.signal?.aborted) return;
@@ -287,6 +296,8 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
           ack = message.id.slice(1);
         }
         ack = page.cursor; // every message of the page was handled (and any expired between them)
+        // an empty page (a wait of 0 asked for) lets the event loop turn before the next read
+        if (page.messages.length === 0) await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {
       // the loop stopped (break, return): what it finished before the message it stopped on is acknowledged

@@ -118,6 +118,13 @@ try {
   if (!(error instanceof BlackboardError) || error.code !== 'VERSION_CONFLICT') throw error;
   console.log('conflict', error.code, JSON.stringify(error.details));
 }
+// the result types carry what the methods return: sizes, pages, skipped values, a wait that ended
+const listed: number[] = (await bb.kv.list({})).keys.map((k) => k.bytes);
+const page = await bb.kv.snapshot({ maxBytes: 1024 });
+const more = page.nextCursor === undefined ? undefined : await bb.kv.snapshot({ maxBytes: 1024, cursor: page.nextCursor });
+const skipped: number = (page.skipped ?? []).length + Object.keys(more?.entries ?? {}).length;
+const ended: boolean | undefined = (await bb.kv.changes({ afterRevision: 0, limit: 1 })).timedOut;
+console.log('typed', listed.length, skipped, ended);
 const { planId } = await bb.plans.create({ title: 'p', steps: ['a'] });
 const claim = await bb.plans.claim({ planId });
 console.log('claimed', claim.claimed, claim.step?.id);

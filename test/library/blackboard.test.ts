@@ -184,6 +184,51 @@ describe('openBlackboard options and errors', () => {
     expect((await failure(openBlackboard({ store: 'ftp://x' }))).code).toBe('STORE_UNAVAILABLE');
   });
 
+  it('a value comes whole unless maxBytes asks for a preview; a page says where it goes on; changes answers at once without waitMs', async () => {
+    const bb = await parentless();
+    const big = '"'.repeat(40_000);
+    await bb.kv.set({ key: 'big', value: big });
+    expect(await bb.kv.get({ key: 'big' })).toMatchObject({ found: true, value: big });
+    for (const read of [() => bb.kv.get({ key: 'big', maxBytes: 1000 }), () => bb.kv.watch({ key: 'big', maxBytes: 1000, waitMs: 0 })]) {
+      const got = await read();
+      expect(got).toMatchObject({ truncated: true, bytes: 80_002 });
+      expect(Buffer.byteLength(JSON.stringify(got.value))).toBeLessThanOrEqual(1000);
+    }
+    for (let i = 0; i < 3; i++) await bb.kv.set({ key: `k${i}`, value: 'x'.repeat(300) });
+    // the result types carry what the tools return: sizes, the next page, skipped values, a wait that ended
+    const listed = await bb.kv.list({ prefix: 'k' });
+    expect(listed.keys.map((k) => k.bytes)).toEqual([302, 302, 302]);
+    const page = await bb.kv.snapshot({ prefix: 'k', maxBytes: 700 });
+    expect(page.truncated).toBe(true);
+    const next = await bb.kv.snapshot({ prefix: 'k', maxBytes: 700, cursor: page.nextCursor });
+    expect(Object.keys({ ...page.entries, ...next.entries })).toEqual(['k0', 'k1', 'k2']);
+    expect((await bb.kv.snapshot({ maxBytes: 1000 })).skipped).toEqual([{ key: 'big', bytes: 80_002 }]);
+    const { revision } = await bb.kv.changes({});
+    const started = Date.now();
+    expect(await bb.kv.changes({ afterRevision: revision })).toMatchObject({ changes: [], timedOut: true });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('the inbox iterator waits for mail between reads, and ends on its signal even when asked not to wait', async () => {
+    for (const args of [{}, { waitMs: 0 }]) {
+      const bb = await parentless();
+      let reads = 0;
+      const read = bb.mail.read;
+      bb.mail.read = (...a) => {
+        reads++;
+        return read(...a);
+      };
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 300);
+      const loop = (async () => {
+        for await (const _ of bb.inbox(args, { signal: stop.signal })) throw new Error('no mail was sent');
+      })();
+      await expect(loop).rejects.toMatchObject({ name: 'AbortError' });
+      // it read once and waited (it used to read without pause, never letting the event loop turn)
+      if (!('waitMs' in args)) expect(reads).toBe(1);
+    }
+  });
+
   it('names methods, not tools, in its messages; close() ends waits and later calls fail', async () => {
     const bb = await openBlackboard({ store: 'memory://', changeRetentionSeconds: 1 });
     const ahead = await failure(bb.kv.changes({ afterRevision: 10_000 }));
