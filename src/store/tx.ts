@@ -226,7 +226,13 @@ export class StoreTx {
     if (nesting(value, this.limits.maxDepth) > this.limits.maxDepth) {
       throw invalid(`The value nests deeper than ${this.limits.maxDepth} levels; flatten it.`, { maxDepth: this.limits.maxDepth });
     }
-    const bytes = jsonBytes(value);
+    let bytes: number;
+    try {
+      bytes = jsonBytes(value);
+    } catch (error) {
+      // a value JSON cannot write (a BigInt, from code): the caller's input, not the store's failure
+      throw invalid(`The value is not JSON: ${(error as Error).message}. Nothing was changed.`);
+    }
     if (bytes > this.limits.maxValueBytes) {
       throw new BlackboardError(
         'VALUE_TOO_LARGE',

@@ -209,6 +209,23 @@ describe('openBlackboard options and errors', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it('a value JSON cannot write (a BigInt) is INVALID_ARGUMENT and changes nothing, not a store failure', async () => {
+    const bb = await parentless();
+    await bb.kv.set({ key: 'a', value: 1 }); // the first write records this blackboard's thread
+    const { revision } = await bb.kv.changes({});
+    for (const write of [
+      () => bb.kv.set({ key: 'b', value: 10n as never }),
+      () => bb.kv.set({ key: 'b', value: { n: 10n } as never }),
+      () => bb.kv.update({ key: 'b', op: 'append', value: 10n as never }),
+    ]) {
+      const refused = await failure(write());
+      expect(refused.code).toBe('INVALID_ARGUMENT');
+      expect(refused.message).toMatch(/not JSON.*BigInt.*Nothing was changed/);
+    }
+    expect((await bb.kv.changes({})).revision).toBe(revision);
+    expect((await bb.kv.get({ key: 'b' })).found).toBe(false);
+  });
+
   it('the inbox iterator waits for mail between reads, and ends on its signal even when asked not to wait', async () => {
     for (const args of [{}, { waitMs: 0 }]) {
       const bb = await parentless();
