@@ -38,15 +38,11 @@ function preview(value: Json, maxBytes: number, bytes: number): Bounded {
   const room = maxBytes - 8;
   let text = cutUtf8(source, room);
   if (jsonSize(text) > maxBytes) {
-    // escapes (quotes, control characters) make its JSON longer than the text: the longest cut that fits, by bisection
-    let [lo, hi] = [0, room - 1];
-    text = cutUtf8(source, 0);
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const cut = cutUtf8(source, mid);
-      if (jsonSize(cut) <= maxBytes) [text, lo] = [cut, mid + 1];
-      else hi = mid - 1;
-    }
+    // escapes (quotes, control characters) make its JSON longer than the text: the longest cut that fits
+    text = cutUtf8(
+      source,
+      largestFitting(0, room, (r) => jsonSize(cutUtf8(source, r)) <= maxBytes),
+    );
   }
   return Object.freeze({ value: text, bytes, truncated: true as const });
 }
@@ -80,14 +76,22 @@ const MIN_CUT_BYTES = 24;
 export function cutToFit<T>(items: T[], maxBytes: number, cut: (item: T, room: number) => T): T[] {
   if (jsonBytes(items) <= maxBytes) return items;
   const fits = (room: number): boolean => jsonBytes(items.map((item) => cut(item, room))) <= maxBytes;
-  let lo = MIN_CUT_BYTES; // the room to use: the largest known to fit, or the least allowed
-  let hi = maxBytes; // a room known not to fit, or no larger than any text
+  // maxBytes: a room known not to fit, or no larger than any text
+  const room = largestFitting(MIN_CUT_BYTES, maxBytes, fits);
+  return items.map((item) => cut(item, room));
+}
+
+/**
+ * The largest room from `lo` up to `hi` (a room known not to fit) that `fits`, by bisection; `lo` itself when none
+ * above it does (the least allowed, whether it fits or not).
+ */
+function largestFitting(lo: number, hi: number, fits: (room: number) => boolean): number {
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
     if (fits(mid)) lo = mid;
     else hi = mid;
   }
-  return items.map((item) => cut(item, lo));
+  return lo;
 }
 
 /**
