@@ -30,11 +30,9 @@ export function restoredPlan(saved: Json | undefined, now: Json | undefined): 's
     const c = current.get(s.id);
     if (c === undefined) return unclaimed(s);
     if (working(c) || s.claim !== undefined) return structuredClone(c);
-    const step: Step = { ...structuredClone(s), ...lostOf(c) };
-    if (c.lost === undefined) delete step.lost;
-    if (c.forgotten === undefined) delete step.forgotten;
-    if (c.attempts === undefined) delete step.attempts;
-    return step;
+    // the saved step, with what it remembers of its lost claims as it is now
+    const { lost: _lost, forgotten: _forgotten, attempts: _attempts, ...step } = s;
+    return { ...structuredClone(step), ...lostOf(c) };
   });
   const savedIds = new Set(was.steps.map((s) => s.id));
   for (const c of is.steps) if (!savedIds.has(c.id) && working(c)) steps.push(structuredClone(c));
