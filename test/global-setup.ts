@@ -14,6 +14,9 @@ type Stop = () => Promise<void>;
  * run skips, and why. Returns the teardown that stops them.
  */
 export default async function setup(): Promise<Stop> {
+  // Each test project (see vitest.config.ts) runs the global setup again in this same process: the first one serves all.
+  if (process.env.BLACKBOARD_TEST_SETUP_PID === String(process.pid)) return async () => {};
+  process.env.BLACKBOARD_TEST_SETUP_PID = String(process.pid);
   // Every temp dir of the run — test files', spawned servers', throwaway databases' — goes under one directory that
   // the teardown removes, whether or not a worker got to clean up after itself.
   const runDir = mkdtempSync(join(tmpdir(), 'bb-run-'));
@@ -41,7 +44,11 @@ export default async function setup(): Promise<Stop> {
   }
   console.error(`\n[mcp-blackboard tests] shareable backends: sqlite (always); ${lines.join('; ')}\n`);
   return async () => {
+    // The servers' processes are unref'd, so waiting for their exit alone would let this process end half-way (its
+    // exit hooks then kill them, but the run dir would stay behind).
+    const keepAlive = setInterval(() => {}, 1000);
     await Promise.allSettled(stops.map((stop) => stop()));
+    clearInterval(keepAlive);
     try {
       rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     } catch (error) {
