@@ -29,11 +29,11 @@ async function threadState(a: Connected) {
   return JSON.parse(JSON.stringify(state, (key, value) => (key === 'version' ? undefined : value)));
 }
 
-/** A server of thread T (every checkpoint kept) on its own connection to the store at `url`. */
-async function serverOn(url: string): Promise<Connected> {
+/** A server of thread T (every checkpoint kept; or another agent and thread) on its own connection to the store at `url`. */
+async function serverOn(url: string, config: Record<string, unknown> = { thread: 'T' }): Promise<Connected> {
   const store = new VersionedStore(await openBackend(url), { sweepIntervalMs: 0 });
   stores.push(store);
-  return agent({ store, config: { thread: 'T', keepCheckpoints: 1000 } });
+  return agent({ store, config: { keepCheckpoints: 1000, ...config } });
 }
 
 describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %s', (_name, shared) => {
@@ -64,6 +64,32 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoints on %
     for (const { id } of saved) await a.ok('checkpoint_delete', { checkpointId: id });
     const { entries } = await a.store.list({ lo: '', hi: prefixEnd(''), limit: 100_000 });
     expect(entries.filter(([key]) => key.includes('~cp-blob:') || key.includes('~cp-ref:'))).toEqual([]);
+  });
+});
+
+describe.each(sharedStores().map((s) => [s.name, s] as const))('checkpoint_restore and plan work on %s', (_name, shared) => {
+  it('a restore on one server never takes back the steps a worker on another server claimed or finished', async () => {
+    const url = shared.fresh();
+    const owner = await serverOn(url, { agent: 'owner', thread: 'T' });
+    const worker = await serverOn(url, { agent: 'w', thread: 'tw' });
+    const { planId } = await owner.ok('plan_create', { title: 'ship it', steps: ['a', 'b', 'c'], scope: 'thread' });
+    const { checkpointId } = await owner.ok('checkpoint_save', {});
+    await worker.ok('plan_claim', { planId, stepId: 's1' });
+    await worker.ok('plan_step', { planId, stepId: 's1', status: 'completed' });
+    const held = (await worker.ok('plan_claim', { planId, stepId: 's2' })).claim.fence;
+    await owner.ok('plan_update', { planId, title: 'renamed since' });
+
+    await owner.ok('checkpoint_restore', { checkpointId });
+    const plan = (await worker.ok('plan_get', { planId, detail: 'full' })).plan;
+    expect(plan.title).toBe('ship it');
+    expect(plan.steps.map((s: { id: string; status: string; owner?: string }) => [s.id, s.status, s.owner])).toEqual([
+      ['s1', 'completed', 'w'],
+      ['s2', 'in_progress', 'w'],
+      ['s3', 'pending', undefined],
+    ]);
+    // the worker goes on with its grant, and the next grant is above it
+    expect(await worker.ok('plan_step', { planId, stepId: 's2', status: 'completed', fence: held })).toMatchObject({ done: 2 });
+    expect((await worker.ok('plan_claim', { planId, stepId: 's3' })).claim.fence).toBeGreaterThan(held);
   });
 });
 
