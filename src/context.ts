@@ -48,7 +48,7 @@ export function nameRule(what: string): { re: RegExp; words: string } {
     : { re: NAME_RE, words: '1-128 letters, digits, "_", ".", "@" or "-", starting with a letter or digit' };
 }
 
-const MAX_KEY_CHARS = 512;
+export const MAX_KEY_CHARS = 512;
 // C0 and C1 control characters, DEL included.
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 

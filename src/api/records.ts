@@ -79,6 +79,10 @@ export type Bundle =
 export interface BundlesApi {
   /** A thread's state (or, without `thread`, the whole namespace's). */
   export: (args?: { thread?: string }) => Promise<Bundle>;
-  /** Loads a bundle (object or JSON text); the whole bundle is checked first, a corrupt one changes nothing. */
-  import: (bundle: Bundle | string) => Promise<{ records: number }>;
+  /**
+   * Loads a bundle (object or JSON text); the whole bundle is checked first, a corrupt one changes nothing. It never
+   * silently replaces what is there: records the store holds with other values (or, for a thread, records the bundle
+   * lacks) make it `VERSION_CONFLICT`, changing nothing, unless `replace` is true. `replaced` and `removed` count them.
+   */
+  import: (bundle: Bundle | string, options?: { replace?: boolean }) => Promise<{ records: number; replaced: number; removed: number }>;
 }

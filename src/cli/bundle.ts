@@ -1,5 +1,5 @@
 // The `export` and `import` commands: a thread's (or a whole namespace's) state as portable JSON, and back.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { defaultConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { loadDocument } from '../services/checkpoint.js';
@@ -7,7 +7,7 @@ import { createServices } from '../services/index.js';
 import { Session } from '../services/session.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { type Command, openCommandStore } from './command.js';
-import { flagHelp, helpFlag, namespaceFlag, readFlags, storeFlag, text } from './flags.js';
+import { flagHelp, helpFlag, namespaceFlag, readFlags, storeFlag, switchFlag, text } from './flags.js';
 import { print } from './serve.js';
 
 // For people: the same versioned JSON a checkpoint uses. Output goes to stdout; an error is one line on stderr
@@ -19,17 +19,25 @@ const EXPORT_FLAGS = {
   thread: text({ flag: 'thread', arg: 'ID', help: 'export only this thread (its thread, run and checkpoint records)' }),
   help: helpFlag,
 };
-const IMPORT_FLAGS = { ...STORE_FLAGS, help: helpFlag };
+const IMPORT_FLAGS = {
+  ...STORE_FLAGS,
+  replace: switchFlag({
+    flag: 'replace',
+    help: 'replace the records the store holds with other values (and, for a thread, remove the ones the bundle lacks)',
+  }),
+  help: helpFlag,
+};
 
 export const EXPORT_HELP = `Usage: mcp-blackboard export [--store URL] [--namespace NS] [--thread ID] > bundle.json
 
 Writes a thread's state (with --thread) or a whole namespace's state (without) to stdout as versioned JSON, the
 format checkpoints use. The store must already exist: export only reads it, and never creates one; a SQLite file
-that is not a blackboard store is refused and left untouched.
+that is not a blackboard store is refused and left untouched, and so is a thread the store has no record of. An
+output that cannot be written whole (a full disk, a closed pipe) is exit code 1.
 
 Options (each also read from the environment variable shown):
 ${flagHelp(EXPORT_FLAGS)}
-Exit codes: 0 written, 1 the store does not exist or cannot be read, 2 bad flag.
+Exit codes: 0 written, 1 the store or thread does not exist, or the store or output cannot be used, 2 bad flag.
 `;
 
 export const exportCommand: Command = {
@@ -43,9 +51,10 @@ export const exportCommand: Command = {
       throw new ConfigError('--store memory:// is empty in a new process: there is nothing to export. Give the SQLite store to read.');
     const store = await openCommandStore(url, { sweepIntervalMs: 0 }, { command: 'export', mustExist: true, blackboardOnly: true });
     try {
-      const { checkpoints } = servicesFor(store, values.namespace, values.thread ?? 'export');
-      const out = values.thread !== undefined ? await checkpoints.exportThread(values.thread) : await checkpoints.exportNamespace();
-      await print(`${JSON.stringify(out, null, 2)}\n`);
+      const { bundles } = servicesFor(store, values.namespace, values.thread ?? 'export');
+      const out = values.thread !== undefined ? await bundles.exportThread(values.thread) : await bundles.exportNamespace();
+      writeAll(`${JSON.stringify(out, null, 2)}\n`);
+      console.error(`mcp-blackboard: exported ${Object.keys(out.records).length} records (${store.backend.description})`);
       return 0;
     } finally {
       await store.close();
@@ -57,11 +66,13 @@ export const IMPORT_HELP = `Usage: mcp-blackboard import FILE [--store URL] [--n
 
 Loads a bundle written by export (FILE, or - to read stdin) into the store, creating the store if needed. The whole
 file is checked before anything is written: a corrupt or truncated bundle is refused and changes nothing, and so is
-a SQLite file that is not a blackboard store.
+a SQLite file that is not a blackboard store. It never silently replaces what is there: when the store holds records
+of the bundle with other values (or, for a thread, records the bundle lacks), it is refused and changes nothing
+unless --replace is given. Importing the same bundle again changes nothing.
 
 Options (each also read from the environment variable shown):
 ${flagHelp(IMPORT_FLAGS)}
-Exit codes: 0 imported, 1 the file or the store cannot be read or the bundle is corrupt, 2 bad flag.
+Exit codes: 0 imported, 1 the file or the store cannot be read, the bundle is corrupt or would replace records, 2 bad flag.
 `;
 
 export const importCommand: Command = {
@@ -81,13 +92,14 @@ export const importCommand: Command = {
       throw new Error(`cannot read ${file === '-' ? 'stdin' : file}: ${(error as Error).message}`);
     }
     // Validate the whole file before the store is even opened: a bad file changes nothing.
-    const doc = loadDocument(content);
+    const doc = loadDocument(content, 'bundle');
     const store = await openCommandStore(values.store, { sweepIntervalMs: 0 }, { command: 'import', blackboardOnly: true });
     try {
-      const { checkpoints } = servicesFor(store, values.namespace, 'export');
-      const { records } = await checkpoints.import(doc);
+      const { bundles } = servicesFor(store, values.namespace, 'export');
+      const { records, replaced, removed } = await bundles.import(doc, { replace: values.replace });
+      const changed = replaced + removed > 0 ? `, replacing ${replaced} and removing ${removed} the store held` : '';
       console.error(
-        `mcp-blackboard: imported ${records} records${doc.kind === 'thread' ? ` into thread ${doc.thread}` : ''} (${store.backend.description})`,
+        `mcp-blackboard: imported ${records} records${doc.kind === 'thread' ? ` into thread ${doc.thread}` : ''}${changed} (${store.backend.description})`,
       );
       return 0;
     } finally {
@@ -95,6 +107,29 @@ export const importCommand: Command = {
     }
   },
 };
+
+/**
+ * Writes all of `text` to stdout, or throws: a short write (a full disk) or a closed pipe must not pass for a whole
+ * bundle. Synchronous, so nothing is left unwritten when the process exits.
+ */
+function writeAll(text: string): void {
+  const bytes = Buffer.from(text);
+  let at = 0;
+  while (at < bytes.length) {
+    try {
+      at += writeSync(1, bytes, at, bytes.length - at);
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code === 'EAGAIN') {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5); // a full pipe: wait for its reader
+        continue;
+      }
+      throw new Error(
+        `the bundle could not be written whole (${at} of ${bytes.length} bytes): ${code === 'EPIPE' ? 'the reader closed the pipe' : message}`,
+      );
+    }
+  }
+}
 
 function servicesFor(store: VersionedStore, namespace: string | undefined, thread: string): ReturnType<typeof createServices> {
   const session = new Session(store, { namespace, thread, run: '', rootThread: '', delegateLevel: 0 });

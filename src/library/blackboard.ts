@@ -201,18 +201,18 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         if (thread !== undefined && typeof thread !== 'string')
           throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
         try {
-          return thread !== undefined ? await s.checkpoints.exportThread(thread) : await s.checkpoints.exportNamespace();
+          return thread !== undefined ? await s.bundles.exportThread(thread) : await s.bundles.exportNamespace();
         } catch (error) {
           throw toLibraryError(error, 'export');
         }
       },
-      import: async (bundle) => {
+      import: async (bundle, options = {}) => {
         if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.import() cannot run.');
         try {
           // The whole bundle is checked before anything is written: a corrupt one changes nothing.
-          const doc = loadDocument(typeof bundle === 'string' ? bundle : JSON.stringify(bundle));
+          const doc = loadDocument(typeof bundle === 'string' ? bundle : JSON.stringify(bundle), 'bundle');
           await beforeWrite();
-          return await s.checkpoints.import(doc);
+          return await s.bundles.import(doc, { replace: options.replace === true });
         } catch (error) {
           throw toLibraryError(error, 'import');
         }

@@ -1,7 +1,8 @@
 // The portable, versioned JSON of a thread's (or a namespace's) state: what checkpoints, export and import share.
 import { BlackboardError } from '../errors.js';
-import { checkName } from '../context.js';
-import { isRelativeKey, showRelative } from '../keyspace.js';
+import { MAX_KEY_CHARS, checkName } from '../context.js';
+import { isRelativeKey, relativeUserKey, showRelative } from '../keyspace.js';
+import { nesting } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
 
@@ -70,33 +71,63 @@ export function sortKeys<T>(records: Record<string, T>): Record<string, T> {
   return out;
 }
 
+/** The deepest nesting a saved value may have: well past what a tool accepts (64), short of a stack overflow. */
+const MAX_SAVED_DEPTH = 1000;
+/** The latest and earliest time a Date can hold, in epoch ms. */
+const MAX_TIME = 8.64e15;
+
+/** Why a document cannot be used; `loadDocument` words it for a checkpoint or a bundle. */
+class Unusable extends Error {}
+
 /**
  * Parses and validates a document, migrating older formats. Format 1 (mcp-blackboard 0.0.x) spelled records out
  * as `{value, version, updatedAt: ISO string, updatedBy}` and had no `kind` (it was always one thread).
- * Throws CHECKPOINT_CORRUPT, never a half-read document.
+ * Throws CHECKPOINT_CORRUPT (worded for a checkpoint, or for a bundle the `import` command or library loads), never
+ * a half-read document.
  */
-export function loadDocument(text: string): ThreadDocument | NamespaceDocument {
+export function loadDocument(text: string, what: 'checkpoint' | 'bundle' = 'checkpoint'): ThreadDocument | NamespaceDocument {
+  try {
+    return parseDocument(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text); // a byte-order mark is not content
+  } catch (error) {
+    if (!(error instanceof Unusable)) throw error;
+    if (what === 'checkpoint') throw corrupt(error.message);
+    throw new BlackboardError('CHECKPOINT_CORRUPT', `The bundle cannot be used: ${error.message}. Nothing was changed.`);
+  }
+}
+
+function parseDocument(text: string): ThreadDocument | NamespaceDocument {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw corrupt('it is not JSON (truncated or damaged)');
+    throw new Unusable('it is not JSON (truncated or damaged)');
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt('it is not a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Unusable('it is not a JSON object');
   const doc = raw as Record<string, unknown>;
   if (doc.format === 1) return migrateV1(doc);
-  if (doc.format !== FORMAT) throw corrupt(`its format ${JSON.stringify(doc.format)} is not one this version reads (1 or ${FORMAT})`);
-  if (typeof doc.records !== 'object' || doc.records === null || Array.isArray(doc.records)) throw corrupt('it has no records');
+  if (doc.format !== FORMAT) throw new Unusable(`its format ${JSON.stringify(doc.format)} is not one this version reads (1 or ${FORMAT})`);
+  if (typeof doc.records !== 'object' || doc.records === null || Array.isArray(doc.records)) throw new Unusable('it has no records');
   const records = doc.records as Record<string, unknown>;
   for (const [rel, r] of Object.entries(records)) checkSaved(rel, r);
   if (doc.kind === 'namespace') return { format: FORMAT, kind: 'namespace', records: records as Record<string, SavedRecord> };
-  if (doc.kind !== 'thread' || typeof doc.thread !== 'string' || typeof doc.run !== 'string') throw corrupt('it names no thread and run');
+  if (doc.kind !== 'thread' || typeof doc.thread !== 'string' || typeof doc.run !== 'string')
+    throw new Unusable('it names no thread and run');
   try {
     checkName('thread', doc.thread);
   } catch {
-    throw corrupt('its thread id is not valid');
+    throw new Unusable('its thread id is not valid');
   }
   return { format: FORMAT, kind: 'thread', thread: doc.thread, run: doc.run, records: records as Record<string, SavedRecord> };
+}
+
+const isTime = (t: unknown): boolean => typeof t === 'number' && Number.isFinite(t) && Math.abs(t) <= MAX_TIME;
+
+/** A user key (in a scope, not a family's record) is 1..512 characters, as every tool requires. */
+function userKeyOk(rel: string): boolean {
+  const key = relativeUserKey(rel);
+  if (key === undefined) return true;
+  const length = [...key].length;
+  return length >= 1 && length <= MAX_KEY_CHARS;
 }
 
 function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
@@ -107,23 +138,27 @@ function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
     'v' in x &&
     Number.isSafeInteger(x.ver) &&
     (x.ver as number) > 0 &&
-    typeof x.at === 'number' &&
+    isTime(x.at) &&
     typeof x.by === 'string' &&
-    (x.exp === undefined || typeof x.exp === 'number') &&
-    isRelativeKey(rel);
-  if (!ok) throw corrupt(`record ${JSON.stringify(showRelative(rel))} is malformed`);
+    (x.exp === undefined || isTime(x.exp)) &&
+    isRelativeKey(rel) &&
+    userKeyOk(rel);
+  if (!ok) throw new Unusable(`record ${JSON.stringify(showRelative(rel))} is malformed`);
+  if (nesting(x.v as Json, MAX_SAVED_DEPTH) > MAX_SAVED_DEPTH) {
+    throw new Unusable(`the value of record ${JSON.stringify(showRelative(rel))} is nested more than ${MAX_SAVED_DEPTH} levels deep`);
+  }
 }
 
 function migrateV1(doc: Record<string, unknown>): ThreadDocument {
   if (typeof doc.thread !== 'string' || typeof doc.run !== 'string' || typeof doc.records !== 'object' || doc.records === null) {
-    throw corrupt('it is a format-1 document without thread, run or records');
+    throw new Unusable('it is a format-1 document without thread, run or records');
   }
   const records: Record<string, SavedRecord> = {};
   for (const [rel, r] of Object.entries(doc.records as Record<string, unknown>)) {
     const x = r as { value?: Json; version?: unknown; updatedAt?: unknown; updatedBy?: unknown } | null;
     const at = typeof x?.updatedAt === 'string' ? Date.parse(x.updatedAt) : NaN;
     if (!x || !('value' in x) || !Number.isSafeInteger(x.version) || Number.isNaN(at) || typeof x.updatedBy !== 'string') {
-      throw corrupt(`format-1 record ${JSON.stringify(rel)} is malformed`);
+      throw new Unusable(`format-1 record ${JSON.stringify(rel)} is malformed`);
     }
     records[rel] = { v: x.value as Json, ver: x.version as number, at, by: x.updatedBy };
     checkSaved(rel, records[rel]);

@@ -1,4 +1,4 @@
-// The checkpoint service: save, list, restore and delete a thread's state; export and import documents.
+// The checkpoint service: save, list, restore and delete a thread's state.
 import { randomUUID } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions, type Identity } from '../context.js';
@@ -7,16 +7,7 @@ import type { Json, KeyRange } from '../store/types.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { CheckpointBlobs, type BlobRef } from './checkpoint-blobs.js';
-import {
-  FORMAT,
-  corrupt,
-  fromSaved,
-  saved,
-  sortKeys,
-  type NamespaceDocument,
-  type SavedRecord,
-  type ThreadDocument,
-} from './checkpoint-document.js';
+import { FORMAT, corrupt, saved, type ThreadDocument } from './checkpoint-document.js';
 import {
   Manifest,
   allOf,
@@ -244,44 +235,6 @@ export class CheckpointService {
       },
       { ...idempotent(this.who, call, args) },
     );
-    return result;
-  }
-
-  /** The thread's state as a portable document (export --thread). */
-  async exportThread(thread: string): Promise<ThreadDocument> {
-    checkName('thread', thread);
-    const { result } = await this.store.transact(async (tx) => {
-      const { run, entries } = await this.collect(tx, thread);
-      const records: Record<string, SavedRecord> = {};
-      for (const [key, e] of entries) records[this.keys.relative(key)] = saved(e);
-      return { format: FORMAT, kind: 'thread', thread, run, records: sortKeys(records) } satisfies ThreadDocument;
-    });
-    return result;
-  }
-
-  /** Every record of the namespace (export without --thread); checkpoints and idempotency records are left out. */
-  async exportNamespace(): Promise<NamespaceDocument> {
-    const records: Record<string, SavedRecord> = {};
-    let after: string | undefined;
-    for (;;) {
-      const { entries } = await this.store.list({ ...this.keys.all(), after, limit: 1000 });
-      for (const [key, e] of entries) {
-        const rel = this.keys.relative(key);
-        if (!this.keys.isCheckpointRecord(rel)) records[rel] = saved(e);
-      }
-      if (entries.length < 1000) break;
-      after = entries[entries.length - 1][0];
-    }
-    return { format: FORMAT, kind: 'namespace', records: sortKeys(records) };
-  }
-
-  /** Loads a document (already validated by `loadDocument`) into the store, in one transaction. */
-  async import(doc: ThreadDocument | NamespaceDocument): Promise<{ records: number }> {
-    const { result } = await this.store.transact(async (tx) => {
-      if (doc.kind === 'thread') return { records: await this.restoreIn(tx, doc) };
-      for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
-      return { records: Object.keys(doc.records).length };
-    });
     return result;
   }
 

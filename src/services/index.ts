@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { BudgetService } from './budget.js';
 import { ChangesService } from './changes.js';
+import { BundleService } from './bundles.js';
 import { CheckpointService } from './checkpoint.js';
 import { FinalizerService } from './finalizer.js';
 import { HistoryService } from './history.js';
@@ -37,6 +38,8 @@ export interface Services {
   history: HistoryService;
   signals: SignalService;
   checkpoints: CheckpointService;
+  /** export and import of a thread's or namespace's state */
+  bundles: BundleService;
   /** the store and session the services share (the board tools read through them) */
   store: VersionedStore;
   session: Session;
@@ -77,6 +80,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
     history,
     signals: new SignalService(session, history),
     checkpoints,
+    bundles: new BundleService(store, session),
     store,
     session,
     team: new TeamService(store, session, times),

@@ -1,7 +1,7 @@
 // One store transaction: reads of committed state, versioned writes (CAS, atomic updates, tombstones), value bounds.
 import { BlackboardError, invalid } from '../errors.js';
 import { isCorruptRecord } from './codec.js';
-import { jsonBytes, nesting } from './json-text.js';
+import { jsonBytes, nesting, sameJson } from './json-text.js';
 import { VERSION_FLOOR_KEY } from './keys.js';
 import { applyUpdate, type UpdateOp } from './ops.js';
 import type { BackendTx, Json, RangeQuery, RecordWrite, StoredRecord, TxContext, Writes } from './types.js';
@@ -162,7 +162,8 @@ export class StoreTx {
    */
   async putEntry(key: string, entry: Omit<Entry, 'revision'>): Promise<void> {
     const raw = await this.raw(key);
-    const sameWrite = raw !== undefined && raw.del === undefined && raw.ver === entry.version;
+    // the very record again (an unchanged key restored, a bundle imported twice) keeps its version
+    const sameWrite = raw !== undefined && raw.del === undefined && raw.ver === entry.version && sameJson(raw.v, entry.value);
     const base = raw === undefined ? await this.versionFloor() : sameWrite ? entry.version - 1 : raw.ver;
     this.write(key, {
       v: entry.value,

@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../contract/backends.js';
-import { runCli, spawnAgent } from '../helpers.js';
+import { CLI, runCli, spawnAgent } from '../helpers.js';
 
 async function seed(db: string): Promise<void> {
   const a = await spawnAgent([
@@ -99,6 +100,96 @@ describe('export and import bundles', () => {
       expect(r.stderr).toMatch(/cannot be used|corrupt|not JSON|malformed/i);
       expect(r.stdout).toBe('');
     }
+    expect((await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team'])).stdout).toBe(before);
+  });
+
+  it('import never silently replaces what the store holds: refused with nothing changed, --replace replaces, a version never repeats', async () => {
+    const [a, b] = [join(tempDir(), 'a.db'), join(tempDir(), 'b.db')];
+    for (const [db, value] of [
+      [a, 'from a'],
+      [b, 'from b'],
+    ]) {
+      const w = await spawnAgent(['--store', `sqlite://${db}`, '--thread', 'T', '--agent', 'w']);
+      await w.ok('state_set', { key: 'doc', value });
+      await w.ok('state_set', { key: 'mine', value, scope: 'thread' });
+      if (db === b) await w.ok('state_set', { key: 'only-b', value, scope: 'thread' });
+      await w.close();
+    }
+    const exportOf = async (db: string, ...more: string[]) => (await runCli(['export', '--store', `sqlite://${db}`, ...more])).stdout;
+    const file = (name: string, text: string) => {
+      const path = join(tempDir(), name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const whole = file('a.json', await exportOf(a));
+    const thread = file('t.json', await exportOf(a, '--thread', 'T'));
+    const before = await exportOf(b);
+    for (const bundle of [whole, thread]) {
+      const r = await runCli(['import', bundle, '--store', `sqlite://${b}`]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/already holds state .*would replace \d+ record.*Nothing was changed.*--replace/);
+      expect(await exportOf(b)).toBe(before);
+    }
+    // its own bundle again: nothing to replace, nothing changes
+    const own = await runCli(['import', file('b.json', before), '--store', `sqlite://${b}`]);
+    expect(own.code, own.stderr).toBe(0);
+    expect(await exportOf(b)).toBe(before);
+
+    const replaced = await runCli(['import', whole, '--store', `sqlite://${b}`, '--replace']);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(replaced.stderr).toMatch(/replacing \d+ and removing 0 the store held/);
+    const r = await spawnAgent(['--store', `sqlite://${b}`, '--thread', 'T', '--agent', 'w']);
+    try {
+      // b's doc was version 1 with another value: a.json's version 1 goes above it, so a stale ifVersion:1 cannot match
+      expect(await r.ok('state_get', { key: 'doc' })).toMatchObject({ value: 'from a', version: 2 });
+      expect((await r.err('state_set', { key: 'doc', value: 'stale', ifVersion: 1 })).code).toBe('VERSION_CONFLICT');
+    } finally {
+      await r.close();
+    }
+    // a thread bundle with --replace makes the thread what the bundle holds
+    const t = await runCli(['import', thread, '--store', `sqlite://${b}`, '--replace']);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stderr).toMatch(/into thread T, replacing \d+ and removing [1-9]\d* the store held/);
+    expect(Object.keys(JSON.parse(await exportOf(b, '--thread', 'T')).records)).not.toContain('thread:T\u001fonly-b');
+  });
+
+  it('export refuses a thread the store has no record of, and an output it cannot write whole; import refuses impossible records', async () => {
+    const db = join(tempDir(), 'x.db');
+    await seed(db);
+    const missing = await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team', '--thread', 'nosuch']);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toMatch(/Thread "nosuch" has no state in this store \(namespace team\)/);
+
+    const full = openSync('/dev/full', 'w');
+    try {
+      const r = spawnSync(process.execPath, [CLI, 'export', '--store', `sqlite://${db}`, '--namespace', 'team'], {
+        stdio: ['ignore', full, 'pipe'],
+        encoding: 'utf8',
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/could not be written whole \(0 of \d+ bytes\)/);
+    } finally {
+      closeSync(full);
+    }
+
+    const before = (await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team'])).stdout;
+    const record = (rel: string, r: Record<string, unknown>) => JSON.stringify({ format: 2, kind: 'namespace', records: { [rel]: r } });
+    for (const [name, text] of [
+      ['time out of range', record('global\u001fk', { v: 1, ver: 1, at: 1e300, by: 'x' })],
+      ['empty key', record('global\u001f', { v: 1, ver: 1, at: 1, by: 'x' })],
+      ['long key', record(`global\u001f${'k'.repeat(513)}`, { v: 1, ver: 1, at: 1, by: 'x' })],
+      ['deep value', record('global\u001fk', { v: JSON.parse(`${'['.repeat(2000)}${']'.repeat(2000)}`), ver: 1, at: 1, by: 'x' })],
+    ]) {
+      const r = await runCli(['import', '-', '--store', `sqlite://${db}`, '--namespace', 'team'], text);
+      expect(r.code, name).toBe(1);
+      expect(r.stderr, name).toMatch(/^mcp-blackboard.*The bundle cannot be used: .*Nothing was changed\.\n$/);
+    }
+    // a byte-order mark before the JSON is not content
+    const bom = await runCli(['import', '-', '--store', `sqlite://${db}`, '--namespace', 'team'], `\ufeff${before}`);
+    expect(bom.code, bom.stderr).toBe(0);
     expect((await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team'])).stdout).toBe(before);
   });
 });

@@ -216,7 +216,7 @@ describe('checkpoint documents', () => {
     const doc = loadDocument(text);
     expect(doc).toMatchObject({ format: 2, kind: 'thread', thread: 'legacy-thread', run: 'legacy-run' });
     const a = await agent({ config: { thread: 'legacy-thread' } });
-    await a.bb.services.checkpoints.import(doc);
+    await a.bb.services.bundles.import(doc);
     await a.bb.session.refresh();
     expect(await a.ok('state_get', { key: 'goal', scope: 'thread' })).toMatchObject({
       value: { text: 'migrated from format 1' },

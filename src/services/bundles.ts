@@ -1,0 +1,138 @@
+// The bundle service: a thread's or a namespace's state as a portable document (export), and back (import).
+import { BlackboardError } from '../errors.js';
+import { checkName, type Identity } from '../context.js';
+import { showRelative } from '../keyspace.js';
+import { sameJson } from '../store/json-text.js';
+import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import {
+  FORMAT,
+  fromSaved,
+  saved,
+  sortKeys,
+  type NamespaceDocument,
+  type SavedRecord,
+  type ThreadDocument,
+} from './checkpoint-document.js';
+import { restoreState } from './checkpoint-restore.js';
+import { collectState } from './checkpoint-state.js';
+import type { Session } from './session.js';
+
+/** What an import did: records written, and of those already there how many it replaced and removed. */
+export interface ImportResult {
+  records: number;
+  replaced: number;
+  removed: number;
+}
+
+/** Records named in a refusal, at most. */
+const EXAMPLES = 3;
+
+/**
+ * Export and import. An import loads a document into the store in one transaction. It never silently replaces what
+ * is there: a record the store holds with another value, or (for a thread) a record of the thread the document does
+ * not have, makes it refuse with `VERSION_CONFLICT`, changing nothing, unless `replace` is given. Loading the same
+ * document again changes nothing (each record keeps its version).
+ */
+export class BundleService {
+  constructor(
+    private readonly store: VersionedStore,
+    private readonly session: Session,
+  ) {}
+
+  private get who(): Identity {
+    return this.session.identity;
+  }
+  private get keys() {
+    return this.session.keys;
+  }
+
+  /** The thread's state as a portable document (export --thread); NOT_FOUND when the store has no record of it. */
+  async exportThread(thread: string): Promise<ThreadDocument> {
+    checkName('thread', thread);
+    const { result } = await this.store.transact(async (tx) => {
+      const { run, entries } = await collectState(tx, this.keys, this.who, thread);
+      if (entries.length === 0) {
+        throw new BlackboardError(
+          'NOT_FOUND',
+          `Thread "${thread}" has no state in this store${this.namespaceWords()}: nothing to export.`,
+          {
+            thread,
+          },
+        );
+      }
+      const records: Record<string, SavedRecord> = {};
+      for (const [key, e] of entries) records[this.keys.relative(key)] = saved(e);
+      return { format: FORMAT, kind: 'thread', thread, run, records: sortKeys(records) } satisfies ThreadDocument;
+    });
+    return result;
+  }
+
+  /** Every record of the namespace (export without --thread); checkpoints and idempotency records are left out. */
+  async exportNamespace(): Promise<NamespaceDocument> {
+    const records: Record<string, SavedRecord> = {};
+    let after: string | undefined;
+    for (;;) {
+      const { entries } = await this.store.list({ ...this.keys.all(), after, limit: 1000 });
+      for (const [key, e] of entries) {
+        const rel = this.keys.relative(key);
+        if (!this.keys.isCheckpointRecord(rel)) records[rel] = saved(e);
+      }
+      if (entries.length < 1000) break;
+      after = entries[entries.length - 1][0];
+    }
+    return { format: FORMAT, kind: 'namespace', records: sortKeys(records) };
+  }
+
+  /** Loads a document (already validated by `loadDocument`) into the store, in one transaction. */
+  async import(doc: ThreadDocument | NamespaceDocument, options: { replace?: boolean } = {}): Promise<ImportResult> {
+    const { result } = await this.store.transact(async (tx) => {
+      const { replaced, removed } = await this.differences(tx, doc);
+      if (!options.replace && replaced.length + removed.length > 0) throw this.wouldReplace(doc, replaced, removed);
+      const records = Object.keys(doc.records).length;
+      if (doc.kind === 'thread') await restoreState(tx, this.keys, this.who, this.session.by, doc, false);
+      else for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
+      return { records, replaced: replaced.length, removed: removed.length };
+    });
+    return result;
+  }
+
+  /** The live records (relative keys) the document would give another value, and those of its thread it would remove. */
+  private async differences(tx: StoreTx, doc: ThreadDocument | NamespaceDocument): Promise<{ replaced: string[]; removed: string[] }> {
+    const replaced: string[] = [];
+    const removed: string[] = [];
+    if (doc.kind === 'thread') {
+      const { entries } = await collectState(tx, this.keys, this.who, doc.thread);
+      for (const [key, e] of entries) {
+        const rel = this.keys.relative(key);
+        const r = doc.records[rel];
+        if (r === undefined) removed.push(rel);
+        else if (!sameJson(e.value, r.v)) replaced.push(rel);
+      }
+      return { replaced, removed };
+    }
+    for (const [rel, r] of Object.entries(doc.records)) {
+      const e = await tx.get(this.keys.absolute(rel));
+      if (e !== undefined && !sameJson(e.value, r.v)) replaced.push(rel);
+    }
+    return { replaced, removed };
+  }
+
+  private wouldReplace(doc: ThreadDocument | NamespaceDocument, replaced: string[], removed: string[]): BlackboardError {
+    const what = doc.kind === 'thread' ? `thread "${doc.thread}"` : `this namespace`;
+    const parts = [
+      ...(replaced.length > 0 ? [`replace ${replaced.length} record(s) that hold other values`] : []),
+      ...(removed.length > 0 ? [`remove ${removed.length} record(s) the bundle does not have`] : []),
+    ];
+    const examples = [...replaced, ...removed].slice(0, EXAMPLES).map((rel) => JSON.stringify(showRelative(rel)));
+    return new BlackboardError(
+      'VERSION_CONFLICT',
+      `The store already holds state of ${what}${this.namespaceWords()}: importing would ${parts.join(' and ')} (${examples.join(', ')}). ` +
+        'Nothing was changed. Import into an empty store or namespace, or pass --replace (replace: true) to replace it.',
+      { replaced: replaced.length, removed: removed.length, examples: examples.map((e) => JSON.parse(e)) },
+    );
+  }
+
+  private namespaceWords(): string {
+    return this.who.namespace !== undefined ? ` (namespace ${this.who.namespace})` : '';
+  }
+}
