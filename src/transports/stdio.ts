@@ -139,12 +139,21 @@ export class LimitedStdioTransport implements Transport {
 
   private readonly onData = (chunk: Buffer): void => this.reader.push(chunk);
   private readonly onStreamError = (error: Error): void => this.onerror?.(error);
+  /** stdout failing (the client closed its end: EPIPE) ends the connection as stdin's end does, not the process */
+  private readonly onStdoutError = (error: Error): void => {
+    this.stdoutFailed = true;
+    this.onerror?.(error);
+    void this.close();
+  };
+  private stdoutFailed = false;
+  private isClosed = false;
 
   async start(): Promise<void> {
     if (this.started) throw new Error('LimitedStdioTransport already started');
     this.started = true;
     this.stdin.on('data', this.onData);
     this.stdin.on('error', this.onStreamError);
+    this.stdout.on('error', this.onStdoutError);
   }
 
   private onLine(line: string): void {
@@ -155,7 +164,7 @@ export class LimitedStdioTransport implements Transport {
     } catch (error) {
       const parse = error instanceof SyntaxError;
       void this.reply(
-        undefined,
+        parse ? undefined : readableId(line),
         parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest,
         parse
           ? 'Parse error: a line on stdin is not JSON. Send one JSON-RPC message per line.'
@@ -195,8 +204,12 @@ export class LimitedStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
+      if (this.stdoutFailed) return resolve(); // nobody reads any more
       if (this.stdout.write(serializeMessage(message))) resolve();
-      else this.stdout.once('drain', () => resolve());
+      else {
+        this.stdout.once('drain', () => resolve());
+        void this.closed.then(() => this.stdoutFailed && resolve());
+      }
     });
   }
 
@@ -205,12 +218,25 @@ export class LimitedStdioTransport implements Transport {
   readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
 
   async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
     this.resolveClosed();
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.onclose?.();
   }
+}
+
+/**
+ * The id of a request that is not a valid JSON-RPC message (a JSON object with a `method`), when it has one a reply
+ * can carry (a string or number): its client waits for an answer with that id.
+ */
+function readableId(line: string): RequestId | undefined {
+  const parsed: unknown = JSON.parse(line);
+  const request = typeof parsed === 'object' && parsed !== null && 'method' in parsed ? (parsed as { id?: unknown }) : {};
+  const id = request.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
 }
 
 /**

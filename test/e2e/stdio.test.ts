@@ -5,7 +5,7 @@ import { ProtocolErrorCode as ErrorCode, ProtocolError as McpError } from '@mode
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRequestId } from '../../src/transports/stdio.js';
 import { tempDir } from '../contract/backends.js';
-import { CLI, runCli, spawnAgent } from '../helpers.js';
+import { CLI, runCli, sleep, spawnAgent } from '../helpers.js';
 
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
 let running: Spawned[] = [];
@@ -140,6 +140,9 @@ describe('a message over the stdio size limit', () => {
       // the id in the middle of a long message, and a nested "id" at the end: neither can be told for sure
       `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"state_set","arguments":{"key":"k","value":"${pad}"}},"id":7,"z":{"id":5}}`,
       'hello, is anybody there?',
+      // JSON, but not a valid JSON-RPC request: its id is still there to answer
+      '{"jsonrpc":"2.0","id":"m9","method":"ping","extra":1}',
+      '{"jsonrpc":"2.0","id":"pn","method":"tools/list","params":null}',
       '{"jsonrpc":"2.0","id":3,"method":"ping"}',
     ];
     for (const frame of frames) {
@@ -153,7 +156,7 @@ describe('a message over the stdio size limit', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { id?: unknown; error?: { code: number; message: string }; result?: unknown });
-    expect(replies).toHaveLength(5);
+    expect(replies).toHaveLength(7);
     expect(replies[0]).toMatchObject({
       id: 'head-1',
       error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/^Message too large/) },
@@ -162,9 +165,52 @@ describe('a message over the stdio size limit', () => {
     expect(replies[2]).toMatchObject({ error: { code: ErrorCode.InvalidRequest } });
     expect(replies[2]).not.toHaveProperty('id');
     expect(replies[3]).toMatchObject({ error: { code: ErrorCode.ParseError } });
-    expect(replies[4]).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+    expect(replies[4]).toMatchObject({ id: 'm9', error: { code: ErrorCode.InvalidRequest } });
+    expect(replies[5]).toMatchObject({ id: 'pn', error: { code: ErrorCode.InvalidRequest } });
+    expect(replies[6]).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
     expect(err.split('\n').filter((line) => line.includes('skipped a message'))).toHaveLength(3);
     expect(err).not.toMatch(/\n\s+at /);
+  });
+
+  it('a client that closes its end of stdout mid-call ends the connection cleanly: exit 0, no stack trace, gone from the roster', async () => {
+    const db = `sqlite://${join(tempDir(), 'epipe.db')}`;
+    const child = spawn(process.execPath, [CLI, '--store', db, '--agent', 'reader', '--tools', 'all', '--progress-interval-ms', '100'], {
+      stdio: 'pipe',
+    });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'state_set', arguments: { key: 'seen', value: 1 } } });
+    send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'watch', arguments: { key: 'k', waitMs: 20_000 }, _meta: { progressToken: 'p' } },
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    while (!out.includes('"progressToken":"p"')) await sleep(20); // the write is answered, the watch sends progress
+    child.stdout.destroy(); // progress keeps coming while stdin stays open
+    expect(await exited).toBe(0);
+    expect(err).not.toMatch(/\n\s+at |EPIPE/);
+    const other = await spawnAgent(['--store', db, '--agent', 'other', '--tools', 'team']);
+    try {
+      const { agents } = await other.ok('team_list', {});
+      expect(
+        agents.find((a: { agent: string }) => a.agent === 'reader'),
+        JSON.stringify(agents),
+      ).toMatchObject({ status: 'gone' });
+    } finally {
+      await other.close();
+    }
   });
 
   it('finds a request id only where it surely belongs to the top-level object', () => {
