@@ -7,7 +7,7 @@ import { createServices } from '../services/index.js';
 import { Session } from '../services/session.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { type Command, openCommandStore } from './command.js';
-import { flagHelp, helpFlag, namespaceFlag, readFlags, storeFlag, switchFlag, text } from './flags.js';
+import { flagHelp, helpFlag, nameFlag, namespaceFlag, readFlags, storeFlag, switchFlag } from './flags.js';
 import { print } from './serve.js';
 
 // For people: the same versioned JSON a checkpoint uses. Output goes to stdout; an error is one line on stderr
@@ -16,7 +16,7 @@ import { print } from './serve.js';
 const STORE_FLAGS = { store: storeFlag('the store'), namespace: namespaceFlag('the namespace (default: none)') };
 const EXPORT_FLAGS = {
   ...STORE_FLAGS,
-  thread: text({ flag: 'thread', arg: 'ID', help: 'export only this thread (its thread, run and checkpoint records)' }),
+  thread: nameFlag('thread', { flag: 'thread', arg: 'ID', help: 'export only this thread (its thread, run and checkpoint records)' }),
   help: helpFlag,
 };
 const IMPORT_FLAGS = {

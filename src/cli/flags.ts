@@ -1,6 +1,6 @@
 // The flag table: each flag declared once ({flag, env, default, parse, help}); the parser and --help are made from it.
 import { parseArgs } from 'node:util';
-import { namespaceError } from '../context.js';
+import { namespaceError, nameRule } from '../context.js';
 import { ConfigError } from '../errors.js';
 
 /**
@@ -92,6 +92,20 @@ export const namespaceValue = (raw: string, from: string): string => {
   if (bad) throw new ConfigError(bad);
   return raw;
 };
+
+/** A name (agent, agent type, thread), checked by the same rule the tools use, so a bad one is a bad flag (exit 2). */
+export const nameFlag = (
+  what: string,
+  spec: Omit<Flag<string | undefined>, 'default' | 'parse'> & { arg: string },
+): Flag<string | undefined> => ({
+  ...spec,
+  default: undefined,
+  parse: (raw, from) => {
+    const rule = nameRule(what);
+    if (!rule.re.test(raw)) throw new ConfigError(`${from} "${raw.slice(0, 60)}" is not a valid ${what}: use ${rule.words}.`);
+    return raw;
+  },
+});
 
 /** The store URL flag, shared by every command; its help lists every kind of store. */
 export const storeFlag = (help = 'the store'): Flag<string | undefined> =>

@@ -13,6 +13,7 @@ import {
   flag,
   flagHelp,
   helpFlag,
+  nameFlag,
   namespaceFlag,
   oneOf,
   readFlags,
@@ -29,10 +30,20 @@ const MAX = Number.MAX_SAFE_INTEGER;
 export const SERVE_FLAGS = {
   store: storeFlag(),
   namespace: namespaceFlag('partition the store and prefix every tool name: NS_state_get'),
-  agent: text({ flag: 'agent', arg: 'NAME', env: 'BLACKBOARD_AGENT', help: "this agent's name (recorded as updatedBy)" }),
-  agentType: text({ flag: 'agent-type', arg: 'TYPE', env: 'BLACKBOARD_AGENT_TYPE', help: "this agent's type (scope agent_type)" }),
-  thread: text({ flag: 'thread', arg: 'ID', env: 'BLACKBOARD_THREAD', help: 'the conversation thread (default: a new id)' }),
-  parentThread: text({ flag: 'parent-thread', arg: 'ID', env: 'BLACKBOARD_PARENT_THREAD', help: 'the thread that delegated to this one' }),
+  agent: nameFlag('agent', { flag: 'agent', arg: 'NAME', env: 'BLACKBOARD_AGENT', help: "this agent's name (recorded as updatedBy)" }),
+  agentType: nameFlag('agent type', {
+    flag: 'agent-type',
+    arg: 'TYPE',
+    env: 'BLACKBOARD_AGENT_TYPE',
+    help: "this agent's type (scope agent_type)",
+  }),
+  thread: nameFlag('thread', { flag: 'thread', arg: 'ID', env: 'BLACKBOARD_THREAD', help: 'the conversation thread (default: a new id)' }),
+  parentThread: nameFlag('thread', {
+    flag: 'parent-thread',
+    arg: 'ID',
+    env: 'BLACKBOARD_PARENT_THREAD',
+    help: 'the thread that delegated to this one',
+  }),
   tools: flag<string[]>({
     flag: 'tools',
     arg: 'LIST',

@@ -87,6 +87,19 @@ describe('the built bin over stdio', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/namespace/);
     expect(bad.stdout).toBe('');
+    // a bad name is a bad flag too, from the command line or the environment, and no store is created for it
+    const dir = tempDir();
+    for (const [args, env] of [
+      [['--agent', 'bad name'], {}],
+      [['--agent-type', 'a/b'], {}],
+      [['--parent-thread', ''], {}],
+      [[], { BLACKBOARD_THREAD: 'bad thread' }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const r = await runCli(['--store', `sqlite://${join(dir, 'never.db')}`, ...args], undefined, env);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^mcp-blackboard: (--[a-z-]+|BLACKBOARD_THREAD) ".*" is not a valid (agent|agent type|thread): use /);
+    }
+    expect(existsSync(join(dir, 'never.db'))).toBe(false);
     // An unreachable Redis: one line naming the URL with the password masked, exit 1.
     const redis = await runCli(['--store', 'redis://:s3cret@127.0.0.1:1/0']);
     expect(redis.code).toBe(1);
