@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { createHook } from 'node:async_hooks';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -36,6 +36,24 @@ describe('SQLite backend', () => {
       expect((await stores[0].get('n'))!.value).toBe(36);
       await Promise.all(stores.map((s) => s.close()));
     }
+  });
+
+  it('a path that is a symbolic link to the database opens the file it points to, shared with those opening it directly', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    mkdirSync(join(dir, 'link'));
+    const real = join(dir, 'real', 'board.db');
+    await (await open(real)).close();
+    symlinkSync(real, join(dir, 'link', 'board.db'));
+    const viaLink = new VersionedStore(await open(join(dir, 'link', 'board.db')), { sweepIntervalMs: 0 });
+    const direct = new VersionedStore(await open(real), { sweepIntervalMs: 0 });
+    await viaLink.transact((tx) => tx.set('k', 'through the link', { by: 't' }));
+    expect((await direct.get('k'))?.value).toBe('through the link');
+    const woken = direct.waitUntil('k', (e) => e?.value === 'again', { timeoutMs: 5_000 });
+    await viaLink.transact((tx) => tx.set('k', 'again', { by: 't' }));
+    expect((await woken).timedOut).toBe(false);
+    // every file of the board is beside the database itself, none beside the link
+    expect(readdirSync(join(dir, 'link'))).toEqual(['board.db']);
   });
 
   it('uses WAL, so readers are never blocked by a writer', async () => {

@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import type Keyv from 'keyv';
 import { corrupt, ENVELOPE_PREFIX, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
-import { type FileIdentityCheck, NotifyFile } from './files.js';
+import { databaseFile, type FileIdentityCheck, NotifyFile } from './files.js';
 import { SqliteCommitListener } from './listener.js';
 import { isBusy, openDatabase, type ReaderStatements, type WriterStatements, writeRows } from './schema.js';
 import { KnownRecords, type WrittenRow } from '../known-records.js';
@@ -88,7 +88,8 @@ export class SqliteBackend implements Backend {
   }
 
   /** Opens (creating or upgrading) the database at `path`; several processes may do so at once (see {@link openDatabase}). */
-  static async open(path: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
+  static async open(given: string, options: SqliteOptions = {}): Promise<SqliteBackend> {
+    const path = databaseFile(given);
     const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
     const db = await openDatabase(path, options.synchronous ?? 'FULL', busyTimeoutMs, options.knownFromBytes);
     return new SqliteBackend(

@@ -4,8 +4,10 @@ import {
   accessSync,
   closeSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
+  realpathSync,
   statSync,
   watch,
   writeSync,
@@ -14,6 +16,18 @@ import {
 } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { BlackboardError } from '../../errors.js';
+
+/**
+ * The database file a path names: a symbolic link is followed, as SQLite does, which keeps the -wal and -shm files
+ * beside the link's target; every file the board checks and watches is then found there too.
+ */
+export function databaseFile(path: string): string {
+  try {
+    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path;
+  } catch {
+    return path; // missing (created at open) or a dangling link: opening it says what is wrong
+  }
+}
 
 /**
  * Creates `dir` and its missing parents, one level at a time from the nearest existing one, so a path no directory
