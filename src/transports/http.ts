@@ -65,15 +65,20 @@ interface StatelessRequest {
  * the agent's own thread, stable across requests (never a fresh thread per request).
  */
 function statelessIdentity(identity: NewSession, body: unknown, principal: Principal): NewSession {
-  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params?._meta;
+  const { method, params } = (body ?? {}) as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
+  // A tool call is served as the connection's identity when its `_meta` names a bad or forbidden one: the tool layer
+  // refuses the call with the error envelope a model reads (INVALID_ARGUMENT, FORBIDDEN), as over stdio or a session.
+  const toolCall = method === 'tools/call';
   let asked: MetaIdentity;
   try {
-    asked = metaIdentity(meta);
+    asked = metaIdentity(params?._meta);
   } catch (error) {
+    if (toolCall) return { ...identity, thread: identity.thread ?? defaultThread(identity.agent) };
     throw new HttpError(400, `Bad request: ${(error as Error).message}`);
   }
   const fixed = principal.client?.agentType;
   if (asked.agentType !== undefined && fixed !== undefined && asked.agentType !== fixed) {
+    if (toolCall) return { ...identity, thread: identity.thread ?? defaultThread(identity.agent) };
     throw new HttpError(403, `Forbidden: this token's agent type is "${fixed}"; it cannot act as "${asked.agentType}".`);
   }
   const out = { ...identity, ...asked };

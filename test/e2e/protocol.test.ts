@@ -115,7 +115,10 @@ describe('2026-07-28: identity per request, never per transport session', () => 
         params: { name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': 'no spaces' } },
       }),
     });
-    expect(bad.status).toBe(400);
+    // refused as over stdio and in a session: the tool's error envelope, for the request's id
+    expect(bad.status).toBe(200);
+    expect(bad.body).toMatch(/"id":9/);
+    expect(bad.body).toMatch(/\\"code\\":\\"INVALID_ARGUMENT\\"/);
   });
 
   it('the same _meta keys work over stdio and inside a 2025 session', async () => {
