@@ -200,7 +200,17 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     if (!isInitializeRequest(body) || http.maxSessions === 0) {
       const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
       const onlyTool = (body as { method?: unknown } | null)?.method === 'tools/call' && typeof name === 'string' ? name : undefined;
-      if ((body as { method?: unknown } | null)?.method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
+      const method = (body as { method?: unknown } | null)?.method;
+      if (method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
+      if (method === 'resources/subscribe') {
+        // updates of a 2025 subscription travel on its session's stream: without one, a subscription would never be told
+        throw new HttpError(
+          400,
+          `resources/subscribe needs a session, and this request has none${http.maxSessions === 0 ? ' (this server keeps none: --max-sessions 0)' : ''}: no update could reach it. Read the resource again, or call the watch tool to wait for a change.`,
+          {},
+          { code: -32601, id: (body as { id?: string | number }).id ?? null },
+        );
+      }
       const extra: StatelessRequest = { identity: statelessIdentity(identity, body, principal), namespace: endpoint.namespace, onlyTool };
       (req as { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: extra as never };
       return statelessNode(req, res, body);

@@ -147,6 +147,22 @@ describe('HTTP details real clients trip over', () => {
     expect(String(wrong.headers['www-authenticate'])).toMatch(/error="invalid_token"/);
   });
 
+  it('resources/subscribe without a session is refused plainly (no update could ever reach it), not accepted and never served', async () => {
+    const headers = { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-protocol-version': '2025-11-25' };
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'resources/subscribe',
+      params: { uri: 'blackboard://default/global/k' },
+    });
+    const res = await raw(s.port, { headers, body });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({
+      id: 'sub-1',
+      error: { code: -32601, message: expect.stringMatching(/^resources\/subscribe needs a session/) },
+    });
+  });
+
   it('SSE streams of a 2025 session tell the client when to reconnect (retry:)', async () => {
     const { sessionId } = await rawInitialize(s.port, bearer(TOKEN));
     const headers = { ...MCP_HEADERS, ...bearer(TOKEN), 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' };
