@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostHeaderValidation, NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, type AuthInfo } from '@modelcontextprotocol/server';
+import { createMcpHandler, isInitializeRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
 import { DEFAULT_NAMESPACE_URI, listenRefusal } from '../resources.js';
 import { StoreEventBus } from '../resource-bus.js';
@@ -11,10 +11,10 @@ import { defaultThread, metaIdentity, type MetaIdentity } from '../request-ident
 import { createServer, type BlackboardServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { HttpAuth, type Principal } from './auth.js';
+import { drain, maxBodyBytes, readJson, tooLarge } from './http-body.js';
 import { EventLog, type SessionEventStore } from './event-store.js';
 import { checkOrigin, endpointOf, HttpError, isLoopbackAddress, LOOPBACK_HOSTNAMES, sessionIdentity, type NewSession } from './requests.js';
 
-const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE; // 4 MiB
 const RETRY_AFTER_SECONDS = 30;
 /** how soon a client whose SSE stream broke should reconnect (the `retry:` field of each stream's first event) */
 const SSE_RETRY_MS = 1000;
@@ -94,6 +94,7 @@ function statelessIdentity(identity: NewSession, body: unknown, principal: Princ
  */
 export async function serveHttp(config: Config, store: VersionedStore, options: HttpOptions = {}): Promise<HttpServer> {
   const http = config.http!;
+  const maxBody = maxBodyBytes(config);
   const auth = new HttpAuth({ token: http.token, authFile: http.auth?.file, clients: http.auth?.clients });
   const events = options.events ?? new EventLog();
   const sessions = new Map<string, LiveSession>();
@@ -119,9 +120,9 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       const bb = await createServer({ ...config, namespace }, store, { ...who, readOnly, recordOnWrite: true, onlyTool });
       return bb.server;
     },
-    { maxRequestBodySize: MAX_BODY_BYTES, onerror: () => {}, bus },
+    { maxRequestBodySize: maxBody, onerror: () => {}, bus },
   );
-  const statelessNode = toNodeHandler(stateless, { maxRequestBodySize: MAX_BODY_BYTES });
+  const statelessNode = toNodeHandler(stateless, { maxRequestBodySize: maxBody });
 
   /** The principal of a request's bearer token; a 401 without one (RFC 6750: no error code) or with a bad one. */
   const authenticate = (req: IncomingMessage): Principal => {
@@ -172,7 +173,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       throw new HttpError(404, 'Not found: the MCP endpoints are /mcp and /mcp/NAMESPACE.');
     }
     const principal = auth.required ? authenticate(req) : auth.anonymous();
-    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
+    if (Number(req.headers['content-length']) > maxBody) throw tooLarge(maxBody);
 
     const sessionId = req.headers['mcp-session-id'];
     if (sessionId !== undefined) {
@@ -186,7 +187,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
         live.inFlight--;
         live.lastSeen = Date.now();
       });
-      return live.transport.handleRequest(req, res);
+      // a POST's body is read here, under the same bound as every other request's
+      return live.transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req, maxBody) : undefined);
     }
 
     const identity = sessionIdentity(req.headers, principal, endpoint.namespace, config);
@@ -194,7 +196,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       // GET and DELETE belong to sessions; the stateless handler answers them (405)
       return statelessNode(req, res);
     }
-    const body = await readJson(req);
+    const body = await readJson(req, maxBody);
     // with --max-sessions 0 no session is kept: behind a load balancer without sticky sessions, every request of a
     // 2025 client (initialize included) is served on its own, like a 2026-07-28 request
     if (!isInitializeRequest(body) || http.maxSessions === 0) {
@@ -259,7 +261,14 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       if (!(error instanceof HttpError) && !req.destroyed) console.error('[mcp-blackboard] HTTP request failed:', error);
       if (res.headersSent) return void res.end();
       const refusal = error instanceof HttpError ? error : new HttpError(500, `Internal error: ${(error as Error).message}`);
-      // a refused request's unread body is not worth reading: close the connection instead
+      if (refusal.status === 413 && !req.complete) {
+        // answered now, and the rest of the body read and dropped (up to a bound: then the connection is closed), so a
+        // client still sending reads the 413 rather than a broken pipe
+        refusal.send(res, 'jsonrpc');
+        void drain(req).then((ended) => ended || req.socket.destroy());
+        return;
+      }
+      // any other refused request's unread body is not worth reading: close the connection instead
       refusal.send(res, 'jsonrpc', req.complete ? {} : { connection: 'close' });
     });
   });
@@ -296,22 +305,4 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-const tooLarge = (): HttpError => new HttpError(413, `Payload too large: the request body is over ${MAX_BODY_BYTES} bytes.`);
-
-/** Reads an initialize body, refusing it as soon as more than 4 MiB has arrived. */
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'Parse error: the body is not JSON.');
-  }
 }

@@ -92,6 +92,28 @@ describe('HTTP exposure', () => {
     expect((await a.ok('state_set', { key: 'big', value: 'x'.repeat(900_000) })).version).toBe(1);
   });
 
+  it('a client still sending a body over the limit reads the 413, not a broken pipe; --max-value-bytes raises the limit', async () => {
+    s = await startHttp({ token: TOKEN });
+    const huge = 'x'.repeat(5 * 1024 * 1024);
+    for (const era of ['modern', 'legacy', 'modern', 'legacy'] as const) {
+      const a = await httpAgent(`${s.base}/mcp`, bearer(TOKEN), '', era);
+      open.push(a);
+      const error = await a.raw('state_set', { key: 'big', value: huge }).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(error?.message, era).toMatch(/Payload too large: the request body is over 4194304 bytes/);
+      expect((await a.ok('state_get', { key: 'big' })).found, era).toBe(false); // the connection's client still serves
+    }
+    await s.close();
+    s = await startHttp({ token: TOKEN }, { maxValueBytes: 8 * 1024 * 1024 });
+    for (const era of ['modern', 'legacy'] as const) {
+      const a = await httpAgent(`${s.base}/mcp`, bearer(TOKEN), '', era);
+      open.push(a);
+      expect((await a.ok('state_set', { key: `big-${era}`, value: huge })).version, era).toBe(1);
+    }
+  });
+
   it('--max-sessions: one more is 503 with Retry-After; closing one makes room', async () => {
     s = await startHttp({ maxSessions: 2 });
     const one = await httpAgent(`${s.base}/mcp`, {}, '', 'legacy');

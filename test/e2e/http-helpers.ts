@@ -34,7 +34,7 @@ export async function startHttp(
   http: Partial<NonNullable<Config['http']>> & { authFile?: string } = {},
   config: Partial<Config> = {},
 ): Promise<Served> {
-  const store = memoryStore();
+  const store = memoryStore(config.maxValueBytes);
   const { authFile, ...rest } = http;
   const cfg = defaultConfig({
     progressIntervalMs: 100,
