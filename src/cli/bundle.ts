@@ -52,9 +52,17 @@ export const exportCommand: Command = {
     const store = await openCommandStore(url, { sweepIntervalMs: 0 }, { command: 'export', mustExist: true, blackboardOnly: true });
     try {
       const { bundles } = servicesFor(store, values.namespace, values.thread ?? 'export');
-      const out = values.thread !== undefined ? await bundles.exportThread(values.thread) : await bundles.exportNamespace();
+      const { doc: out, consistent } =
+        values.thread !== undefined
+          ? { doc: await bundles.exportThread(values.thread), consistent: true }
+          : await bundles.exportNamespace();
       writeAll(`${JSON.stringify(out, null, 2)}\n`);
       console.error(`mcp-blackboard: exported ${Object.keys(out.records).length} records (${store.backend.description})`);
+      if (!consistent) {
+        console.error(
+          'mcp-blackboard: the namespace was written to on each of 3 reads, so the bundle may hold part of a write made meanwhile; export again when its writers are quiet, or export threads one at a time (each is read at one moment).',
+        );
+      }
       return 0;
     } finally {
       await store.close();

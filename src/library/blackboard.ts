@@ -201,7 +201,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         if (thread !== undefined && typeof thread !== 'string')
           throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
         try {
-          return thread !== undefined ? await s.bundles.exportThread(thread) : await s.bundles.exportNamespace();
+          return thread !== undefined ? await s.bundles.exportThread(thread) : (await s.bundles.exportNamespace()).doc;
         } catch (error) {
           throw toLibraryError(error, 'export');
         }

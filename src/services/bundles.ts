@@ -24,6 +24,8 @@ export interface ImportResult {
   removed: number;
 }
 
+/** How many times a namespace export reads the namespace while writes keep changing it. */
+const EXPORT_TRIES = 3;
 /** Records named in a refusal, at most. */
 const EXAMPLES = 3;
 
@@ -67,8 +69,24 @@ export class BundleService {
     return result;
   }
 
-  /** Every record of the namespace (export without --thread); checkpoints and idempotency records are left out. */
-  async exportNamespace(): Promise<NamespaceDocument> {
+  /**
+   * Every record of the namespace (export without --thread); checkpoints and idempotency records are left out. It is
+   * read a page at a time, then again (up to {@link EXPORT_TRIES} reads) while the change log shows a write to the
+   * namespace meanwhile; `consistent` says whether the last read saw none, so that the document is the namespace at one
+   * moment.
+   */
+  async exportNamespace(): Promise<{ doc: NamespaceDocument; consistent: boolean }> {
+    for (let attempt = 1; ; attempt++) {
+      const from = await this.store.revision();
+      const records = await this.readNamespace();
+      const { changes, compacted } = await this.store.changes({ after: from, ...this.keys.all(), limit: 1 });
+      const consistent = changes.length === 0 && compacted <= from;
+      if (consistent || attempt === EXPORT_TRIES)
+        return { doc: { format: FORMAT, kind: 'namespace', records: sortKeys(records) }, consistent };
+    }
+  }
+
+  private async readNamespace(): Promise<Record<string, SavedRecord>> {
     const records: Record<string, SavedRecord> = {};
     let after: string | undefined;
     for (;;) {
@@ -77,10 +95,9 @@ export class BundleService {
         const rel = this.keys.relative(key);
         if (!this.keys.isCheckpointRecord(rel)) records[rel] = saved(e);
       }
-      if (entries.length < 1000) break;
+      if (entries.length < 1000) return records;
       after = entries[entries.length - 1][0];
     }
-    return { format: FORMAT, kind: 'namespace', records: sortKeys(records) };
   }
 
   /** Loads a document (already validated by `loadDocument`) into the store, in one transaction. */
