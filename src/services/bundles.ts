@@ -140,12 +140,12 @@ export class BundleService {
       ...(replaced.length > 0 ? [`replace ${replaced.length} record(s) that hold other values`] : []),
       ...(removed.length > 0 ? [`remove ${removed.length} record(s) the bundle does not have`] : []),
     ];
-    const examples = [...replaced, ...removed].slice(0, EXAMPLES).map((rel) => JSON.stringify(showRelative(rel)));
+    const examples = [...replaced, ...removed].slice(0, EXAMPLES).map(showRelative);
     return new BlackboardError(
       'VERSION_CONFLICT',
-      `The store already holds state of ${what}${this.namespaceWords()}: importing would ${parts.join(' and ')} (${examples.join(', ')}). ` +
+      `The store already holds state of ${what}${this.namespaceWords()}: importing would ${parts.join(' and ')} (${examples.map((e) => JSON.stringify(e)).join(', ')}). ` +
         'Nothing was changed. Import into an empty store or namespace, or pass --replace (replace: true) to replace it.',
-      { replaced: replaced.length, removed: removed.length, examples: examples.map((e) => JSON.parse(e)) },
+      { replaced: replaced.length, removed: removed.length, examples },
     );
   }
 

@@ -53,7 +53,7 @@ export function readJson(req: IncomingMessage, maxBytes: number): Promise<unknow
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const stop = (): void => void req.off('data', onData).off('end', onEnd).off('error', onError);
+    const stop = (): void => void req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size <= maxBytes) return void chunks.push(chunk);
@@ -73,6 +73,8 @@ export function readJson(req: IncomingMessage, maxBytes: number): Promise<unknow
       stop();
       reject(error);
     };
-    req.on('data', onData).once('end', onEnd).once('error', onError);
+    // the client went away before the end of its body: nobody to answer
+    const onClose = (): void => onError(new Error('the request was aborted before its body ended'));
+    req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
   });
 }
