@@ -147,6 +147,9 @@ export class LimitedStdioTransport implements Transport {
   };
   private stdoutFailed = false;
   private isClosed = false;
+  /** requests read and not answered yet, and what waits for them all to be answered */
+  private readonly pending = new Set<RequestId>();
+  private onAnswered?: () => void;
 
   async start(): Promise<void> {
     if (this.started) throw new Error('LimitedStdioTransport already started');
@@ -178,6 +181,7 @@ export class LimitedStdioTransport implements Transport {
       void this.reply(message.id, refused.code, refused.message);
       return;
     }
+    if ('method' in message && 'id' in message) this.pending.add(message.id);
     this.onmessage?.(message);
   }
 
@@ -203,6 +207,15 @@ export class LimitedStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if (
+      'id' in message &&
+      message.id !== undefined &&
+      ('result' in message || 'error' in message) &&
+      this.pending.delete(message.id) &&
+      this.pending.size === 0
+    ) {
+      this.onAnswered?.();
+    }
     return new Promise((resolve) => {
       if (this.stdoutFailed) return resolve(); // nobody reads any more
       if (this.stdout.write(serializeMessage(message))) resolve();
@@ -210,6 +223,22 @@ export class LimitedStdioTransport implements Transport {
         this.stdout.once('drain', () => resolve());
         void this.closed.then(() => this.stdoutFailed && resolve());
       }
+    });
+  }
+
+  /**
+   * Resolves once every request read so far is answered, or after `ms`: when stdin ends, the calls already made (a
+   * write, say) still get their replies out to a client that reads on, while one that waits (a watch) does not hold
+   * the exit for long.
+   */
+  answered(ms: number): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.onAnswered = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 
@@ -247,6 +276,9 @@ export function maxStdioMessageBytes(config: Pick<Config, 'maxValueBytes'>): num
   return Math.max(STDIO_DEFAULT_MAX_BUFFER_SIZE, config.maxValueBytes + 1024 * 1024);
 }
 
+/** How long the calls in flight when stdin ends may take to answer before the server exits. */
+const STDIN_END_GRACE_MS = 1000;
+
 /**
  * Serves one connection over stdin/stdout, in the revision the client opens with (2026-07-28 or a 2025 one);
  * resolves when the client goes away.
@@ -261,7 +293,7 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
   let close!: () => void;
   const closed = new Promise<void>((resolve) => {
     close = resolve;
-    process.stdin.once('end', () => resolve());
+    process.stdin.once('end', () => void transport.answered(STDIN_END_GRACE_MS).then(resolve));
   });
   // 2026-07-28 `subscriptions/listen`: once a client listens, every change of the namespace (through any process) is
   // sent as a resource update, and the SDK delivers those its subscriptions name

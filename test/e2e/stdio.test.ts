@@ -226,6 +226,39 @@ describe('a message over the stdio size limit', () => {
     }
   });
 
+  it('stdin ending right after a burst of calls: every call but a wait is still answered, then the server exits', async () => {
+    const result = await runCli(
+      ['--store', `sqlite://${join(tempDir(), 'burst.db')}`],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+        },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ...Array.from({ length: 30 }, (_, i) => ({
+          jsonrpc: '2.0',
+          id: i + 1,
+          method: 'tools/call',
+          params: { name: 'state_set', arguments: { key: `k${i}`, value: i } },
+        })),
+        { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'watch', arguments: { key: 'never', waitMs: 20_000 } } },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(''),
+    );
+    expect(result.code).toBe(0);
+    const ids = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { id?: number }).id);
+    expect(ids.filter((id) => id !== undefined && id >= 1 && id <= 30).sort((a, b) => a! - b!)).toEqual(
+      Array.from({ length: 30 }, (_, i) => i + 1),
+    );
+    expect(ids).not.toContain(99);
+  });
+
   it('finds a request id only where it surely belongs to the top-level object', () => {
     const id = (head: string, tail = head) => findRequestId(Buffer.from(head), Buffer.from(tail));
     expect(id('{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{')).toBe(12);
