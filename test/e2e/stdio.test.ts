@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtocolErrorCode as ErrorCode, ProtocolError as McpError } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findRequestId } from '../../src/transports/stdio.js';
+import { findRequestId } from '../../src/transports/stdio-lines.js';
 import { tempDir } from '../contract/backends.js';
 import { CLI, runCli, sleep, spawnAgent } from '../helpers.js';
 
