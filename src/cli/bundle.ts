@@ -3,6 +3,7 @@ import { readFileSync, writeSync } from 'node:fs';
 import { defaultConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { loadDocument } from '../services/checkpoint.js';
+import { EXPORT_TRIES } from '../services/bundles.js';
 import { createServices } from '../services/index.js';
 import { Session } from '../services/session.js';
 import type { VersionedStore } from '../store/versioned-store.js';
@@ -60,7 +61,7 @@ export const exportCommand: Command = {
       console.error(`mcp-blackboard: exported ${Object.keys(out.records).length} records (${store.backend.description})`);
       if (!consistent) {
         console.error(
-          'mcp-blackboard: the namespace was written to on each of 3 reads, so the bundle may hold part of a write made meanwhile; export again when its writers are quiet, or export threads one at a time (each is read at one moment).',
+          `mcp-blackboard: the namespace was written to on each of ${EXPORT_TRIES} reads, so the bundle may hold part of a write made meanwhile; export again when its writers are quiet, or export threads one at a time (each is read at one moment).`,
         );
       }
       return 0;

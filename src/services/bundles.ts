@@ -25,7 +25,7 @@ export interface ImportResult {
 }
 
 /** How many times a namespace export reads the namespace while writes keep changing it. */
-const EXPORT_TRIES = 3;
+export const EXPORT_TRIES = 3;
 /** Records named in a refusal, at most. */
 const EXAMPLES = 3;
 

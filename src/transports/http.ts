@@ -69,17 +69,16 @@ function statelessIdentity(identity: NewSession, body: unknown, principal: Princ
   // A tool call is served as the connection's identity when its `_meta` names a bad or forbidden one: the tool layer
   // refuses the call with the error envelope a model reads (INVALID_ARGUMENT, FORBIDDEN), as over stdio or a session.
   const toolCall = method === 'tools/call';
-  let asked: MetaIdentity;
+  let asked: MetaIdentity = {};
   try {
     asked = metaIdentity(params?._meta);
   } catch (error) {
-    if (toolCall) return { ...identity, thread: identity.thread ?? defaultThread(identity.agent) };
-    throw new HttpError(400, `Bad request: ${(error as Error).message}`);
+    if (!toolCall) throw new HttpError(400, `Bad request: ${(error as Error).message}`);
   }
   const fixed = principal.client?.agentType;
   if (asked.agentType !== undefined && fixed !== undefined && asked.agentType !== fixed) {
-    if (toolCall) return { ...identity, thread: identity.thread ?? defaultThread(identity.agent) };
-    throw new HttpError(403, `Forbidden: this token's agent type is "${fixed}"; it cannot act as "${asked.agentType}".`);
+    if (!toolCall) throw new HttpError(403, `Forbidden: this token's agent type is "${fixed}"; it cannot act as "${asked.agentType}".`);
+    asked = {};
   }
   const out = { ...identity, ...asked };
   out.thread ??= defaultThread(out.agent);
