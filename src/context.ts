@@ -140,6 +140,23 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
   throw invalid(`Unknown scope "${truncate(s)}". Use one of: ${SCOPE_FORMS}.`, { path: 'scope', scope: truncate(s) });
 }
 
+/**
+ * Whether `id` is a scope as {@link resolveScope} stores it (`global`, `thread:T`, `run:T:R`, `parent:T`,
+ * `agent_type:N`, `profile:N`, `group:N`): what a record loaded from a bundle may name, so that a tool can reach it.
+ */
+export function isScopeId(id: string): boolean {
+  if (id === 'global') return true;
+  const colon = id.indexOf(':');
+  const kind = id.slice(0, colon);
+  const rest = id.slice(colon + 1);
+  if (colon < 0) return false;
+  if (kind === 'group' || kind === 'agent_type' || kind === 'profile') return NAME_RE.test(rest);
+  if (kind === 'thread' || kind === 'parent') return THREAD_RE.test(rest);
+  if (kind !== 'run') return false;
+  const last = rest.lastIndexOf(':');
+  return last > 0 && THREAD_RE.test(rest.slice(0, last)) && last < rest.length - 1;
+}
+
 /** Throws FORBIDDEN when the scope is read-only for this caller. */
 export function writable(scope: ResolvedScope): ResolvedScope {
   if (scope.readOnlyReason) throw new BlackboardError('FORBIDDEN', scope.readOnlyReason, { scope: scope.label });

@@ -8,7 +8,7 @@ import { PlanRecordSchema } from '../services/plan-steps.js';
 import { InboxPosition, MailboxEntry, MessageRecord } from '../services/mailbox.js';
 import { PresenceRecord } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/thread-info.js';
-import type { FamilyName } from './registry.js';
+import { declarations, type FamilyName } from './registry.js';
 
 /**
  * The schema a family's records decode with (the board and the family test decode through these). `undefined`: the
@@ -37,3 +37,16 @@ export const SCHEMAS: { readonly [K in FamilyName]: z.ZodType | undefined } = {
   mailboxWait: MailboxEntry,
   inboxPosition: InboxPosition,
 };
+
+const BY_STORED = new Map(declarations().map((f) => [f.stored, f.name]));
+
+/**
+ * Why a record stored under family `stored` cannot be a record of it, or undefined when it can: the family is one
+ * this version knows, and the value decodes with the family's schema where it has one.
+ */
+export function familyRecordProblem(stored: string, value: unknown): string | undefined {
+  const name = BY_STORED.get(stored);
+  if (name === undefined) return `it belongs to no record family this version knows ("${stored}")`;
+  const schema = SCHEMAS[name];
+  return schema === undefined || schema.safeParse(value).success ? undefined : `it is not a valid ${stored} record`;
+}

@@ -1,7 +1,9 @@
 // The portable, versioned JSON of a thread's (or a namespace's) state: what checkpoints, export and import share.
 import { BlackboardError } from '../errors.js';
-import { MAX_KEY_CHARS, checkName } from '../context.js';
+import { MAX_KEY_CHARS, checkName, isScopeId } from '../context.js';
+import { familyRecordProblem } from '../families/schemas.js';
 import { isRelativeKey, relativeUserKey, showRelative } from '../keyspace.js';
+import { SEP } from '../store/keys.js';
 import { nesting } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
@@ -87,7 +89,9 @@ class Unusable extends Error {}
  */
 export function loadDocument(text: string, what: 'checkpoint' | 'bundle' = 'checkpoint'): ThreadDocument | NamespaceDocument {
   try {
-    return parseDocument(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text); // a byte-order mark is not content
+    const doc = parseDocument(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text); // a byte-order mark is not content
+    if (what === 'bundle') for (const [rel, r] of Object.entries(doc.records)) checkReachable(rel, r.v);
+    return doc;
   } catch (error) {
     if (!(error instanceof Unusable)) throw error;
     if (what === 'checkpoint') throw corrupt(error.message);
@@ -147,6 +151,19 @@ function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
   if (nesting(x.v as Json, MAX_SAVED_DEPTH) > MAX_SAVED_DEPTH) {
     throw new Unusable(`the value of record ${JSON.stringify(showRelative(rel))} is nested more than ${MAX_SAVED_DEPTH} levels deep`);
   }
+}
+
+/**
+ * A bundle's record must be one the tools could have written (a checkpoint's were, by the server itself): a user key
+ * in a scope a tool can name, or a record of a family this version knows that decodes with the family's schema. A
+ * record in an unknown scope could never be read; a malformed family record would make every tool that reads it fail.
+ */
+function checkReachable(rel: string, value: Json): void {
+  const scope = rel.slice(0, rel.indexOf(SEP));
+  const family = scope.startsWith('~') ? scope.slice(1).split(':')[0] : undefined;
+  const problem =
+    family !== undefined ? familyRecordProblem(family, value) : isScopeId(scope) ? undefined : 'its scope is not one a tool can name';
+  if (problem !== undefined) throw new Unusable(`record ${JSON.stringify(showRelative(rel))} cannot be loaded: ${problem}`);
 }
 
 function migrateV1(doc: Record<string, unknown>): ThreadDocument {

@@ -154,7 +154,7 @@ describe('export and import bundles', () => {
     expect(Object.keys(JSON.parse(await exportOf(b, '--thread', 'T')).records)).not.toContain('thread:T\u001fonly-b');
   });
 
-  it('export refuses a thread the store has no record of, and an output it cannot write whole; import refuses impossible records', async () => {
+  it('export refuses a thread the store has no record of, and an output it cannot write whole; import refuses records no tool could read', async () => {
     const db = join(tempDir(), 'x.db');
     await seed(db);
     const missing = await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team', '--thread', 'nosuch']);
@@ -182,6 +182,9 @@ describe('export and import bundles', () => {
       ['empty key', record('global\u001f', { v: 1, ver: 1, at: 1, by: 'x' })],
       ['long key', record(`global\u001f${'k'.repeat(513)}`, { v: 1, ver: 1, at: 1, by: 'x' })],
       ['deep value', record('global\u001fk', { v: JSON.parse(`${'['.repeat(2000)}${']'.repeat(2000)}`), ver: 1, at: 1, by: 'x' })],
+      ['scope no tool can name', record('nosuch:x\u001fk', { v: 1, ver: 1, at: 1, by: 'x' })],
+      ['unknown family', record('~nosuch:x\u001fk', { v: 1, ver: 1, at: 1, by: 'x' })],
+      ['malformed plan record', record('~plan:id\u001fp1', { v: { steps: 'none' }, ver: 1, at: 1, by: 'x' })],
     ]) {
       const r = await runCli(['import', '-', '--store', `sqlite://${db}`, '--namespace', 'team'], text);
       expect(r.code, name).toBe(1);
