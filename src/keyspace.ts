@@ -121,6 +121,11 @@ export const THREAD_OWNER = 'meta';
 export const historySeq = (storage: string): number => Number(lastPart(storage).slice(2));
 
 const SEQ_WIDTH = 16;
+/**
+ * The mailbox part of an agent's own mail, read in whichever thread the agent reads (no thread id starts with "~"),
+ * and of its acknowledged position over all its threads.
+ */
+export const AGENT_MAILBOX = '~';
 
 /**
  * Every family's storage keys for one namespace. Services hold one (`keysOf(namespace)`) and ask it; nothing else
@@ -219,13 +224,24 @@ export class Keys {
   messageCounter(): string {
     return familyKey(this.namespace, FAMILY.messageSeq, 'all', FAMILIES.messageSeq.key);
   }
+  /**
+   * A mailbox entry: of a thread of an agent (or of no agent name), or with `thread` {@link AGENT_MAILBOX} the
+   * agent's own mailbox, whatever thread it reads in.
+   */
   mailbox(agent: string | undefined, thread: string, seq: number): string {
     return familyKey(this.namespace, FAMILY.mailbox, agent ?? '-', `${thread}:${String(seq).padStart(SEQ_WIDTH, '0')}`);
   }
-  /** One recipient's mailbox (a thread of an agent), or every thread's of an agent name. */
+  /**
+   * One mailbox (a thread's of an agent, or the agent's own), or every mailbox of an agent name. A thread's range also
+   * holds the keys of threads whose id starts with its id and ":" (see {@link isMailboxOf}).
+   */
   mailboxRange(agent: string | undefined, thread?: string): KeyRange {
     const range = familyRange(this.namespace, FAMILY.mailbox, agent ?? '-');
     return thread === undefined ? range : { lo: `${range.lo}${thread}:`, hi: prefixEnd(`${range.lo}${thread}:`) };
+  }
+  /** Whether a key of {@link mailboxRange}(agent, thread) is that thread's own (not a thread `<thread>:…`'s). */
+  isMailboxOf(storage: string, thread: string): boolean {
+    return lastPart(storage).length === thread.length + 1 + SEQ_WIDTH;
   }
   mailboxWait(awaited: string, seq: number): string {
     return familyKey(this.namespace, FAMILY.mailboxWait, awaited, String(seq).padStart(SEQ_WIDTH, '0'));

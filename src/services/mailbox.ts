@@ -1,6 +1,6 @@
 // Mail as stored: the message log's records, mailbox entries, acknowledged positions, and reading a recipient's mail.
 import * as z from 'zod';
-import type { KeyRange, Keys } from '../keyspace.js';
+import { AGENT_MAILBOX, type KeyRange, type Keys } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { decode } from './records.js';
 
@@ -54,32 +54,65 @@ export interface Recipient {
   thread: string;
   agentType?: string;
 }
-export type MailRange = { range: KeyRange; key: (seq: number) => string };
+/**
+ * A range of mail a recipient reads: `thread` mail (addressed to its thread, or to a recipient with no agent name) is
+ * read after the thread's acknowledged position; `agent` mail (addressed to a named agent by name, type or `all`) is
+ * the agent's whatever thread it reads in, and is read after the agent's position over all its threads.
+ */
+export type MailRange = { range: KeyRange; key: (seq: number) => string; level: 'thread' | 'agent'; thread?: string };
 
-/** Where a recipient's mail is: its mailbox, and what is kept for its agent name, thread and type until they arrive. */
+/**
+ * Where a recipient's mail is: its thread's mailbox, its agent's own mailbox, and what is kept for its agent name,
+ * thread and type until they arrive.
+ */
 export function mailRanges(k: Keys, { agent, thread, agentType }: Recipient): MailRange[] {
-  const out = [{ range: k.mailboxRange(agent, thread), key: (seq: number) => k.mailbox(agent, thread, seq) }];
-  const awaited = [...(agent !== undefined ? [`a.${agent}`] : []), `t.${thread}`, ...(agentType !== undefined ? [`y.${agentType}`] : [])];
-  for (const a of awaited) out.push({ range: k.mailboxWaitRange(a), key: (seq: number) => k.mailboxWait(a, seq) });
+  const named = agent !== undefined;
+  const out: MailRange[] = [
+    { range: k.mailboxRange(agent, thread), key: (seq) => k.mailbox(agent, thread, seq), level: 'thread', thread },
+    kept(k, `t.${thread}`, 'thread'),
+  ];
+  if (named) out.push({ range: k.mailboxRange(agent, AGENT_MAILBOX), key: (seq) => k.mailbox(agent, AGENT_MAILBOX, seq), level: 'agent' });
+  if (named) out.push(kept(k, `a.${agent}`, 'agent'));
+  if (agentType !== undefined) out.push(kept(k, `y.${agentType}`, named ? 'agent' : 'thread'));
   return out;
 }
 
-/** A recipient's acknowledged position (0: nothing acknowledged yet). */
-export async function positionOf(store: VersionedStore, k: Keys, who: Recipient): Promise<number> {
-  const entry = await store.get(k.inboxPosition(who.agent, who.thread));
-  return entry === undefined ? 0 : decode(InboxPosition, entry.value, 'inbox position').seq;
+const kept = (k: Keys, awaited: string, level: MailRange['level']): MailRange => ({
+  range: k.mailboxWaitRange(awaited),
+  key: (seq) => k.mailboxWait(awaited, seq),
+  level,
+});
+
+/** A recipient's acknowledged positions: its thread's, and its agent's over all its threads (0: nothing yet). */
+export interface Position {
+  thread: number;
+  agent: number;
 }
 
-/** The sequence numbers of a recipient's messages after `position`, oldest first (at most {@link UNREAD_CAP}). */
-export async function pendingOf(store: VersionedStore, k: Keys, who: Recipient, position: number): Promise<number[]> {
+/** A recipient's acknowledged positions. */
+export async function positionOf(store: VersionedStore, k: Keys, who: Recipient): Promise<Position> {
+  const read = async (thread: string): Promise<number> => {
+    const entry = await store.get(k.inboxPosition(who.agent, thread));
+    return entry === undefined ? 0 : decode(InboxPosition, entry.value, 'inbox position').seq;
+  };
+  const [thread, agent] = await Promise.all([read(who.thread), who.agent !== undefined ? read(AGENT_MAILBOX) : 0]);
+  return { thread, agent: Math.max(thread, agent) };
+}
+
+/** The sequence numbers of a recipient's messages after its positions, oldest first (at most {@link UNREAD_CAP}). */
+export async function pendingOf(store: VersionedStore, k: Keys, who: Recipient, position: Position): Promise<number[]> {
+  const ranges = mailRanges(k, who);
   const pages = await Promise.all(
-    mailRanges(k, who).map(({ range, key }) => store.list({ ...range, after: key(position), limit: UNREAD_CAP })),
+    ranges.map(({ range, key, level }) => store.list({ ...range, after: key(position[level]), limit: UNREAD_CAP })),
   );
   const seqs = new Set<number>();
-  for (const { entries } of pages) for (const [storage] of entries) seqs.add(k.messageSeq(storage));
+  for (const [i, { entries }] of pages.entries()) {
+    const { thread } = ranges[i];
+    for (const [storage] of entries) if (thread === undefined || k.isMailboxOf(storage, thread)) seqs.add(k.messageSeq(storage));
+  }
   return [...seqs].sort((a, b) => a - b).slice(0, UNREAD_CAP);
 }
 
-/** How many messages a recipient has after its acknowledged position. */
+/** How many messages a recipient has after its acknowledged positions. */
 export const unreadOf = async (store: VersionedStore, k: Keys, who: Recipient): Promise<number> =>
   (await pendingOf(store, k, who, await positionOf(store, k, who))).length;

@@ -16,8 +16,9 @@ import {
   positionOf,
   type MailRange,
   type Message,
+  type Position,
 } from './mailbox.js';
-import type { Keys } from '../keyspace.js';
+import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, nearestName, readSigns, type RosterTimes } from './roster.js';
 import type { Session } from './session.js';
@@ -107,13 +108,21 @@ export class MessageService {
     const { kind, name } = parseTo(args.to);
     const now = this.store.now();
     const signs = [...(await readSigns(this.store, this.keys, now, this.times)).values()];
-    const isMe = (h: Holder): boolean => holderId(h) === holderId(this.holder());
+    // Not to oneself by type or `all`: a named sender is none of its own threads, as its mail is theirs.
+    const isMe = (h: Holder): boolean => (me.agent !== undefined ? h.agent === me.agent : holderId(h) === holderId(this.holder()));
     const recipients: Holder[] = signs
       .filter((s) =>
         kind === 'agent' ? s.agent === name : kind === 'thread' ? s.thread === name : kind === 'type' ? s.agentType === name : true,
       )
       .filter((s) => kind === 'agent' || kind === 'thread' || !isMe(s))
       .map((s) => (s.agent !== undefined ? { agent: s.agent, thread: s.thread } : { thread: s.thread }));
+    // Mail to a thread goes to the thread; a named agent's other mail to the agent, read in whichever thread it reads
+    // (one entry however many of its threads are on the roster), so an agent that comes back in a new thread has it.
+    const boxes = new Map<string, (seq: number) => string>();
+    for (const r of recipients) {
+      const box = kind === 'thread' || r.agent === undefined ? r.thread : AGENT_MAILBOX;
+      boxes.set(holderId({ agent: r.agent, thread: box }), (seq) => this.keys.mailbox(r.agent, box, seq));
+    }
     let awaited: string | undefined;
     if (recipients.length === 0) {
       if (!args.waitForRecipient || kind === 'all')
@@ -130,7 +139,7 @@ export class MessageService {
       async (tx) => {
         const counter = await tx.update(this.keys.messageCounter(), 'increment', 1, { by });
         const seq = decode(z.number().int().min(1), counter.value, 'message counter');
-        const keys = [this.keys.message(seq), ...recipients.map((r) => this.keys.mailbox(r.agent, r.thread, seq))];
+        const keys = [this.keys.message(seq), ...[...boxes.values()].map((box) => box(seq))];
         await tx.prefetch(awaited !== undefined ? [...keys, this.keys.mailboxWait(awaited, seq)] : keys); // one read for all
         const record: MessageRecord = {
           id: `m${seq}`,
@@ -146,7 +155,7 @@ export class MessageService {
           ...(awaited !== undefined ? { awaited } : {}),
         };
         await tx.set(this.keys.message(seq), encode(record), { by, ifVersion: 0, ttlMs });
-        for (const r of recipients) await tx.set(this.keys.mailbox(r.agent, r.thread, seq), { seq }, { by, ttlMs });
+        for (const box of boxes.values()) await tx.set(box(seq), { seq }, { by, ttlMs });
         if (awaited !== undefined) await tx.set(this.keys.mailboxWait(awaited, seq), { seq }, { by, ttlMs });
         return { messageId: record.id, recipients, ...(awaited !== undefined ? { awaiting: awaited.slice(2) } : {}) };
       },
@@ -154,8 +163,9 @@ export class MessageService {
       { ...idempotent(me, call, args), prefetch: [this.keys.messageCounter()] },
     );
     const cache = this.cache();
-    if (awaited !== undefined) cache.clear();
-    for (const r of result.recipients) cache.delete(this.cacheId(r));
+    if (awaited !== undefined || result.recipients.some((r) => r.agent !== undefined))
+      cache.clear(); // any thread of theirs
+    else for (const r of result.recipients) cache.delete(this.cacheId(r));
     return { ...result, revision };
   }
 
@@ -163,12 +173,12 @@ export class MessageService {
     return mailRanges(this.keys, this.session.identity);
   }
 
-  /** The caller's acknowledged position (0: nothing acknowledged yet). */
-  position(): Promise<number> {
+  /** The caller's acknowledged positions (0: nothing acknowledged yet). */
+  position(): Promise<Position> {
     return positionOf(this.store, this.keys, this.session.identity);
   }
 
-  private pending(position: number): Promise<number[]> {
+  private pending(position: Position): Promise<number[]> {
     return pendingOf(this.store, this.keys, this.session.identity, position);
   }
 
@@ -220,14 +230,17 @@ export class MessageService {
     cache.set(this.cacheId(), { unread, at: Date.now() });
   }
 
-  /** Moves the acknowledged position to `ack` (never back); INVALID_ARGUMENT for a cursor this namespace never gave. */
-  private async acknowledge(ack: string): Promise<number> {
+  /**
+   * Moves the acknowledged positions (the thread's, and a named agent's over all its threads) to `ack`, never back;
+   * INVALID_ARGUMENT for a cursor this namespace never gave.
+   */
+  private async acknowledge(ack: string): Promise<Position> {
     const seq = /^(0|[1-9][0-9]{0,15})$/.test(ack) ? Number(ack) : Number.NaN;
     if (!Number.isSafeInteger(seq)) {
       throw invalid('ack must be a cursor from an earlier {tool:inbox} reply, passed back as it was.', { path: 'ack' });
     }
     const { agent, thread } = this.session.identity;
-    const key = this.keys.inboxPosition(agent, thread);
+    const keys = [this.keys.inboxPosition(agent, thread), ...(agent !== undefined ? [this.keys.inboxPosition(agent, AGENT_MAILBOX)] : [])];
     // The counter only grows, so it is read before the transaction: a send committing meanwhile cannot make a cursor
     // valid that was not, and an ack does not conflict with every send (on Redis it would re-run on each of them).
     const last = (await this.store.get(this.keys.messageCounter()))?.value;
@@ -236,16 +249,19 @@ export class MessageService {
     }
     const { result } = await this.store.transact(
       async (tx) => {
-        const current = await tx.get(key);
-        const at = current === undefined ? 0 : decode(InboxPosition, current.value, 'inbox position').seq;
-        if (seq <= at) return { seq: at };
-        await tx.set(key, { seq } as Json, { by: this.session.by, ttlMs: this.times.retentionMs });
-        return { seq };
+        const moved: number[] = [];
+        for (const key of keys) {
+          const current = await tx.get(key);
+          const at = current === undefined ? 0 : decode(InboxPosition, current.value, 'inbox position').seq;
+          if (seq > at) await tx.set(key, { seq } as Json, { by: this.session.by, ttlMs: this.times.retentionMs });
+          moved.push(Math.max(seq, at));
+        }
+        return { thread: moved[0], agent: Math.max(...moved) };
       },
-      { prefetch: [key] },
+      { prefetch: keys },
     );
     this.cache().delete(this.cacheId());
-    return result.seq;
+    return result;
   }
 
   /** What the inbox resource of `agent` shows: its newest messages (any thread), oldest first, and the newest's number. */
@@ -300,7 +316,7 @@ export class MessageService {
     }
     const messages: Message[] = [];
     let bytes = 0;
-    let cursor = position;
+    let cursor = position.thread;
     const records = await Promise.all(seqs.slice(0, limit).map((seq) => this.store.get(this.keys.message(seq))));
     for (const [i, entry] of records.entries()) {
       if (entry === undefined) {

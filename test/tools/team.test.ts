@@ -193,6 +193,55 @@ describe('message_send and inbox', () => {
     expect(box.messages).toMatchObject([{ content: 'welcome', from: 'lead' }]);
   });
 
+  it("an agent's mail follows it to a new thread: what it left unacknowledged, and what came while it was away, once", async () => {
+    const { store, lead, w1 } = await crew();
+    const contents = (box: { messages: Array<{ content: string }> }) => box.messages.map((m) => m.content);
+    await lead.ok('message_send', { to: 'w1', content: 'read and acted on' });
+    await lead.ok('message_send', { to: 'agentType:worker', content: 'for every worker' });
+    const first = await w1.ok('inbox', { waitMs: 0, limit: 1 });
+    expect(contents(first)).toEqual(['read and acted on']);
+    await w1.ok('inbox', { waitMs: 0, ack: first.cursor });
+    await lead.ok('message_send', { to: 'w1', content: 'read, not acted on' });
+    await w1.ok('inbox', { waitMs: 0 });
+    await w1.close(); // a restart without --thread: the same agent in a new thread
+    await lead.ok('message_send', { to: 'w1', content: 'sent while it was away' });
+    const again = await agent({ store, config: { agent: 'w1', agentType: 'worker', thread: 't1-restarted' } });
+    const box = await again.ok('inbox', { waitMs: 0 });
+    expect(contents(box)).toEqual(['for every worker', 'read, not acted on', 'sent while it was away']);
+    expect(box.unread).toBe(3);
+    await again.ok('inbox', { waitMs: 0, ack: box.cursor });
+    // acknowledged in one thread, it is the agent's: a third thread does not get it again
+    const third = await agent({ store, config: { agent: 'w1', agentType: 'worker', thread: 't1-third' } });
+    expect(await third.ok('inbox', { waitMs: 0 })).toMatchObject({ messages: [], unread: 0 });
+  });
+
+  it('a kept message is read once by the agent it waited for, not again in each later thread', async () => {
+    const { store, lead } = await crew();
+    await lead.ok('message_send', { to: 'late', content: 'welcome', waitForRecipient: true });
+    const first = await agent({ store, config: { agent: 'late', thread: 'late-1' } });
+    const box = await first.ok('inbox', { waitMs: 0 });
+    expect(box.messages).toMatchObject([{ content: 'welcome' }]);
+    await first.ok('inbox', { waitMs: 0, ack: box.cursor });
+    const second = await agent({ store, config: { agent: 'late', thread: 'late-2' } });
+    expect(await second.ok('inbox', { waitMs: 0 })).toMatchObject({ messages: [], unread: 0 });
+  });
+
+  it('mail to a thread reaches that thread only, not a thread whose id starts with it', async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'tl' } });
+    const named = await agent({ store, config: { agent: 'w', thread: 'job' } });
+    const namedSub = await agent({ store, config: { agent: 'w', thread: 'job:2' } });
+    const anon = await agent({ store, config: { thread: 'task' } });
+    const anonSub = await agent({ store, config: { thread: 'task:2' } });
+    for (const a of [named, namedSub, anon, anonSub]) await a.ok('whoami');
+    expect((await lead.ok('message_send', { to: 'thread:job:2', content: 'for job:2' })).recipients).toBe(1);
+    expect((await lead.ok('message_send', { to: 'thread:task:2', content: 'for task:2' })).recipients).toBe(1);
+    expect(await named.ok('inbox', { waitMs: 0 })).toMatchObject({ messages: [], unread: 0 });
+    expect(await anon.ok('inbox', { waitMs: 0 })).toMatchObject({ messages: [], unread: 0 });
+    expect((await namedSub.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'for job:2' }]);
+    expect((await anonSub.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'for task:2' }]);
+  });
+
   it('an idempotencyKey sends once; a reply names the message it answers', async () => {
     const { lead, w1 } = await crew();
     const a = await lead.ok('message_send', { to: 'w1', content: 'q?', idempotencyKey: 'k1' });
