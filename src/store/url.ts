@@ -5,10 +5,23 @@ import { isAbsolute, join, resolve } from 'node:path';
 /** Query parameters that carry a secret (Postgres reads `password` and `sslpassword` from the query too). */
 const SECRET_PARAM = /^(password|pass|pwd|passwd|sslpassword|secret|token)$/i;
 
+/**
+ * The password of a URL that does not parse (`//user:PASSWORD@`): everything up to the last `@` before any query, so
+ * that a password holding a raw `/`, `:` or `@` is taken whole (over-masking a path that holds `@` is the safe side).
+ */
+const UNPARSED_PASSWORD = /(\/\/[^/@:?#]*:)([^?#]*)@/;
+
+/**
+ * Whether a URL parsed without a user, but has `@` after its host: `//user:12/34@host` parses as host `user`, port 12
+ * and a path `/34@host`, so the password's first part would pass for a port.
+ */
+const misread = (parsed: URL): boolean => parsed.username === '' && parsed.password === '' && parsed.pathname.includes('@');
+
 /** The URL with its password (if any, in its user part or its query) replaced by `***`. */
 export function maskPassword(url: string): string {
   try {
     const parsed = new URL(url);
+    if (misread(parsed)) throw new Error('a password with a raw "/" read as a port and a path');
     const params = [...parsed.searchParams.keys()].filter((name) => SECRET_PARAM.test(name));
     if (parsed.password === '' && params.length === 0) return url;
     if (parsed.password !== '') parsed.password = '***';
@@ -16,7 +29,7 @@ export function maskPassword(url: string): string {
     return parsed.toString().replaceAll('%2A%2A%2A', '***');
   } catch {
     return url
-      .replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
+      .replace(UNPARSED_PASSWORD, '$1***@')
       .replace(/([?&](?:password|pass|pwd|passwd|sslpassword|secret|token)=)[^&#]*/gi, '$1***');
   }
 }
@@ -61,10 +74,11 @@ export function withoutPassword(text: string, url: string | undefined): string {
   const secrets: string[] = [];
   try {
     const parsed = new URL(url ?? '');
+    if (misread(parsed)) throw new Error('a password with a raw "/" read as a port and a path');
     secrets.push(parsed.password);
     for (const [name, value] of parsed.searchParams) if (SECRET_PARAM.test(name)) secrets.push(value, encodeURIComponent(value));
   } catch {
-    secrets.push(/\/\/[^/@:]*:([^/@]*)@/.exec(url ?? '')?.[1] ?? '');
+    secrets.push(UNPARSED_PASSWORD.exec(url ?? '')?.[2] ?? '');
   }
   const all = secrets.flatMap((secret) => {
     try {

@@ -51,6 +51,10 @@ describe('no command prints a password', () => {
     `redis://:${SECRET}@127.0.0.1:notaport`,
     `rediss://bob:${SECRET}@127.0.0.1:1/0`,
     `rediss://bob:${SECRET}@[bad:1`,
+    // a generated password with a raw "/" (the URL does not parse, or its first part passes for a port)
+    `postgres://bob:Ab/${SECRET}@127.0.0.1:1/db`,
+    `postgres://bob:12/${SECRET}@127.0.0.1:1/db`,
+    `redis://:Ab/${SECRET}@127.0.0.1:1`,
   ];
 
   it.each([

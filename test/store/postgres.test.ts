@@ -14,6 +14,10 @@ describe('postgres URL options', () => {
     expect(maskPassword('postgres://bob:s3cr%40t@db.example:5432/app?schema=x')).toBe('postgres://bob:***@db.example:5432/app?schema=x');
     expect(maskPassword('postgres://bob@db/app')).toBe('postgres://bob@db/app');
     expect(maskPassword('postgres://bob:pw@[bad/app')).toBe('postgres://bob:***@[bad/app');
+    // a password holding a raw "/", whether the URL then fails to parse or parses with the password's start as a port
+    expect(maskPassword('postgres://app:Ab/cD9@db:5432/board')).toBe('postgres://app:***@db:5432/board');
+    expect(maskPassword('postgres://app:12/cD9@db:5432/board')).toBe('postgres://app:***@db:5432/board');
+    expect(withoutPassword('bad URL postgres://app:12/cD9@db/b', 'postgres://app:12/cD9@db/b')).toBe('bad URL postgres://app:***@db/b');
     // the driver also takes a password from the query
     expect(maskPassword('postgres://bob@db/app?password=s3cret&sslmode=disable')).toBe(
       'postgres://bob@db/app?password=***&sslmode=disable',
