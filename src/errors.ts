@@ -60,6 +60,26 @@ export class WriteFateUnknown extends Error {
 /** A store's error as people read it: without where in a Redis script it happened, nor its own final full stop. */
 const causeText = (text: string): string => text.replace(/[.\s]*script: [0-9a-f]{40}, on @user_script:\d+\.*$/, '').replace(/\.+$/, '');
 
+const NOTHING_CHANGED = 'Nothing was changed by this call; retry later or ask the operator to check the store.';
+
+/**
+ * A store failure in a call that had already committed its change (`applied` says what it was): never "nothing was
+ * changed", and `details.outcome: "applied"`.
+ */
+export function afterApplied(cause: unknown, what: string, applied: string): BlackboardError {
+  const error = storeUnavailable(cause, what);
+  if (error.code !== 'STORE_UNAVAILABLE' || error.details?.outcome !== undefined) return error;
+  const failed = error.message
+    .replace(NOTHING_CHANGED, '')
+    .replace(/;\s*nothing was changed\.$/i, '.')
+    .trim();
+  return new BlackboardError(
+    'STORE_UNAVAILABLE',
+    `${failed} This call had already applied its change (${applied}), which is kept; retry later to read the rest.`,
+    { ...error.details, outcome: 'applied' },
+  );
+}
+
 /**
  * Turns a failure of the storage layer (driver error, closed connection, I/O error) into STORE_UNAVAILABLE. The one
  * home of its wording: "nothing was changed" only when that is known; a write whose fate is unknown says so, with
@@ -76,7 +96,7 @@ export function storeUnavailable(cause: unknown, what: string): BlackboardError 
   if (unknown) details.outcome = 'unknown';
   const next = unknown
     ? 'The write may or may not have been applied; retry with the same idempotencyKey (a call without one: read the current state before retrying), or ask the operator to check the store.'
-    : 'Nothing was changed by this call; retry later or ask the operator to check the store.';
+    : NOTHING_CHANGED;
   return new BlackboardError(
     'STORE_UNAVAILABLE',
     `The store could not ${what}: ${reason}. ${next}`,

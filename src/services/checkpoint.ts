@@ -76,7 +76,7 @@ export class CheckpointService {
     });
     // The saved state is the thread's at its current run, read in the transaction; this session follows a run_start
     // made by another connection afterwards, only when there was one (a read less per save).
-    if (thread === this.who.thread && result.run !== this.who.run) await this.session.refresh();
+    if (thread === this.who.thread && result.run !== this.who.run) await this.session.refreshAfterWrite();
     return result;
   }
 
@@ -216,7 +216,7 @@ export class CheckpointService {
       },
       { ...idempotent(this.who, call, args) },
     );
-    if (result.thread === this.who.thread) await this.session.refresh();
+    if (result.thread === this.who.thread) await this.session.refreshAfterWrite();
     return result;
   }
 

@@ -1,6 +1,6 @@
 // Messages between agents: one append-only log per namespace, a mailbox entry per recipient, and acknowledged positions.
 import * as z from 'zod';
-import { BlackboardError, invalid } from '../errors.js';
+import { BlackboardError, afterApplied, invalid } from '../errors.js';
 import { checkName, idempotent, type CallOptions } from '../context.js';
 import type { Json } from '../store/types.js';
 import type { VersionedStore } from '../store/versioned-store.js';
@@ -296,7 +296,17 @@ export class MessageService {
       throw invalid(`limit must be a whole number from 1 to ${INBOX_MAX_LIMIT}.`, { limit });
     }
     const waitMs = checkTimeout(args.waitMs, 0, 'waitMs');
-    const position = args.ack !== undefined ? await this.acknowledge(args.ack) : await this.position();
+    if (args.ack === undefined) return this.read(await this.position(), limit, waitMs, signal);
+    const position = await this.acknowledge(args.ack);
+    try {
+      return await this.read(position, limit, waitMs, signal);
+    } catch (error) {
+      // the ack is committed: a failure to read after it must not say that nothing was changed
+      throw afterApplied(error, 'read the inbox', `the acknowledged position moved to ${position.thread}`);
+    }
+  }
+
+  private async read(position: Position, limit: number, waitMs: number, signal?: AbortSignal): Promise<InboxResult> {
     const attempt = async (): Promise<{ ready: boolean; value: number[] }> => {
       const seqs = await this.pending(position);
       return { ready: seqs.length > 0, value: seqs };

@@ -105,7 +105,7 @@ export class RunService {
       { ...idempotent(who, call, args) },
     );
     this.session.adopt(result.thread, result.info);
-    await this.session.refresh(); // after a replayed retry, the thread may have moved on to a newer run
+    await this.session.refreshAfterWrite(); // after a replayed retry, the thread may have moved on to a newer run
     if (args.agentType !== undefined) this.session.identity = { ...this.session.identity, agentType: args.agentType };
     return { thread: result.thread, run: result.run, resumed: result.resumed };
   }

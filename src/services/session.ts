@@ -175,6 +175,14 @@ export class Session {
   }
 
   /** Follows a `run_start` made by another connection on this thread. Call before run-scoped work. */
+  /**
+   * {@link refresh} after this connection committed a write: a failure to read is not the call's failure (its write
+   * is kept), and the next run-scoped operation refreshes again.
+   */
+  async refreshAfterWrite(): Promise<void> {
+    await this.refresh().catch(() => {});
+  }
+
   async refresh(): Promise<void> {
     const info = threadInfoOf((await this.store.get(this.threadKey(this.identity.thread)))?.value);
     if (info?.run && info.run !== this.identity.run) this.identity = { ...this.identity, run: info.run };
