@@ -1,7 +1,7 @@
 // The bundle service: a thread's or a namespace's state as a portable document (export), and back (import).
 import { BlackboardError } from '../errors.js';
 import { checkName, type Identity } from '../context.js';
-import { showRelative } from '../keyspace.js';
+import { lastPart, showRelative } from '../keyspace.js';
 import { sameJson } from '../store/json-text.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import {
@@ -14,7 +14,7 @@ import {
   type ThreadDocument,
 } from './checkpoint-document.js';
 import { restoreState } from './checkpoint-restore.js';
-import { collectState } from './checkpoint-state.js';
+import { collectState, stateOf } from './checkpoint-state.js';
 import type { Session } from './session.js';
 
 /** What an import did: records written, and of those already there how many it replaced and removed. */
@@ -102,6 +102,7 @@ export class BundleService {
 
   /** Loads a document (already validated by `loadDocument`) into the store, in one transaction. */
   async import(doc: ThreadDocument | NamespaceDocument, options: { replace?: boolean } = {}): Promise<ImportResult> {
+    if (doc.kind === 'thread') this.checkThreadRecords(doc);
     const { result } = await this.store.transact(async (tx) => {
       const { replaced, removed } = await this.differences(tx, doc);
       if (!options.replace && replaced.length + removed.length > 0) throw this.wouldReplace(doc, replaced, removed);
@@ -111,6 +112,31 @@ export class BundleService {
       return { records, replaced: replaced.length, removed: removed.length };
     });
     return result;
+  }
+
+  /**
+   * A thread bundle holds the thread's state only (its scopes at the bundle's run, its families' records, and the plans
+   * its scopes index): a record anywhere else is refused (CHECKPOINT_CORRUPT), so a thread import cannot overwrite the
+   * rest of the namespace.
+   */
+  private checkThreadRecords(doc: ThreadDocument): void {
+    const state = stateOf(this.keys, this.who, doc.thread, doc.run);
+    const ranges = [...state.ranges, ...state.planIndexes];
+    const singles = new Set(state.keys);
+    const indexed = new Set<string>();
+    for (const rel of Object.keys(doc.records)) {
+      const key = this.keys.absolute(rel);
+      if (state.planIndexes.some((r) => key >= r.lo && key < r.hi)) indexed.add(this.keys.plan(lastPart(key)));
+    }
+    for (const rel of Object.keys(doc.records)) {
+      const key = this.keys.absolute(rel);
+      if (singles.has(key) || indexed.has(key) || ranges.some((r) => key >= r.lo && key < r.hi)) continue;
+      throw new BlackboardError(
+        'CHECKPOINT_CORRUPT',
+        `The bundle cannot be used: record ${JSON.stringify(showRelative(rel))} is not part of thread "${doc.thread}"'s state, and a thread bundle holds only that. Nothing was changed.`,
+        { record: showRelative(rel) },
+      );
+    }
   }
 
   /** The live records (relative keys) the document would give another value, and those of its thread it would remove. */

@@ -60,7 +60,7 @@ export async function restoreState(
     }
   }
   const metaKey = keys.threadInfo(doc.thread);
-  const meta = threadInfoOf((await tx.get(metaKey))?.value) ?? { root: doc.thread, level: 0, runs: 1 };
-  await tx.set(metaKey, { ...meta, run: doc.run } as Json, { by });
+  const meta = threadInfoOf((await tx.get(metaKey))?.value);
+  if (meta?.run !== doc.run) await tx.set(metaKey, { ...(meta ?? { root: doc.thread, level: 0, runs: 1 }), run: doc.run } as Json, { by });
   return Object.keys(doc.records).length;
 }

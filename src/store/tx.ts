@@ -164,6 +164,8 @@ export class StoreTx {
     const raw = await this.raw(key);
     // the very record again (an unchanged key restored, a bundle imported twice) keeps its version
     const sameWrite = raw !== undefined && raw.del === undefined && raw.ver === entry.version && sameJson(raw.v, entry.value);
+    // ... and when nothing else differs either, it is not written at all: no new revision, nothing in the change log
+    if (sameWrite && raw.at === entry.updatedAt && raw.by === entry.updatedBy && raw.exp === entry.expiresAt) return;
     const base = raw === undefined ? await this.versionFloor() : sameWrite ? entry.version - 1 : raw.ver;
     this.write(key, {
       v: entry.value,

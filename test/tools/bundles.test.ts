@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
+import type { ThreadDocument } from '../../src/services/checkpoint-document.js';
 
 const agent = agentsClosedAfterEach();
 
@@ -41,5 +42,40 @@ describe('namespace export while writers write', () => {
     await load;
     expect(n).toBeGreaterThan(8); // the writer did write during the exports
     expect(seen.consistent + seen.not).toBe(8);
+  });
+});
+
+describe('import', () => {
+  it('a thread bundle holds its thread only: a record elsewhere in the namespace is refused, nothing changed', async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'alice-t' } });
+    await alice.ok('state_set', { key: 'goal', value: 'ship' });
+    await alice.ok('state_set', { key: 'notes', scope: 'thread', value: 'mine' });
+    const mallory = await agent({ store, config: { agent: 'mallory', thread: 'mallory-t' } });
+    const doc = (await mallory.bb.services.bundles.exportThread('alice-t')) as ThreadDocument;
+    for (const [rel, v] of [
+      ['global\u001fgoal', 'EVIL'],
+      ['thread:bob-t\u001fnotes', 'wiped'],
+      ['~budget:bob-t\u001ftokens', { current: 0, max: 1 }],
+    ] as const) {
+      const bad = { ...doc, thread: 'mallory-t', records: { ...doc.records, [rel]: { v, ver: 1, at: 1, by: 'alice' } } };
+      await expect(mallory.bb.services.bundles.import(bad)).rejects.toMatchObject({ code: 'CHECKPOINT_CORRUPT' });
+    }
+    expect((await alice.ok('state_get', { key: 'goal' })).value).toBe('ship');
+  });
+
+  it('importing the same bundle again writes nothing: no new revision, nothing in the change log', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { agent: 'a', thread: 't' } });
+    for (const key of ['x', 'y']) await a.ok('state_set', { key, scope: 'thread', value: key });
+    await a.ok('state_set', { key: 'g', value: 1 });
+    const thread = await a.bb.services.bundles.exportThread('t');
+    const { doc: namespace } = await a.bb.services.bundles.exportNamespace();
+    const before = await store.revision();
+    expect(await a.bb.services.bundles.import(namespace)).toMatchObject({ replaced: 0, removed: 0 });
+    expect(await a.bb.services.bundles.import(thread)).toMatchObject({ replaced: 0, removed: 0 });
+    const { changes } = await store.changes({ after: before, lo: '', hi: '\uffff', limit: 10 });
+    expect(changes.map((c) => c.key)).toEqual([]);
+    expect(await store.revision()).toBe(before);
   });
 });
