@@ -90,7 +90,7 @@ function toLibraryError(error: unknown, tool: string): BlackboardError {
  * tools' own. Any number of blackboards and servers, in one process or many, share a store.
  */
 export async function openBlackboard(options: BlackboardOptions = {}): Promise<Blackboard> {
-  const checked = checkOptions(options);
+  const checked = checkOptions(options, 'blackboard');
   const { store, owned } = await storeOf(checked);
   try {
     return await blackboardOver(store, configOf(checked), owned);
@@ -101,7 +101,8 @@ export async function openBlackboard(options: BlackboardOptions = {}): Promise<B
 }
 
 async function blackboardOver(store: VersionedStore, config: Config, ownsStore: boolean): Promise<Blackboard> {
-  const { services, beforeWrite, afterCall } = await openConnection(config, store);
+  // Every family's operation is a method, so every family is on (run_end's checkpoint included).
+  const { services, beforeWrite, afterCall } = await openConnection({ ...config, tools: [...FAMILIES] }, store);
   // The tools' declarations, for their argument schemas: every family, the operator's budget tools included.
   const host = new ToolHost(undefined, config.progressIntervalMs);
   registerTools(host, { ...config, tools: [...FAMILIES], allowBudgetAdmin: true }, services);
@@ -200,6 +201,12 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         const thread = (args as { thread?: unknown }).thread;
         if (thread !== undefined && typeof thread !== 'string')
           throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
+        const unknown = Object.keys(args).find((name) => name !== 'thread');
+        if (unknown !== undefined) {
+          throw new BlackboardError('INVALID_ARGUMENT', `bundles.export() takes only thread, not ${JSON.stringify(unknown)}.`, {
+            path: unknown,
+          });
+        }
         try {
           return thread !== undefined ? await s.bundles.exportThread(thread) : (await s.bundles.exportNamespace()).doc;
         } catch (error) {

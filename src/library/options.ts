@@ -62,10 +62,24 @@ const OptionsSchema = z
   })
   .strict();
 
-/** Options as checked; INVALID_ARGUMENT naming the option otherwise (`details.path`). */
-export function checkOptions(options: unknown): BlackboardServerOptions {
-  const parsed = OptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw argumentError(parsed.error, OptionsSchema, options);
+/** What `openBlackboard` takes: no server-only options (its every method is there, and it has no tool list). */
+const BlackboardOptionsSchema = OptionsSchema.omit({
+  tools: true,
+  allowBudgetAdmin: true,
+  readOnly: true,
+  progressIntervalMs: true,
+}).strict();
+
+/**
+ * Options as checked, for a server (`createBlackboardServer`) or a blackboard (`openBlackboard`, which refuses the
+ * server's own options rather than ignore them); INVALID_ARGUMENT naming the option otherwise (`details.path`). A
+ * thread that is its own parent is refused too.
+ */
+export function checkOptions(options: unknown, kind: 'server' | 'blackboard'): BlackboardServerOptions {
+  const schema = kind === 'server' ? OptionsSchema : BlackboardOptionsSchema;
+  const parsed = schema.safeParse(options ?? {});
+  if (!parsed.success) throw argumentError(parsed.error, schema, options);
+  checkNotOwnParent(parsed.data);
   return options as BlackboardServerOptions;
 }
 
@@ -75,7 +89,16 @@ const IdentitySchema = OptionsSchema.pick({ namespace: true, agent: true, agentT
 export function checkIdentity(identity: unknown): Identity {
   const parsed = IdentitySchema.safeParse(identity ?? {});
   if (!parsed.success) throw argumentError(parsed.error, IdentitySchema, identity);
+  checkNotOwnParent(parsed.data);
   return identity as Identity;
+}
+
+function checkNotOwnParent({ thread, parentThread }: { thread?: string; parentThread?: string }): void {
+  if (thread !== undefined && thread === parentThread) {
+    throw new BlackboardError('INVALID_ARGUMENT', `Thread ${thread} cannot be its own parent: give another parentThread, or none.`, {
+      path: 'parentThread',
+    });
+  }
 }
 
 /** The server config the options stand for: the command's defaults, with what the options give. */

@@ -8,7 +8,7 @@ import { checkOptions, configOf, storeOf } from './options.js';
  * connect with any transport, e.g. `InMemoryTransport.createLinkedPair()` for an agent framework in this process.
  */
 export async function createBlackboardServer(options: BlackboardServerOptions = {}): Promise<BlackboardServer> {
-  const checked = checkOptions(options);
+  const checked = checkOptions(options, 'server');
   const { store, owned } = await storeOf(checked);
   try {
     const { server, tools, close } = await createServer(configOf(checked), store, { readOnly: checked.readOnly });

@@ -178,6 +178,17 @@ describe('openBlackboard options and errors', () => {
       path: 'maxIterations',
     });
     expect((await failure(openBlackboard({ store: 'memory://', agent: 'no spaces' }))).code).toBe('INVALID_ARGUMENT');
+    // a server's own options are refused, not ignored (a blackboard has every method, and no read-only mode)
+    for (const option of [{ readOnly: true }, { tools: ['agent'] }, { allowBudgetAdmin: true }]) {
+      expect((await failure(openBlackboard({ store: 'memory://', ...option } as never))).details).toMatchObject({
+        path: Object.keys(option)[0],
+      });
+    }
+    const ownParent = await failure(openBlackboard({ store: 'memory://', thread: 'same', parentThread: 'same' }));
+    expect(ownParent).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'parentThread' } });
+    expect((await failure(parentless().then((bb) => bb.as({ thread: 't', parentThread: 't' })))).code).toBe('INVALID_ARGUMENT');
+    const extra = await failure(parentless().then((bb) => bb.bundles.export({ thread: 'x', extra: 1 } as never)));
+    expect(extra).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'extra' } });
     const down = await failure(openBlackboard({ store: 'postgres://user:secret@127.0.0.1:1/db' }));
     expect(down.code).toBe('STORE_UNAVAILABLE');
     expect(down.message).not.toContain('secret');
@@ -251,7 +262,10 @@ describe('openBlackboard options and errors', () => {
     const ahead = await failure(bb.kv.changes({ afterRevision: 10_000 }));
     expect(ahead.code).toBe('INVALID_ARGUMENT');
     // A run-scoped write after run_end is refused the way the tool refuses it, with the library's names.
-    await bb.runs.end({ status: 'finished' });
+    const ended = await bb.runs.end({ status: 'finished' });
+    // run_end saves a checkpoint, as the tool does
+    expect(ended.checkpointId).toEqual(expect.any(String));
+    expect((await bb.checkpoints.list({})).checkpoints.map((c) => c.checkpointId)).toEqual([ended.checkpointId]);
     const finished = await failure(bb.kv.set({ key: 'k', value: 1, scope: 'run' }));
     expect(finished.code).toBe('RUN_FINISHED');
     expect(finished.message).not.toMatch(/\{tool:/);
