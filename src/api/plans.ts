@@ -67,7 +67,8 @@ export interface PlanWrite {
 }
 /**
  * `plan_update`: title, status, the step list (replace: needs `ifVersion`, keeps matched steps, never drops one in
- * progress or completed), or single steps (`null` clears a field; `owner` reassigns a claimed step).
+ * progress or completed), or single steps (`""` or `[]` clears a field, `null` is the same as leaving it out; `owner`
+ * reassigns a claimed step).
  */
 export interface PlanUpdateArgs {
   planId: string;
@@ -79,8 +80,11 @@ export interface PlanUpdateArgs {
     id: string;
     content?: string;
     status?: StepStatus;
+    /** `""` clears it */
     owner?: string | null;
+    /** `[]` clears it */
     blockedBy?: string[] | null;
+    /** `""` clears it */
     note?: string | null;
   }>;
   idempotencyKey?: string;

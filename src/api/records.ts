@@ -14,8 +14,18 @@ export interface HistoryEntry {
 export interface HistoryApi {
   /** `history_append` */
   append: (args: { kind: string; content: string; data?: Json; idempotencyKey?: string }) => Promise<{ seq: number }>;
-  /** `history_list`; pass `nextAfterSeq` back as `afterSeq` */
-  list: (args?: { afterSeq?: number; limit?: number; kind?: string }) => Promise<{ entries: HistoryEntry[]; nextAfterSeq?: number }>;
+  /**
+   * `history_list`: this thread's (or `thread`'s, yours or a child's), newest first; pass `nextCursor` back as
+   * `cursor` for the next page, or with `order: 'asc'` pass `nextAfterSeq` back as `afterSeq` to follow the log
+   */
+  list: (args?: {
+    thread?: string;
+    afterSeq?: number;
+    limit?: number;
+    kind?: string;
+    order?: 'desc' | 'asc';
+    cursor?: string;
+  }) => Promise<{ entries: HistoryEntry[]; nextCursor?: string; nextAfterSeq?: number }>;
   /** `history_prune` */
   prune: (args: { keepLast: number; idempotencyKey?: string }) => Promise<{ removed: number }>;
 }
@@ -49,8 +59,8 @@ export interface CheckpointInfo {
 export interface CheckpointsApi {
   /** `checkpoint_save` */
   save: (args?: { label?: string; idempotencyKey?: string }) => Promise<CheckpointInfo>;
-  /** `checkpoint_list`, newest first */
-  list: (args?: { thread?: string }) => Promise<{ checkpoints: CheckpointInfo[] }>;
+  /** `checkpoint_list`, newest first, `limit` a page (default 100); pass `nextCursor` back as `cursor` */
+  list: (args?: { thread?: string; limit?: number; cursor?: string }) => Promise<{ checkpoints: CheckpointInfo[]; nextCursor?: string }>;
   /** `checkpoint_list` with `checkpointId`: one checkpoint and its saved state, every value whole; changes nothing */
   get: (args: { checkpointId: string }) => Promise<{ checkpoint: CheckpointInfo; state: Extract<Bundle, { kind: 'thread' }> }>;
   /** `checkpoint_restore`: atomically */
@@ -58,7 +68,7 @@ export interface CheckpointsApi {
     checkpointId: string;
     ifRevision?: number;
     idempotencyKey?: string;
-  }) => Promise<{ checkpointId: string; thread: string; run: string; records: number }>;
+  }) => Promise<{ checkpointId: string; thread: string; run: string; records: number; budgetsKept: true }>;
   /** `checkpoint_delete` */
   delete: (args: { checkpointId: string; idempotencyKey?: string }) => Promise<{ deleted: boolean }>;
 }

@@ -183,8 +183,10 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     },
     history: {
       append: op('history_append', (a, _, c) => s.history.append(a, c)),
-      list: op('history_list', (a: { afterSeq?: number; limit?: number; kind?: string }) =>
-        s.history.list({ ...a, limit: a.limit ?? HISTORY_LIST_DEFAULT }),
+      list: op(
+        'history_list',
+        (a: { thread?: string; afterSeq?: number; limit?: number; kind?: string; order?: 'asc' | 'desc'; cursor?: string }) =>
+          s.history.list({ ...a, limit: a.limit ?? HISTORY_LIST_DEFAULT }),
       ),
       prune: op('history_prune', (a, _, c) => s.history.prune(a, c)),
     },

@@ -136,6 +136,16 @@ const feed = (async () => {
 await bb.kv.update({ key: 'count', op: 'increment', value: 1 });
 await feed;
 console.log('change', seen[0].key, seen[0].revision > revision, n, typeof s);
+// history and checkpoints page as their tools do
+await bb.history.append({ kind: 'note', content: 'h' });
+const events = await bb.history.list({ order: 'desc', limit: 1 });
+const nextEvents: string | undefined = events.nextCursor;
+const older = nextEvents === undefined ? [] : (await bb.history.list({ cursor: nextEvents })).entries;
+await bb.checkpoints.save({});
+const saved = await bb.checkpoints.list({ limit: 1 });
+const nextSaved: string | undefined = saved.nextCursor;
+const kept: true = (await bb.checkpoints.restore({ checkpointId: saved.checkpoints[0].checkpointId })).budgetsKept;
+console.log('paged', older.length >= 0, nextSaved === undefined, kept);
 const server = await createBlackboardServer({ store: 'memory://' });
 console.log('server tools', server.tools.length > 10);
 await server.close();
@@ -178,6 +188,7 @@ async function checkLibrary(fresh: string): Promise<void> {
   expect(used.stdout).toContain('claimed true s1');
   expect(used.stdout).toContain('change count true 1 number');
   expect(used.stdout).toContain('server tools true');
+  expect(used.stdout).toContain('paged true true true');
   expect(existsSync(join(fresh, 'lib.db'))).toBe(true);
 
   // Deep imports fail, at run time and for the type checker; the package.json stays readable.
