@@ -112,6 +112,16 @@ export const uiCommand: Command = {
     };
     process.on('SIGINT', () => void stop());
     process.on('SIGTERM', () => void stop());
+    // SIGHUP re-reads the auth file, as `--http` does: rotate tokens without a restart (and never a reason to exit)
+    process.on('SIGHUP', () => {
+      if (config.authFile === undefined) return;
+      try {
+        served.reload(fileAuth(config.authFile));
+        console.error(`mcp-blackboard: re-read the auth file ${config.authFile}`);
+      } catch (error) {
+        console.error(`mcp-blackboard: kept the previous tokens: ${(error as Error).message}`);
+      }
+    });
     const gate = auth ? ` (token required: open ${served.url}?token=<your token> once)` : '';
     console.error(`mcp-blackboard ${VERSION} board at ${served.url} store=${store.backend.description}${gate}`);
     return new Promise<number>(() => {});

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { isLoopbackAddress } from '../hosts.js';
 import { createBoardHandler, type BoardHandlerOptions } from './handler.js';
+import type { BoardAuth } from './auth.js';
 
 /** Where and how the board is served. */
 export interface BoardServerOptions extends BoardHandlerOptions {
@@ -15,8 +16,10 @@ export interface BoardServerOptions extends BoardHandlerOptions {
  * (a page that reached us by DNS rebinding); a request whose Origin is present and is not this server's is refused
  * (another site's page). Anything but the board's paths is 404.
  */
-export async function serveBoard(options: BoardServerOptions): Promise<{ url: string; close: () => Promise<void> }> {
-  const board = createBoardHandler(options);
+export async function serveBoard(
+  options: BoardServerOptions,
+): Promise<{ url: string; close: () => Promise<void>; reload: (auth: BoardAuth) => void }> {
+  let board = createBoardHandler(options);
   let loopbackHosts: string[] | undefined;
   const refuse = (res: ServerResponse, status: number, message: string): void => {
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }).end(`${message}\n`);
@@ -51,6 +54,12 @@ export async function serveBoard(options: BoardServerOptions): Promise<{ url: st
     loopbackHosts = [...new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host}:${port}`])];
   return {
     url: `http://${host}:${port}/`,
+    // new tokens (a re-read auth file): open board streams end, and browsers reconnect with their cookie
+    reload: (auth) => {
+      const next = createBoardHandler({ ...options, auth });
+      board.close();
+      board = next;
+    },
     close: async () => {
       board.close();
       server.closeAllConnections();

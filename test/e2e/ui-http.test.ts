@@ -132,6 +132,34 @@ describe('ui token, Host and Origin checks', () => {
     expect((await get(`${url}board/api/board?ns=Bad!`, auth)).status).toBe(400);
   });
 
+  it('SIGHUP re-reads the auth file (a removed token is refused, a new one let in; a malformed file is not taken), and never stops the board', async () => {
+    const file = join(tempDir(), 'auth.json');
+    const entry = (token: string) => ({
+      tokenSha256: createHash('sha256').update(token).digest('hex'),
+      agent: 'auditor',
+      namespaces: ['ops'],
+      access: 'read',
+    });
+    writeFileSync(file, JSON.stringify({ clients: [entry('old-token-0123456789')] }));
+    const url = await startUi(['--auth', file]);
+    const child = children.at(-1)!;
+    const status = async (token: string) => (await get(`${url}board/api/board?ns=ops`, { authorization: `Bearer ${token}` })).status;
+    expect(await status('old-token-0123456789')).toBe(200);
+
+    writeFileSync(file, JSON.stringify({ clients: [entry('new-token-0123456789')] }));
+    child.kill('SIGHUP');
+    for (let i = 0; i < 100 && (await status('new-token-0123456789')) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await status('new-token-0123456789')).toBe(200);
+    expect(await status('old-token-0123456789')).toBe(401);
+
+    writeFileSync(file, '{"clients": []}');
+    child.kill('SIGHUP');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(child.exitCode).toBeNull();
+    expect(child.signalCode).toBeNull();
+    expect(await status('new-token-0123456789')).toBe(200);
+  });
+
   it('refuses a non-loopback Host and a foreign Origin on a loopback bind', async () => {
     const url = await startUi([]);
     const { port } = new URL(url);
