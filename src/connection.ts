@@ -53,7 +53,8 @@ export async function openConnection(config: Config, store: VersionedStore, iden
       await fixBudgets();
     },
     afterCall: async () => {
-      await services.presence.touch();
+      // a caller only reading another agent's thread is not in it: no roster entry there, so no mail to it there
+      if (!session.isVisiting) await services.presence.touch();
       return unreadMeta();
     },
     afterFailure: unreadMeta,

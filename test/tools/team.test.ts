@@ -242,6 +242,17 @@ describe('message_send and inbox', () => {
     expect((await anonSub.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'for task:2' }]);
   });
 
+  it("a caller that only reads another agent's thread is not on the roster there, and gets none of its mail", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'tl' } });
+    await lead.ok('whoami');
+    const visitor = await agent({ store, config: { agent: 'v', thread: 'tl' } });
+    await visitor.ok('state_get', { key: 'anything', scope: 'thread' });
+    const { agents } = await lead.ok('team_list');
+    expect(agents.map((a: { agent: string; thread: string }) => `${a.agent}@${a.thread}`)).toEqual(['lead@tl']);
+    expect((await lead.ok('message_send', { to: 'thread:tl', content: 'for tl' })).recipients).toBe(1);
+  });
+
   it('an idempotencyKey sends once; a reply names the message it answers', async () => {
     const { lead, w1 } = await crew();
     const a = await lead.ok('message_send', { to: 'w1', content: 'q?', idempotencyKey: 'k1' });
