@@ -47,11 +47,18 @@ export class Connections {
   private readonly names = new Map<string, string>();
   /** Whether plain reads are prepared: until a server refuses a prepared statement (see {@link readPrepared}). */
   private prepares = true;
+  /** Set when the store closes; {@link ended} rejects then. */
+  private ending = false;
+  private endNow: (error: Error) => void = () => {};
+  private readonly ended = new Promise<never>((_, reject) => {
+    this.endNow = reject;
+  });
 
   constructor(
     parsed: PostgresUrl,
     private readonly budgetMs = Math.max(CALL_BUDGET_MS, parsed.statementTimeoutMs),
   ) {
+    this.ended.catch(() => {}); // rejected at close whether or not a call is waiting then
     // The server's own timeouts are set in each transaction (`txTimeouts`), not as startup parameters, which poolers
     // such as PgBouncer refuse ("unsupported startup parameter") and could not keep per client anyway.
     this.config = {
@@ -83,10 +90,24 @@ export class Connections {
     return Date.now() + this.budgetMs;
   }
 
-  /** A pooled connection, or a fresh one (connecting within the call's time). */
+  /**
+   * A pooled connection, or a fresh one (connecting within the call's time). Once the store is closing, none: a call
+   * still waiting for a connection fails then, rather than never (the pool forgets its waiters when it ends) or by
+   * opening a connection of its own after the store was closed.
+   */
   async lend(fresh: boolean, deadline: number): Promise<Lent> {
+    if (this.ending) throw closedError();
     if (!fresh) {
-      const pooled = await this.pool.connect();
+      const connecting = this.pool.connect();
+      const pooled = await Promise.race([connecting, this.ended]).catch((error: unknown) => {
+        // a connection the pool hands out after the race was lost to the store's closing goes back at once
+        if (this.ending)
+          void connecting.then(
+            (late) => late.release(),
+            () => {},
+          );
+        throw error;
+      });
       return {
         client: pooled,
         done: (error) => (error ? dropAfter(error, this.config, pooled, () => pooled.release(error)) : pooled.release()),
@@ -177,10 +198,15 @@ export class Connections {
     }
   }
 
+  /** Ends the pool; calls still waiting for a connection fail (STORE_UNAVAILABLE), and no new connection is made. */
   async end(): Promise<void> {
+    this.ending = true;
+    this.endNow(closedError());
     await this.pool.end().catch(() => {});
   }
 }
+
+const closedError = (): Error => new Error('the store is closed');
 
 /**
  * Drops `client`, whose statement failed with `error` (`drop`: gives it back broken, or ends it). A statement given up
