@@ -1,4 +1,5 @@
 // Signs of life: one record per (agent, thread) saying when it last made a call, written at most every few seconds.
+import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -19,6 +20,8 @@ export const PresenceRecord = z.object({
   since: z.number(),
   /** when its stdio connection closed (the roster shows it `gone` until it calls again) */
   gone: z.number().optional(),
+  /** which connection wrote it: one closing does not mark gone a holder another connection has shown life for since */
+  conn: z.string().optional(),
 });
 export type PresenceRecord = z.infer<typeof PresenceRecord>;
 export const presenceOf = (value: Json | undefined): PresenceRecord | undefined =>
@@ -71,6 +74,8 @@ export class Presence {
   }
   /** the MCP client's name, once known (the server sets this) */
   client: () => string | undefined = () => undefined;
+  /** this connection, in the records it writes */
+  private readonly conn = randomUUID().slice(0, 8);
 
   constructor(
     private readonly store: VersionedStore,
@@ -138,6 +143,7 @@ export class Presence {
       ...(this.client() !== undefined ? { client: this.client() } : {}),
       lastSeen: now,
       since: previous !== undefined && aliveUntil(previous.lastSeen, this.leaseMs) >= now ? Math.min(previous.since, now) : now,
+      conn: this.conn,
     };
     await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) });
     this.written.set(key, now);
@@ -159,7 +165,9 @@ export class Presence {
 
   /**
    * Marks the caller `gone` (its stdio connection closed): best-effort, its last sign of life is kept as it was, so
-   * its claims lapse by the lease as always. The next call by the same holder makes it present again.
+   * its claims lapse by the lease as always. The next call by the same holder makes it present again. When another
+   * connection of the same holder wrote the last sign of life (a restarted agent's new process, already calling), the
+   * holder is not gone, and nothing is written.
    */
   async leave(): Promise<void> {
     const holder = this.holder();
@@ -168,7 +176,8 @@ export class Presence {
     try {
       await this.store.transact(async (tx) => {
         const previous = await this.readIn(tx, holder);
-        if (previous === undefined) return {};
+        // none, or written by another connection of the same holder (a new process already at work): not gone
+        if (previous === undefined || (previous.conn !== undefined && previous.conn !== this.conn)) return {};
         const entry = await tx.get(key);
         const ttlMs = entry?.expiresAt !== undefined ? Math.max(1, entry.expiresAt - tx.now) : undefined;
         await tx.set(key, { ...previous, gone: tx.now } as Json, { by: this.session.by, ...(ttlMs ? { ttlMs } : {}) });

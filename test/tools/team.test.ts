@@ -51,6 +51,23 @@ describe('team_list: the roster the server keeps', () => {
     expect(again.w2.status).toBe('active');
   });
 
+  it('an agent whose new process is already calling is not gone when its old connection closes', async () => {
+    const store = memoryStore();
+    const config = { agent: 'w', thread: 'tw', claimLeaseSeconds: 1 };
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'tl', claimLeaseSeconds: 1 } });
+    const old = await agent({ store, config });
+    await old.ok('whoami');
+    await sleep(300); // past the renewal interval (lease / 4), so the new connection's call writes its sign of life
+    const renewed = await agent({ store, config });
+    await renewed.ok('whoami');
+    await old.bb.services.presence.leave();
+    const status = async () => (await lead.ok('team_list')).agents.find((a: { agent: string }) => a.agent === 'w').status;
+    expect(await status()).toBe('active');
+    // the last connection of the holder closing does make it gone
+    await renewed.bb.services.presence.leave();
+    expect(await status()).toBe('gone');
+  });
+
   it('pages with cursor and refuses a cursor it never gave', async () => {
     const store = memoryStore();
     for (let i = 0; i < 55; i++) await (await agent({ store, config: { agent: `a${i}`, thread: `t${i}` } })).ok('whoami');
