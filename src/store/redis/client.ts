@@ -109,6 +109,8 @@ export function describeError(error: unknown): string {
  */
 export class RedisConnection {
   private readonly shas: Map<ScriptName, string>;
+  /** set by {@link close}: a call failing then does not wait for a reconnect that will not come */
+  private closing = false;
 
   private constructor(
     private client: Client,
@@ -193,10 +195,10 @@ export class RedisConnection {
     return this.call(['EVALSHA', loaded, ...args], timeoutMs);
   }
 
-  /** Whether calls can be sent now (connected), waiting for a reconnect until `deadline`. */
+  /** Whether calls can be sent now (connected), waiting for a reconnect until `deadline`; never once it is closing. */
   async ready(deadline: number): Promise<boolean> {
     while (!this.client.isReady) {
-      if (Date.now() >= deadline) return false;
+      if (this.closing || Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return true;
@@ -216,6 +218,7 @@ export class RedisConnection {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await withTimeout(this.client.close(), this.timeoutMs).catch(() => this.client.destroy());
   }
 
