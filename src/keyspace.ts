@@ -60,6 +60,9 @@ export const absoluteKey = (namespace: string | undefined, relative: string): st
 /** Whether a relative key is well formed: a scope and a key, no control characters but the one separator. */
 export const isRelativeKey = (relative: string): boolean => relative.includes(SEP) && !/[\u0000-\u001e\u007f-\u009f]/.test(relative);
 
+/** The scope of a relative key: a scope id (`global`, `thread:T`, …) or a family's (`~family:owner`). */
+export const relativeScope = (relative: string): string => relative.slice(0, relative.indexOf(SEP));
+
 /** The user key of a relative key in a scope; undefined for a family's record (its scope starts with `~`). */
 export const relativeUserKey = (relative: string): string | undefined =>
   relative.startsWith('~') ? undefined : relative.slice(relative.indexOf(SEP) + 1);

@@ -2,8 +2,7 @@
 import { BlackboardError } from '../errors.js';
 import { MAX_KEY_CHARS, checkName, isScopeId } from '../context.js';
 import { familyRecordProblem } from '../families/schemas.js';
-import { isRelativeKey, relativeUserKey, showRelative } from '../keyspace.js';
-import { SEP } from '../store/keys.js';
+import { isRelativeKey, relativeScope, relativeUserKey, showRelative } from '../keyspace.js';
 import { nesting } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
@@ -159,7 +158,7 @@ function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
  * record in an unknown scope could never be read; a malformed family record would make every tool that reads it fail.
  */
 function checkReachable(rel: string, value: Json): void {
-  const scope = rel.slice(0, rel.indexOf(SEP));
+  const scope = relativeScope(rel);
   const family = scope.startsWith('~') ? scope.slice(1).split(':')[0] : undefined;
   const problem =
     family !== undefined ? familyRecordProblem(family, value) : isScopeId(scope) ? undefined : 'its scope is not one a tool can name';

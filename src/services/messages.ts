@@ -1,7 +1,7 @@
 // Messages between agents: one append-only log per namespace, a mailbox entry per recipient, and acknowledged positions.
 import * as z from 'zod';
 import { BlackboardError, afterApplied, invalid } from '../errors.js';
-import { checkName, idempotent, type CallOptions } from '../context.js';
+import { idempotent, type CallOptions } from '../context.js';
 import type { Json } from '../store/types.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { checkTimeout } from './arguments.js';
@@ -20,7 +20,8 @@ import {
 } from './mailbox.js';
 import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
 import type { Holder } from './presence.js';
-import { holderId, nearestName, readSigns, type RosterTimes } from './roster.js';
+import { holderId, readSigns, type RosterTimes } from './roster.js';
+import { mailboxesOf, noRecipient, parseTo, recipientsOf } from './mail-address.js';
 import type { Session } from './session.js';
 
 /** Largest message content, in UTF-8 bytes. */
@@ -106,23 +107,9 @@ export class MessageService {
     }
     const me = this.session.identity;
     const { kind, name } = parseTo(args.to);
-    const now = this.store.now();
-    const signs = [...(await readSigns(this.store, this.keys, now, this.times)).values()];
-    // Not to oneself by type or `all`: a named sender is none of its own threads, as its mail is theirs.
-    const isMe = (h: Holder): boolean => (me.agent !== undefined ? h.agent === me.agent : holderId(h) === holderId(this.holder()));
-    const recipients: Holder[] = signs
-      .filter((s) =>
-        kind === 'agent' ? s.agent === name : kind === 'thread' ? s.thread === name : kind === 'type' ? s.agentType === name : true,
-      )
-      .filter((s) => kind === 'agent' || kind === 'thread' || !isMe(s))
-      .map((s) => (s.agent !== undefined ? { agent: s.agent, thread: s.thread } : { thread: s.thread }));
-    // Mail to a thread goes to the thread; a named agent's other mail to the agent, read in whichever thread it reads
-    // (one entry however many of its threads are on the roster), so an agent that comes back in a new thread has it.
-    const boxes = new Map<string, (seq: number) => string>();
-    for (const r of recipients) {
-      const box = kind === 'thread' || r.agent === undefined ? r.thread : AGENT_MAILBOX;
-      boxes.set(holderId({ agent: r.agent, thread: box }), (seq) => this.keys.mailbox(r.agent, box, seq));
-    }
+    const signs = [...(await readSigns(this.store, this.keys, this.store.now(), this.times)).values()];
+    const recipients = recipientsOf(signs, kind, name, me);
+    const boxes = mailboxesOf(this.keys, recipients, kind);
     let awaited: string | undefined;
     if (recipients.length === 0) {
       if (!args.waitForRecipient || kind === 'all')
@@ -139,7 +126,7 @@ export class MessageService {
       async (tx) => {
         const counter = await tx.update(this.keys.messageCounter(), 'increment', 1, { by });
         const seq = decode(z.number().int().min(1), counter.value, 'message counter');
-        const keys = [this.keys.message(seq), ...[...boxes.values()].map((box) => box(seq))];
+        const keys = [this.keys.message(seq), ...boxes.map((box) => box(seq))];
         await tx.prefetch(awaited !== undefined ? [...keys, this.keys.mailboxWait(awaited, seq)] : keys); // one read for all
         const record: MessageRecord = {
           id: `m${seq}`,
@@ -155,7 +142,7 @@ export class MessageService {
           ...(awaited !== undefined ? { awaited } : {}),
         };
         await tx.set(this.keys.message(seq), encode(record), { by, ifVersion: 0, ttlMs });
-        for (const box of boxes.values()) await tx.set(box(seq), { seq }, { by, ttlMs });
+        for (const box of boxes) await tx.set(box(seq), { seq }, { by, ttlMs });
         if (awaited !== undefined) await tx.set(this.keys.mailboxWait(awaited, seq), { seq }, { by, ttlMs });
         return { messageId: record.id, recipients, ...(awaited !== undefined ? { awaiting: awaited.slice(2) } : {}) };
       },
@@ -350,24 +337,4 @@ export class MessageService {
 async function mailOf(store: VersionedStore, k: Keys, agent: string): Promise<number[]> {
   const { entries } = await store.list({ ...k.mailboxRange(agent), limit: 10 * UNREAD_CAP });
   return [...new Set(entries.map(([key]) => k.messageSeq(key)))].sort((a, b) => a - b).slice(-UNREAD_CAP);
-}
-
-type ToKind = 'agent' | 'type' | 'thread' | 'all';
-
-/** What `to` addresses: an agent name, `agentType:T`, `thread:ID` or `all`. */
-function parseTo(to: string): { kind: ToKind; name: string } {
-  if (to === 'all') return { kind: 'all', name: '' };
-  const m = /^(agentType|thread):(.*)$/.exec(to);
-  if (m) return { kind: m[1] === 'thread' ? 'thread' : 'type', name: checkName(m[1] === 'thread' ? 'thread' : 'agent type', m[2]) };
-  return { kind: 'agent', name: checkName('to', to) };
-}
-
-function noRecipient(to: string, kind: ToKind, names: string[]): BlackboardError {
-  const near = kind === 'agent' ? nearestName(to, names) : undefined;
-  const nobody = kind === 'all' ? 'Nobody else is on the roster' : `No agent on the roster matches "${to}"`;
-  return new BlackboardError(
-    'NOT_FOUND',
-    `${nobody}${near ? `: did you mean "${near}"?` : '.'} Nothing was sent. See who is here with {tool:team_list}${kind === 'all' ? '' : ', or pass waitForRecipient: true to keep the message for an agent that has not arrived yet'}.`,
-    { to, ...(near ? { suggestion: near } : {}) },
-  );
 }

@@ -1,0 +1,55 @@
+// Addressing a message: what `to` names, the roster entries it reaches, and the mailboxes their entries go to.
+import { BlackboardError } from '../errors.js';
+import { checkName, type Identity } from '../context.js';
+import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
+import type { Holder, PresenceRecord } from './presence.js';
+import { holderId, nearestName } from './roster.js';
+
+export type ToKind = 'agent' | 'type' | 'thread' | 'all';
+
+/** What `to` addresses: an agent name, `agentType:T`, `thread:ID` or `all`. */
+export function parseTo(to: string): { kind: ToKind; name: string } {
+  if (to === 'all') return { kind: 'all', name: '' };
+  const m = /^(agentType|thread):(.*)$/.exec(to);
+  if (m) return { kind: m[1] === 'thread' ? 'thread' : 'type', name: checkName(m[1] === 'thread' ? 'thread' : 'agent type', m[2]) };
+  return { kind: 'agent', name: checkName('to', to) };
+}
+
+/**
+ * The roster entries a message reaches. Not the sender by type or `all`: a named sender is none of its own threads,
+ * as its mail is theirs.
+ */
+export function recipientsOf(signs: PresenceRecord[], kind: ToKind, name: string, me: Identity): Holder[] {
+  const isMe = (h: Holder): boolean => (me.agent !== undefined ? h.agent === me.agent : holderId(h) === holderId({ thread: me.thread }));
+  return signs
+    .filter((s) =>
+      kind === 'agent' ? s.agent === name : kind === 'thread' ? s.thread === name : kind === 'type' ? s.agentType === name : true,
+    )
+    .filter((s) => kind === 'agent' || kind === 'thread' || !isMe(s))
+    .map((s) => (s.agent !== undefined ? { agent: s.agent, thread: s.thread } : { thread: s.thread }));
+}
+
+/**
+ * The mailbox keys (by sequence number) a message's recipients get. Mail to a thread goes to the thread; a named
+ * agent's other mail to the agent, read in whichever thread it reads (one entry however many of its threads are on
+ * the roster), so an agent that comes back in a new thread has it.
+ */
+export function mailboxesOf(keys: Keys, recipients: Holder[], kind: ToKind): Array<(seq: number) => string> {
+  const boxes = new Map<string, (seq: number) => string>();
+  for (const r of recipients) {
+    const box = kind === 'thread' || r.agent === undefined ? r.thread : AGENT_MAILBOX;
+    boxes.set(holderId({ agent: r.agent, thread: box }), (seq) => keys.mailbox(r.agent, box, seq));
+  }
+  return [...boxes.values()];
+}
+
+/** NOT_FOUND for a message no roster entry matches, with the closest agent name. */
+export function noRecipient(to: string, kind: ToKind, names: string[]): BlackboardError {
+  const near = kind === 'agent' ? nearestName(to, names) : undefined;
+  const nobody = kind === 'all' ? 'Nobody else is on the roster' : `No agent on the roster matches "${to}"`;
+  return new BlackboardError(
+    'NOT_FOUND',
+    `${nobody}${near ? `: did you mean "${near}"?` : '.'} Nothing was sent. See who is here with {tool:team_list}${kind === 'all' ? '' : ', or pass waitForRecipient: true to keep the message for an agent that has not arrived yet'}.`,
+    { to, ...(near ? { suggestion: near } : {}) },
+  );
+}
