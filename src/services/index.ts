@@ -57,7 +57,10 @@ export function createServices(store: VersionedStore, session: Session, config: 
   if (config.maxIterations !== undefined) limits.iterations = config.maxIterations;
   const budget = new BudgetService(store, session, lifecycle, limits);
   // plan writes refuse new work (claiming, starting or finishing a step one does not hold) once a budget is used up
-  const spent = async () => budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
+  const spent = async () => {
+    await session.refresh(); // the thread's place in the tree, should a run_start elsewhere have given it a parent
+    return budget.usedUp([session.identity.thread, ...(await session.ancestors())]);
+  };
   const plans = new PlanService(store, session, config.planTtlSeconds * 1000, presence, history, spent);
   const scratchpad = new ScratchpadService(store, session, lifecycle);
   const runs = new RunService(store, session, lifecycle, scratchpad, history);

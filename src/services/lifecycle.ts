@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { decode, encode } from './records.js';
+import { threadInfoOf } from './thread-info.js';
 import type { Session } from './session.js';
 
 export const STATES = ['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'] as const;
@@ -115,8 +116,25 @@ export class LifecycleService {
     };
   }
 
-  /** This run's state, read inside a transaction. */
+  /**
+   * Refuses (RUN_FINISHED, to retry) a write of this connection's run when another connection has moved the thread to
+   * a new run since this one last looked: read inside the write's transaction, so that the write cannot land in a
+   * replaced run (its scratchpad, final answer, lifecycle, budget step, run-scoped keys), where nothing would read it.
+   */
+  async assertCurrentRun(tx: StoreTx): Promise<void> {
+    const { thread, run } = this.session.identity;
+    if (threadInfoOf((await tx.get(this.session.threadKey(thread)))?.value)?.run !== run) {
+      throw new BlackboardError(
+        'RUN_FINISHED',
+        'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.',
+        { run },
+      );
+    }
+  }
+
+  /** This run's state, read inside a write's transaction (after {@link assertCurrentRun}). */
   async stateIn(tx: StoreTx): Promise<AgentState> {
+    await this.assertCurrentRun(tx);
     const who = this.session.identity;
     const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
     return record && record.run === who.run ? record.state : 'loading';
@@ -138,6 +156,7 @@ export class LifecycleService {
    * so `run_end` works from `loading`; any other illegal transition fails like agent_state_set.
    */
   async endIn(tx: StoreTx, state: AgentState, reason?: string): Promise<void> {
+    await this.assertCurrentRun(tx);
     const who = this.session.identity;
     const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
     const current = record && record.run === who.run ? record.state : 'loading';

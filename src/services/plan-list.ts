@@ -50,6 +50,7 @@ export async function listPlans(
   const limit = args.limit ?? PLAN_LIST_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX)
     throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
+  if (args.scope === undefined || args.scope === 'run') await plans.session.refresh(); // the thread's current run
   const who = plans.session.identity;
   const scopes =
     args.scope !== undefined

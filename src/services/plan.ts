@@ -7,7 +7,7 @@ import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js
 import { checkIfVersion } from './arguments.js';
 import type { HistoryService } from './history.js';
 import { checkThreadWrite } from './ownership.js';
-import { grant, holderText, revoke, sameHolder, settle, checkMover } from './plan-claims.js';
+import { grant, holderText, ownerName, revoke, sameHolder, settle, checkMover } from './plan-claims.js';
 import {
   MAX_STEPS,
   PLAN_STATUSES,
@@ -18,6 +18,7 @@ import {
   checkStarts,
   checkText,
   decodePlan,
+  done,
   notFound,
   replaceSteps,
   stepNotFound,
@@ -111,6 +112,7 @@ export class PlanService {
     args: { title: string; steps: Array<string | StepInput>; scope?: string; idempotencyKey?: string },
     call: CallOptions,
   ): Promise<{ planId: string; version: number; scope: string; stepIds: string[]; done: number; total: number }> {
+    if (args.scope === 'run') await this.session.refresh(); // the thread's current run, should another have begun one
     const scope = writable(resolveScope(args.scope ?? 'global', this.session.identity));
     checkText('title', args.title);
     if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
@@ -202,6 +204,14 @@ export class PlanService {
           const revoking = step.claim !== undefined && !sameHolder(step.claim, holder) && reassign;
           // a deliberate reassignment (owner set) is a planner's to make; any other status change is a move
           const moving = !reassign && change.status !== undefined && change.status !== null && change.status !== step.status;
+          // finished work stays as it was done: another agent's completed or skipped step is not reopened or re-owned
+          if (done(step) && step.owner !== undefined && step.owner !== ownerName(holder) && (moving || reassign)) {
+            throw new BlackboardError(
+              'INVALID_TRANSITION',
+              `Step ${step.id} is already ${step.status} by ${step.owner}; another agent's finished work is not undone. Nothing was changed. Add a new step for more work on it.`,
+              { stepId: step.id, status: step.status, owner: step.owner },
+            );
+          }
           const mover = revoking ? 'free' : checkMover(step, holder, undefined, moving);
           // a spent caller takes no new work: it starts or completes only a step it holds (or takes back to finish)
           const finishing = mover === 'holder' || (mover === 'retaken' && change.status === 'completed');

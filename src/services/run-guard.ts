@@ -1,11 +1,9 @@
 // The run-scope write rule: writes to scope "run" go to the thread's current run, and stop once it has finished.
 import { resolveScope } from '../context.js';
-import { BlackboardError } from '../errors.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
-import { threadInfoOf } from './thread-info.js';
 
 /** Checked inside every kv write's transaction, before the write. */
 export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
@@ -19,13 +17,6 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
   return async (scope, tx) => {
     if (scope.id.startsWith('thread:')) await checkThreadWrite(session, (key) => tx.get(key), scope.id.slice('thread:'.length));
     if (scope.id !== resolveScope('run', session.identity).id) return;
-    const current = threadInfoOf((await tx.get(session.threadKey(session.identity.thread)))?.value)?.run;
-    if (current !== session.identity.run) {
-      throw new BlackboardError(
-        'RUN_FINISHED',
-        'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.',
-      );
-    }
-    await lifecycle.assertActive(tx);
+    await lifecycle.assertActive(tx); // the thread's current run, and not finished
   };
 }

@@ -146,7 +146,9 @@ export class Session {
     if (parentThread !== undefined) checkName('parent thread', parentThread);
     const known = threadInfoOf((await read(this.threadKey(thread)))?.value);
     let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
-    if (known && (parentThread === undefined || known.parent === parentThread)) {
+    // A thread's parent, once it has one, does not change, whoever names another: moving it would take it (and what
+    // it spends) out from under the budgets above it. A thread with none joins the parent named.
+    if (known && (parentThread === undefined || known.parent !== undefined)) {
       tree = { parent: known.parent, root: known.root, level: known.level };
     } else if (parentThread !== undefined && parentThread !== thread) {
       const parent = threadInfoOf((await read(this.threadKey(parentThread)))?.value);
@@ -174,7 +176,6 @@ export class Session {
     };
   }
 
-  /** Follows a `run_start` made by another connection on this thread. Call before run-scoped work. */
   /**
    * {@link refresh} after this connection committed a write: a failure to read is not the call's failure (its write
    * is kept), and the next run-scoped operation refreshes again.
@@ -183,9 +184,11 @@ export class Session {
     await this.refresh().catch(() => {});
   }
 
+  /** Follows a `run_start` made by another connection on this thread. Call before run-scoped work. */
   async refresh(): Promise<void> {
     const info = threadInfoOf((await this.store.get(this.threadKey(this.identity.thread)))?.value);
-    if (info?.run && info.run !== this.identity.run) this.identity = { ...this.identity, run: info.run };
+    // the run, and the thread's place in the tree (a run_start elsewhere may have given it a parent, whose budgets count)
+    if (info?.run) this.adopt(this.identity.thread, info);
   }
 
   /** Threads above this one, nearest first (for budgets that count a child's steps against its parents). */

@@ -1,0 +1,82 @@
+// Two connections on one thread (two processes of one agent, or a planner and a worker): what one changes, the other's
+// writes follow, and nothing the other sends undoes it.
+import { describe, expect, it } from 'vitest';
+import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+describe('a connection that has not seen another connection begin a new run', () => {
+  it('cannot write its scratchpad, final answer, lifecycle or budget step into the replaced run: it is told to retry', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { agent: 'w', thread: 't', budgets: { tokens: 100 } } });
+    const b = await agent({ store, config: { agent: 'w', thread: 't', budgets: { tokens: 100 } } });
+    await b.ok('whoami');
+    const { run } = await a.ok('run_start', {});
+    // b's look at the thread's run happens just before a's run_start commits: as if it had not looked
+    b.bb.services.runs.session.refresh = async () => {};
+    for (const [tool, args] of [
+      ['scratchpad_write', { kind: 'observation', value: 'lost?' }],
+      ['final_answer_set', { content: 'answer in a replaced run' }],
+      ['agent_state_set', { state: 'running' }],
+      ['budget_step', { name: 'tokens', amount: 1 }],
+      ['state_set', { key: 'k', scope: 'run', value: 1 }],
+    ] as const) {
+      const refused = await b.err(tool, args);
+      expect([tool, refused.code, refused.message]).toEqual([tool, 'RUN_FINISHED', expect.stringMatching(/replaced by a new run.*Retry/)]);
+    }
+    expect((await a.ok('final_answer_get', {})).isSet).toBe(false);
+    expect((await a.ok('whoami')).run).toBe(run);
+  });
+
+  it('plan_create and plan_list in scope run use the current run', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { agent: 'w', thread: 't' } });
+    const b = await agent({ store, config: { agent: 'w', thread: 't' } });
+    await b.ok('whoami');
+    await a.ok('run_start', {});
+    const { planId } = await b.ok('plan_create', { title: 'p', steps: ['x'], scope: 'run' });
+    expect((await a.ok('plan_list', { scope: 'run' })).plans.map((p: { planId: string }) => p.planId)).toEqual([planId]);
+  });
+
+  it("follows the thread's new place in the tree: a parent given by run_start elsewhere charges its budgets", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'w', thread: 'lead', budgets: { tokens: 5 } } });
+    await lead.ok('budget_step', { name: 'tokens', amount: 3 });
+    const x = await agent({ store, config: { agent: 'w', thread: 'x', budgets: { tokens: 100 } } });
+    await x.ok('whoami');
+    await lead.ok('run_start', { thread: 'x', parentThread: 'lead' });
+    expect((await x.err('budget_step', { name: 'tokens', amount: 10 })).code).toBe('LIMIT_REACHED');
+    expect((await x.ok('whoami')).parentThread).toBe('lead');
+  });
+});
+
+describe("a thread's parent, once set", () => {
+  it('does not change when a later connection names another one', async () => {
+    const store = memoryStore();
+    for (const t of ['y', 'z']) await (await agent({ store, config: { agent: 'w', thread: t } })).ok('whoami');
+    const first = await agent({ store, config: { agent: 'w', thread: 'x', parentThread: 'y' } });
+    expect((await first.ok('whoami')).parentThread).toBe('y');
+    const later = await agent({ store, config: { agent: 'w', thread: 'x', parentThread: 'z' } });
+    expect((await later.ok('whoami')).parentThread).toBe('y');
+    expect((await first.ok('whoami')).parentThread).toBe('y');
+  });
+});
+
+describe("another agent's finished step", () => {
+  it('is not reopened or re-owned by plan_update stepUpdates', async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'ta', tools: ['all'] } });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'tb', tools: ['all'] } });
+    const { planId } = await alice.ok('plan_create', { title: 'p', steps: ['s'] });
+    const { claim } = await alice.ok('plan_claim', { planId });
+    await alice.ok('plan_step', { planId, stepId: 's1', status: 'completed', fence: claim.fence });
+    for (const update of [
+      { id: 's1', status: 'pending' },
+      { id: 's1', owner: 'bob' },
+    ]) {
+      expect((await bob.err('plan_update', { planId, stepUpdates: [update] })).code).toBe('INVALID_TRANSITION');
+    }
+    const { plan } = await bob.ok('plan_get', { planId });
+    expect(plan.steps[0]).toMatchObject({ id: 's1', status: 'completed', owner: 'alice' });
+  });
+});
