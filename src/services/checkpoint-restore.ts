@@ -1,4 +1,5 @@
 // What a restore writes: the thread's state as saved, with its budgets, and the work in its plans, as they are now.
+import { BlackboardError } from '../errors.js';
 import type { Identity } from '../context.js';
 import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
@@ -6,6 +7,7 @@ import type { StoreTx } from '../store/versioned-store.js';
 import { fromSaved, type ThreadDocument } from './checkpoint-document.js';
 import { collectState } from './checkpoint-state.js';
 import { restoredPlan } from './plan-restore.js';
+import { lifecycleOf } from './lifecycle.js';
 import { encode } from './records.js';
 import { threadInfoOf } from './thread-info.js';
 
@@ -38,10 +40,26 @@ export async function restoreState(
       if (planId !== undefined && key === keys.plan(planId)) plans.set(planId, restoredPlan(saved.get(key), current.get(key)?.value));
     }
   }
-  /** Left as it is now: a budget, or a plan (with its index entries) that keeps its present record. */
+  if (keepWork) {
+    // A run that ended is over: restoring one of its checkpoints would reopen it (and let it answer again).
+    const lifecycle = lifecycleOf(current.get(keys.lifecycle(doc.thread))?.value);
+    if (lifecycle?.ended && lifecycle.run === doc.run) {
+      throw new BlackboardError(
+        'RUN_FINISHED',
+        `Run ${doc.run} of thread ${doc.thread} has ended (${lifecycle.state}), so its checkpoints cannot reopen it. Nothing was changed. Begin a new run with {tool:run_start}, and carry over what you need with the state tools.`,
+        { run: doc.run, state: lifecycle.state },
+      );
+    }
+  }
+  const answer = keys.finalAnswer(doc.thread);
+  /**
+   * Left as it is now: a budget, a final answer once given (a run answers once), or a plan (with its index entries)
+   * that keeps its present record.
+   */
   const kept = (key: string): boolean => {
     if (!keepWork) return false;
     if (key >= budgets.lo && key < budgets.hi) return true;
+    if (key === answer && current.has(answer)) return true;
     const planId = keys.planOf(key);
     return planId !== undefined && plans.get(planId) === 'now';
   };

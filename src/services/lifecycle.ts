@@ -31,7 +31,7 @@ export const LifecycleRecord = z.object({
   ended: z.boolean().optional(),
 });
 type LifecycleRecord = z.infer<typeof LifecycleRecord>;
-const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefined =>
+export const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefined =>
   value === undefined ? undefined : decode(LifecycleRecord, value, 'lifecycle');
 
 export interface LifecycleView {

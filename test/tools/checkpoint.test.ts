@@ -59,13 +59,33 @@ describe('checkpoint tools', () => {
 
     const spent = (await a.ok('budget_status')).budgets;
     expect(spent).toEqual([{ name: 'iterations', current: 2, max: 10, remaining: 8, reached: false }]);
+    const answered = await a.ok('final_answer_get');
     const restored = await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
     expect(restored).toMatchObject({ thread: 'T', records: cp.records, budgetsKept: true });
-    expect(await threadState(a)).toEqual(saved);
+    // every family as saved, but the final answer given since: a run answers once, and a restore does not take it back
+    expect(await threadState(a)).toEqual({ ...saved, final: answered });
+    expect((await a.err('final_answer_set', { content: 'a second answer' })).code).toBe('MULTIPLE_FINAL_ANSWERS');
     // spending is never undone: the budgets are as they were before the restore
     expect((await a.ok('budget_status')).budgets).toEqual(spent);
     expect((await a.ok('state_get', { key: 'g' })).value).toBe('global after save');
     expect((await other.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('other thread');
+  });
+
+  it('a run that ended stays ended: its checkpoints do not reopen it, and a restore in a later run keeps the answer given', async () => {
+    const a = await agent({ config: { agent: 'w', thread: 'T' } });
+    await a.ok('agent_state_set', { state: 'running' });
+    const { checkpointId } = await a.ok('checkpoint_save', {});
+    await a.ok('final_answer_set', { content: 'A' });
+    await a.ok('run_end', { status: 'finished' });
+    const refused = await a.err('checkpoint_restore', { checkpointId });
+    expect(refused.code).toBe('RUN_FINISHED');
+    expect((await a.ok('agent_state_get')).state).toBe('finished');
+    expect((await a.ok('final_answer_get')).answer.content).toBe('A');
+    // from a new run, going back to a checkpoint of the ended one keeps its answer: it cannot answer again
+    await a.ok('run_start', {});
+    await a.ok('checkpoint_restore', { checkpointId });
+    expect((await a.ok('final_answer_get')).answer.content).toBe('A');
+    expect((await a.err('final_answer_set', { content: 'B' })).code).toBe('MULTIPLE_FINAL_ANSWERS');
   });
 
   it('lists newest first and keeps only the newest N per thread', async () => {
