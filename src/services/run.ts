@@ -78,7 +78,8 @@ export class RunService {
         if (parentThread !== undefined && parentThread !== who.thread && !above.includes(parentThread)) {
           // A named parent must be a thread that exists and that this agent may write into: a made-up parent would
           // start a new tree without the budgets of this one.
-          if (threadInfoOf((await tx.get(this.session.threadKey(parentThread)))?.value) === undefined) {
+          const parent = threadInfoOf((await tx.get(this.session.threadKey(parentThread)))?.value);
+          if (parent === undefined) {
             throw new BlackboardError(
               'NOT_FOUND',
               `There is no thread "${parentThread}" to be the parent: nothing was changed. Leave parentThread out to start ${thread === who.thread ? 'this run' : `thread ${thread}`} under your own thread.`,
@@ -86,6 +87,14 @@ export class RunService {
             );
           }
           await checkThreadWrite(this.session, (key) => tx.get(key), parentThread);
+          // ... and in this thread's own tree: a parent in another tree would leave the budgets above this one behind
+          if (parent.root !== who.rootThread) {
+            throw new BlackboardError(
+              'FORBIDDEN',
+              `Thread "${parentThread}" is in another delegation tree (its root is ${parent.root}, yours is ${who.rootThread}): a thread started under it would leave your budgets behind. Nothing was changed. Name a thread of your own tree, or leave parentThread out.`,
+              { parentThread, root: parent.root },
+            );
+          }
         }
         if (thread !== who.thread) {
           await checkThreadWrite(this.session, (key) => tx.get(key), thread);

@@ -52,10 +52,10 @@ describe('run tools', () => {
     expect(entries.map(([key]) => key).filter((key) => key.includes(first))).toEqual([]);
   });
 
-  it('run_start can switch to a new thread (resumed: false) with a parent and a type', async () => {
+  it('run_start can switch to a new thread (resumed: false) with a parent of its own tree and a type', async () => {
     const store = memoryStore();
-    await agent({ store, config: { thread: 'boss' } });
-    const a = await agent({ store, config: { thread: 'T' } });
+    const a = await agent({ store, config: { thread: 'boss' } });
+    await a.ok('run_start', { thread: 'T' }); // a child of boss
     const r = await a.ok('run_start', { thread: 'fresh', parentThread: 'boss', agentType: 'critic' });
     expect(r).toMatchObject({ thread: 'fresh', resumed: false });
     expect(await a.ok('whoami')).toMatchObject({ thread: 'fresh', parentThread: 'boss', agentType: 'critic', delegateLevel: 1 });
@@ -74,6 +74,18 @@ describe('run tools', () => {
     expect(await a.ok('whoami')).toMatchObject({ thread: 'T', parentThread: null, delegateLevel: 0 });
     // a child entered without a parent still charges this thread's budgets
     await a.ok('run_start', { thread: 'child' });
+    expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
+  });
+
+  it('run_start refuses a parent in another delegation tree: a spent budget is not left behind that way', async () => {
+    const store = memoryStore();
+    const other = await agent({ store, config: { agent: 'w', thread: 'other-root', budgets: { tokens: 100 } } });
+    await other.ok('whoami');
+    const a = await agent({ store, config: { agent: 'w', thread: 'T', budgets: { tokens: 10 } } });
+    await a.ok('budget_step', { name: 'tokens', amount: 10 });
+    const escape = await a.err('run_start', { thread: 'escape-1', parentThread: 'other-root' });
+    expect(escape).toMatchObject({ code: 'FORBIDDEN', details: { parentThread: 'other-root', root: 'other-root' } });
+    expect(await a.ok('whoami')).toMatchObject({ thread: 'T', parentThread: null });
     expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
   });
 
