@@ -1,5 +1,6 @@
 // Plan records and the rules of their steps: ids, statuses, owners, blockers (no cycles, no starting while blocked).
 import * as z from 'zod';
+import { THREAD_RE } from '../context.js';
 import { BlackboardError, invalid } from '../errors.js';
 import type { Json } from '../store/types.js';
 import { decode } from './records.js';
@@ -138,6 +139,18 @@ export function checkText(what: string, text: unknown): void {
   }
 }
 
+/**
+ * A step's owner is who holds or did it, as claims name them: an agent name, or the thread id of an agent without one
+ * (`""` is no owner). Anything else could never match a claimant, and would keep the step from ever being claimed.
+ */
+export function checkOwner(owner: unknown): string {
+  if (typeof owner === 'string' && THREAD_RE.test(owner)) return owner;
+  throw invalid(
+    `A step's owner is an agent name (or the thread id of an agent without one): 1-160 letters, digits, "_", ".", "@", ":" or "-"; "" for none. Got ${JSON.stringify(String(owner).slice(0, 80))}.`,
+    { path: 'owner' },
+  );
+}
+
 export function checkStatus(status: unknown): StepStatus {
   if (!(STEP_STATUSES as readonly unknown[]).includes(status)) throw invalid(`A step status is one of: ${STEP_STATUSES.join(', ')}.`);
   return status as StepStatus;
@@ -159,7 +172,7 @@ export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>
     if (seen.has(id)) throw invalid(`Step id "${id}" appears twice.`, { id });
     seen.add(id);
     const step: Step = { id, content: item.content, status: item.status === undefined ? 'pending' : checkStatus(item.status) };
-    if (item.owner !== undefined) step.owner = item.owner;
+    if (item.owner !== undefined && item.owner !== '') step.owner = checkOwner(item.owner);
     if (item.blockedBy !== undefined) step.blockedBy = item.blockedBy;
     if (item.note !== undefined) step.note = item.note;
     return step;
@@ -225,6 +238,7 @@ export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
   if (change.status !== undefined) step.status = checkStatus(change.status);
   // An empty text or list clears the field; null, like a missing field, leaves it as it is (strict tool bridges send
   // null for every argument not given).
+  if (typeof change.owner === 'string' && change.owner !== '') checkOwner(change.owner);
   for (const field of ['owner', 'note', 'blockedBy'] as const) {
     const value = change[field];
     if (value === '' || (Array.isArray(value) && value.length === 0)) delete step[field];

@@ -76,6 +76,18 @@ describe('plan tools', () => {
     expect(again.changed[0].owner).toBeUndefined();
   });
 
+  it('a step owner is a name a claimant can have: "" is none, anything else is refused, and nothing is made', async () => {
+    const a = await agent({ config: { agent: 'lead', tools: ['all'] } });
+    const { planId } = await a.ok('plan_create', { title: 'p', steps: [{ content: 'x', owner: '' }] });
+    expect((await a.ok('plan_get', { planId })).plan.steps[0].owner).toBeUndefined();
+    expect((await a.ok('plan_claim', { planId })).claimed).toBe(true);
+    const bad = await a.err('plan_create', { title: 'q', steps: [{ content: 'y', owner: 'Bob Smith (reviewer)' }] });
+    expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'owner' } });
+    expect((await a.ok('plan_list', {})).plans.map((p: { title: string }) => p.title)).toEqual(['p']);
+    const update = await a.err('plan_update', { planId, stepUpdates: [{ id: 's1', owner: 'no spaces please' }] });
+    expect(update.code).toBe('INVALID_ARGUMENT');
+  });
+
   it('reports bad plan edits with documented codes and changes nothing', async () => {
     const a = await agent();
     const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a'] });
