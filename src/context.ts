@@ -191,9 +191,11 @@ export interface Idempotency {
 }
 
 /**
- * The idempotency record of a call: one per (namespace, thread, key), holding a fingerprint of the call
+ * The idempotency record of a call: one per (namespace, thread, run, key), holding a fingerprint of the call
  * (the operation and its arguments but the key, as canonical JSON, hashed), so the same key sent with different
- * arguments is refused instead of answered with the first call's result.
+ * arguments is refused instead of answered with the first call's result. A key counts within a run: a model that
+ * labels its writes "step-1" in each run has them applied in each (`run_start` itself, which moves the thread to a
+ * new run, counts within the thread, so that its retry starts nothing new).
  */
 export function idempotent(who: Identity, call: CallOptions, args: { idempotencyKey?: string | null }): Idempotency {
   const key = args.idempotencyKey;
@@ -204,7 +206,7 @@ export function idempotent(who: Identity, call: CallOptions, args: { idempotency
     if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
   const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
   return {
-    idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, key),
+    idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, call.operation === 'run_start' ? key : `${who.run}:${key}`),
     fingerprint: { hash, key, operation: call.operation },
   };
 }

@@ -77,6 +77,23 @@ describe('run tools', () => {
     expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
   });
 
+  it('an idempotencyKey counts within a run: the same labelled write in the next run is applied there, a run_start retry starts nothing', async () => {
+    const a = await agent({ config: { agent: 'w', thread: 'T' } });
+    const write = { key: 'k', scope: 'run', value: 'v', idempotencyKey: 'step-1' };
+    await a.ok('state_set', write);
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'o', idempotencyKey: 'note-1' });
+    await a.ok('final_answer_set', { content: 'first run', idempotencyKey: 'answer' });
+    const started = await a.ok('run_start', { idempotencyKey: 'next-run' });
+    expect(await a.ok('run_start', { idempotencyKey: 'next-run' })).toEqual(started);
+    expect((await a.ok('whoami')).run).toBe(started.run);
+    await a.ok('state_set', write);
+    expect((await a.ok('state_get', { key: 'k', scope: 'run' })).value).toBe('v');
+    await a.ok('scratchpad_write', { kind: 'observation', value: 'o', idempotencyKey: 'note-1' });
+    expect((await a.ok('scratchpad_read')).observations).toHaveLength(1);
+    await a.ok('final_answer_set', { content: 'second run', idempotencyKey: 'answer' });
+    expect((await a.ok('final_answer_get')).answer.content).toBe('second run');
+  });
+
   it('run_start refuses a parent in another delegation tree: a spent budget is not left behind that way', async () => {
     const store = memoryStore();
     const other = await agent({ store, config: { agent: 'w', thread: 'other-root', budgets: { tokens: 100 } } });
