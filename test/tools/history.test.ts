@@ -97,6 +97,16 @@ describe('signal tool', () => {
     const h = await a.ok('history_list', { kind: 'signal' });
     expect(h.entries[0]).toMatchObject({ content: 'uncertain', data: { confidence: 0.3, note: 'two sources disagree' } });
     expect((await a.err('signal', { kind: 'commit', confidence: 1.5 })).code).toBe('INVALID_ARGUMENT');
+    // a long note is kept whole in history; the reply and the log message echo its start
+    logs.length = 0;
+    const long = 'n'.repeat(100_000);
+    const echoed = await a.ok('signal', { kind: 'uncertain', note: long });
+    expect(echoed).toMatchObject({ noteTruncated: true });
+    expect(echoed.note.length).toBeLessThan(2100);
+    await sleep(20);
+    expect(JSON.stringify(logs).length).toBeLessThan(3000);
+    const kept = await a.bb.services.history.list({ kind: 'signal', limit: 1 });
+    expect((kept.entries[0].data as { note: string }).note).toBe(long);
   });
 
   it('declares the logging capability', async () => {
