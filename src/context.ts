@@ -224,6 +224,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function truncate(value: string): string {
+/** A name as an error message echoes it: its first 80 characters (a model's bad input is not sent back whole). */
+export function truncate(value: string): string {
   return value.length > 80 ? `${value.slice(0, 80)}…` : value;
 }

@@ -1,6 +1,7 @@
 // Tool arguments as models send them: nulls for "not given" and numbers as strings accepted, and schema errors
 // reported all at once (up to 5), each naming the argument, a likely name for a typo and, for a union, the closest form.
 import * as z from 'zod';
+import { truncate } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import { editDistance } from '../edit-distance.js';
 
@@ -133,8 +134,9 @@ function unwrap(schema: z.ZodType): z.ZodType {
   return s;
 }
 
+/** A path as messages name it (each name cut to its first 80 characters: a made-up one is not echoed whole). */
 function pathText(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('');
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${truncate(String(p))}`)).join('');
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {

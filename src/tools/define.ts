@@ -11,8 +11,9 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
-import type { CallOptions } from '../context.js';
+import { truncate, type CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
+import { TOOL_TABLE } from '../tool-profiles.js';
 import { renderMentions } from '../tool-mentions.js';
 import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
 import { clientCapabilities } from './client-capabilities.js';
@@ -210,16 +211,20 @@ export class ToolHost {
           ? found
           : undefined;
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
-      const suggestion = closestTool(name, names, this.namespace);
+      // a real tool this server does not serve (its --tools leave it out) is said to be so, not matched to a neighbour
+      const base = this.namespace && name.startsWith(`${this.namespace}_`) ? name.slice(this.namespace.length + 1) : name;
+      const elsewhere = Object.hasOwn(TOOL_TABLE, base) && !names.includes(this.nameOf(base)) ? TOOL_TABLE[base] : undefined;
+      const suggestion = elsewhere ? undefined : closestTool(name, names, this.namespace);
+      const why = elsewhere
+        ? `: this server's tool set (--tools) leaves it out (it comes with the "${elsewhere.profile}" profile or the "${elsewhere.family}" family).`
+        : suggestion
+          ? `: did you mean ${suggestion}?`
+          : '.';
       return this.fail(
-        new BlackboardError(
-          'INVALID_ARGUMENT',
-          `There is no tool "${name}" here${suggestion ? `: did you mean ${suggestion}?` : '.'} Its tools: ${names.join(', ')}.`,
-          {
-            path: 'name',
-            ...(suggestion ? { suggestion } : {}),
-          },
-        ),
+        new BlackboardError('INVALID_ARGUMENT', `There is no tool "${truncate(name)}" here${why} Its tools: ${names.join(', ')}.`, {
+          path: 'name',
+          ...(suggestion ? { suggestion } : {}),
+        }),
       );
     });
   }

@@ -197,6 +197,20 @@ describe('bad input', () => {
     }
   });
 
+  it('a tool this server leaves out is said to be left out, not matched to a neighbour; a long name is not echoed whole', async () => {
+    const agentOnly = await connect({ config: { tools: ['agent'] } });
+    const left = await agentOnly.err('plan_update', { planId: 'p' }).finally(() => agentOnly.close());
+    expect(left.message).toMatch(
+      /^There is no tool "plan_update" here: this server's tool set \(--tools\) leaves it out \(it comes with the "planner" profile/,
+    );
+    expect(left.details).not.toHaveProperty('suggestion');
+    const long = await a.err(`x${'y'.repeat(100_000)}`, {});
+    expect(JSON.stringify(long).length).toBeLessThan(5000);
+    const arg = await a.err('state_get', { key: 'k', [`z${'w'.repeat(100_000)}`]: 1 });
+    expect(arg.code).toBe('INVALID_ARGUMENT');
+    expect(JSON.stringify(arg).length).toBeLessThan(5000);
+  });
+
   it('an unknown argument name gets the closest known one', async () => {
     const error = await a.err('state_set', { key: 'k', value: 1, if_version: 0 });
     expect(error).toEqual({
