@@ -197,6 +197,7 @@ export class PlanService {
             changed.add(s.id);
           }
         }
+        let granted = false;
         for (const change of args.stepUpdates ?? []) {
           const step = record.steps.find((s) => s.id === change.id);
           if (!step) throw stepNotFound(record, change.id);
@@ -224,18 +225,24 @@ export class PlanService {
               data: encode({ planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null }),
             });
             revoke(step);
-            if (change.status === undefined && step.status === 'in_progress') step.status = 'pending';
+            // back to pending: a step left in progress with no claim would be held by nobody, never lapsing; set in
+            // progress again by this update, it is granted to the caller like any step it starts
+            if (step.status === 'in_progress') step.status = 'pending';
           }
           const wasStatus = step.status;
           applyStepUpdate(record, change);
           if (step.status !== wasStatus) {
-            if (step.status === 'in_progress') grant(record, step, holder, tx.now, this.presence.leaseMs);
-            else delete step.claim;
+            if (step.status === 'in_progress') {
+              grant(record, step, holder, tx.now, this.presence.leaseMs);
+              granted = true;
+            } else delete step.claim;
             if (step.status === 'pending' && !reassign) delete step.owner;
             if (reassign && change.owner !== '') step.owner = change.owner!;
           }
           changed.add(step.id);
         }
+        // a grant holds while its holder shows life from then on (a caller with no sign of life yet gets one now)
+        if (granted) await this.presence.renewIn(tx);
         await this.grantStarted(tx, record, new Set(before.keys()), spent);
         checkDependencies(record.steps);
         checkStarts(record.steps, before);

@@ -88,6 +88,22 @@ describe('plan tools', () => {
     expect(update.code).toBe('INVALID_ARGUMENT');
   });
 
+  it('a held step reassigned in progress is never left held by nobody: the reassigning caller holds it, and it lapses', async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'ta', tools: ['all'] } });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'tb', tools: ['all'], claimLeaseSeconds: 1 } });
+    const { planId } = await alice.ok('plan_create', { title: 'p', steps: ['a', 'b'] });
+    await alice.ok('plan_claim', { planId, stepId: 's1' });
+    await bob.ok('plan_update', { planId, stepUpdates: [{ id: 's1', owner: 'ghost', status: 'in_progress' }] });
+    const { plan } = await bob.ok('plan_get', { planId, detail: 'full' });
+    expect(plan.steps[0]).toMatchObject({ status: 'in_progress', owner: 'ghost' });
+    expect(plan.steps[0].claim).toBeDefined();
+    // bob goes quiet: its claim lapses and the step can be claimed again
+    await sleep(2600);
+    const carol = await agent({ store, config: { agent: 'carol', thread: 'tc', tools: ['all'], claimLeaseSeconds: 1 } });
+    expect((await carol.ok('plan_claim', { planId, stepId: 's1' })).claimed).toBe(true);
+  });
+
   it('reports bad plan edits with documented codes and changes nothing', async () => {
     const a = await agent();
     const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a'] });
@@ -142,7 +158,7 @@ describe('plan tools', () => {
   it('a plan can be watched like a key: watch {key: planId, scope: "plan"}', async () => {
     const store = memoryStore();
     const lead = await agent({ store });
-    const worker = await agent({ store });
+    const worker = await agent({ store, config: { agent: 'worker' } });
     const { planId } = await lead.ok('plan_create', { title: 'T', steps: ['a'] });
     const waiting = lead.ok('watch', { key: planId, scope: 'plan', afterVersion: 1, waitMs: 10_000 });
     await sleep(30);
