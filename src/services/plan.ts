@@ -7,6 +7,7 @@ import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js
 import { checkIfVersion } from './arguments.js';
 import type { HistoryService } from './history.js';
 import { checkThreadWrite } from './ownership.js';
+import { checkRunPlanWrite } from './run-guard.js';
 import { grant, holderText, ownerName, revoke, sameHolder, settle, checkMover } from './plan-claims.js';
 import {
   MAX_STEPS,
@@ -320,9 +321,10 @@ export class PlanService {
     return starts || moves ? this.spent() : undefined;
   }
 
-  /** Writes into a plan of another thread's scope follow the thread ownership rule. */
+  /** Writes into a plan of another thread's scope follow the thread ownership rule, and a run's plan its run's. */
   private async checkScopeWrite(tx: StoreTx, label: string): Promise<void> {
     if (label.startsWith('thread:')) await checkThreadWrite(this.session, (key) => tx.get(key), label.slice('thread:'.length));
+    await checkRunPlanWrite(this.session, tx, label);
   }
 }
 

@@ -1,9 +1,11 @@
 // The run-scope write rule: writes to scope "run" go to the thread's current run, and stop once it has finished.
 import { resolveScope } from '../context.js';
 import type { StoreTx } from '../store/versioned-store.js';
-import type { LifecycleService } from './lifecycle.js';
+import { BlackboardError } from '../errors.js';
+import { lifecycleOf, type LifecycleService } from './lifecycle.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
+import { threadInfoOf } from './thread-info.js';
 
 /** Checked inside every kv write's transaction, before the write. */
 export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
@@ -19,4 +21,29 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
     if (scope.id !== resolveScope('run', session.identity).id) return;
     await lifecycle.assertActive(tx); // the thread's current run, and not finished
   };
+}
+
+/**
+ * The same rule for a plan made in a run scope of the caller's thread: changing it (its title, status or steps, or
+ * deleting it) is RUN_FINISHED once its run is not the thread's current run, or has finished. Read inside the write's
+ * transaction.
+ */
+export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
+  const { thread } = session.identity;
+  if (!label.startsWith(`run:${thread}:`)) return;
+  const current = threadInfoOf((await tx.get(session.threadKey(thread)))?.value)?.run;
+  const lifecycle = lifecycleOf((await tx.get(session.keys.lifecycle(thread)))?.value);
+  const over =
+    label !== `run:${thread}:${current}`
+      ? 'is not the current run of this thread'
+      : lifecycle?.run === current && lifecycle?.ended
+        ? `has ended (${lifecycle.state})`
+        : undefined;
+  if (over !== undefined) {
+    throw new BlackboardError(
+      'RUN_FINISHED',
+      `This plan belongs to run ${label.slice(`run:${thread}:`.length)}, which ${over}: its plans no longer change. Nothing was changed. Make a new plan in this run, or in scope thread to outlive runs.`,
+      { scope: label },
+    );
+  }
 }

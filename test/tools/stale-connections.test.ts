@@ -80,3 +80,18 @@ describe("another agent's finished step", () => {
     expect(plan.steps[0]).toMatchObject({ id: 's1', status: 'completed', owner: 'alice' });
   });
 });
+
+describe("a run's plans", () => {
+  it("follow the run rules: none made after the run finished, and a replaced run's plan no longer changes", async () => {
+    const a = await agent({ config: { agent: 'w', thread: 't', tools: ['all'] } });
+    const { planId } = await a.ok('plan_create', { title: 'p', steps: ['x'], scope: 'run' });
+    await a.ok('run_end', { status: 'finished' });
+    expect((await a.err('plan_create', { title: 'q', steps: ['y'], scope: 'run' })).code).toBe('RUN_FINISHED');
+    expect((await a.err('plan_update', { planId, title: 'renamed' })).code).toBe('RUN_FINISHED');
+    await a.ok('run_start', {});
+    expect((await a.err('plan_update', { planId, title: 'renamed' })).code).toBe('RUN_FINISHED');
+    // a plan of the new run is made and changed as usual
+    const fresh = await a.ok('plan_create', { title: 'r', steps: ['z'], scope: 'run' });
+    await a.ok('plan_update', { planId: fresh.planId, title: 'renamed' });
+  });
+});
