@@ -100,8 +100,8 @@ describe('run tools', () => {
     await other.ok('whoami');
     const a = await agent({ store, config: { agent: 'w', thread: 'T', budgets: { tokens: 10 } } });
     await a.ok('budget_step', { name: 'tokens', amount: 10 });
-    const escape = await a.err('run_start', { thread: 'escape-1', parentThread: 'other-root' });
-    expect(escape).toMatchObject({ code: 'FORBIDDEN', details: { parentThread: 'other-root', root: 'other-root' } });
+    const escaped = await a.err('run_start', { thread: 'escape-1', parentThread: 'other-root' });
+    expect(escaped).toMatchObject({ code: 'FORBIDDEN', details: { parentThread: 'other-root', root: 'other-root' } });
     expect(await a.ok('whoami')).toMatchObject({ thread: 'T', parentThread: null });
     expect((await a.err('budget_step', { name: 'tokens', amount: 1 })).code).toBe('LIMIT_REACHED');
   });
