@@ -67,7 +67,7 @@ async function lead(store) {
     }
     if (box.messages.length > 0) await me.call('inbox', { waitMs: 0, ack: box.cursor });
     const { plan } = await me.call('plan_get', { planId });
-    done = plan.steps.every((s) => s.status === 'completed');
+    done = plan.done === plan.total;
   }
   const { plan } = await me.call('plan_get', { planId, detail: 'full' });
   console.log(`completed: ${plan.steps.map((s) => `${s.id}=${s.owner}`).join(' ')}`);

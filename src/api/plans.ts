@@ -129,8 +129,11 @@ export interface PlansApi {
   create: (
     args: PlanCreateArgs,
   ) => Promise<{ planId: string; version: number; scope: string; stepIds: string[]; done: number; total: number }>;
-  /** `plan_get`: a summary of each step unless `detail: 'full'` */
-  get: (args: { planId: string; detail?: 'summary' | 'full' }) => Promise<{ plan: Plan }>;
+  /**
+   * `plan_get`: a summary of each step unless `detail: 'full'`. A summary stays under about 16 KiB: a longer one holds
+   * the first steps, and `nextCursor` (a step id, passed as `cursor`) reads on from the first step it left out.
+   */
+  get: (args: { planId: string; detail?: 'summary' | 'full'; cursor?: string }) => Promise<{ plan: Plan; nextCursor?: string }>;
   /** `plan_list` */
   list: (args?: PlanListArgs) => Promise<{ plans: PlanSummary[]; nextCursor?: string; hint?: string }>;
   /** `plan_update` */

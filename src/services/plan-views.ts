@@ -1,4 +1,6 @@
 // What plan tools answer: step and plan views (summary or full), counts, and the steps a change unblocked.
+import { truncate } from '../context.js';
+import { invalid } from '../errors.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { Entry } from '../store/versioned-store.js';
 import { done, type PlanRecord, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
@@ -77,7 +79,7 @@ export function planView(
   const chars = Math.max(16, Math.min(SUMMARY_CHARS, Math.floor(SUMMARY_BUDGET / Math.max(1, record.steps.length)) - STEP_OVERHEAD));
   return {
     planId,
-    title: record.title,
+    title: detail === 'summary' ? cut(record.title, SUMMARY_CHARS) : record.title,
     status: record.status,
     scope: record.scope,
     version: entry.version,
@@ -87,6 +89,35 @@ export function planView(
     ...counts(record),
     steps: record.steps.map((s) => stepView(s, leaseUntil, detail, chars)),
   };
+}
+
+/** A summary's JSON stays under this many bytes: a longer one is paged, its steps continued with `nextCursor`. */
+const SUMMARY_BYTES = 15 * 1024;
+
+/** What plan_get answers: the plan from the step `cursor` names on, a summary paged to stay small, `full` whole. */
+export interface PlanPage {
+  plan: PlanView;
+  nextCursor?: string;
+}
+
+/**
+ * The page of `view` that starts at the step `cursor` names (the first step without one). A summary keeps steps in
+ * plan order while its JSON stays under {@link SUMMARY_BYTES}, and says where the rest start; `full` keeps them all.
+ */
+export function planPage(view: PlanView, cursor: string | undefined, detail: 'summary' | 'full'): PlanPage {
+  const start = cursor === undefined ? 0 : view.steps.findIndex((s) => s.id === cursor);
+  if (start < 0) {
+    const message = `cursor: plan ${view.planId} has no step "${truncate(String(cursor))}"; read it again without cursor.`;
+    throw invalid(message, { path: 'cursor' });
+  }
+  const steps = view.steps.slice(start);
+  if (detail === 'full') return { plan: { ...view, steps } };
+  // room for the cursor a page adds
+  let bytes = jsonBytes({ plan: { ...view, steps: [] } }) + 32;
+  let kept = 0;
+  while (kept < steps.length && (kept === 0 || bytes + jsonBytes(steps[kept]) + 1 <= SUMMARY_BYTES)) bytes += jsonBytes(steps[kept++]) + 1;
+  if (kept === steps.length) return { plan: { ...view, steps } };
+  return { plan: { ...view, steps: steps.slice(0, kept) }, nextCursor: steps[kept].id };
 }
 
 /** Steps that could not start before and can now: pending, no owner, every blocker done — and not so before. */

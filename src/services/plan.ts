@@ -29,7 +29,7 @@ import {
   type StepUpdate,
 } from './plan-steps.js';
 import { listPlans, type PlanList } from './plan-list.js';
-import { counts, fitWrite, planView, stepView, unblocked, type PlanView, type StepView } from './plan-views.js';
+import { counts, fitWrite, type PlanPage, planPage, planView, stepView, unblocked, type StepView } from './plan-views.js';
 import type { Presence } from './presence.js';
 import { encode } from './records.js';
 import type { Session } from './session.js';
@@ -134,10 +134,11 @@ export class PlanService {
     return result;
   }
 
-  async get(args: { planId: string; detail?: 'summary' | 'full' }): Promise<{ plan: PlanView }> {
+  async get(args: { planId: string; detail?: 'summary' | 'full'; cursor?: string }): Promise<PlanPage> {
     const planId = checkPlanId(args.planId);
-    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId, args.detail === 'full');
-    return { plan: planView(planId, record, current, leaseUntil, args.detail ?? 'summary') };
+    const detail = args.detail ?? 'summary';
+    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId, detail === 'full');
+    return planPage(planView(planId, record, current, leaseUntil, detail), args.cursor, detail);
   }
 
   /**

@@ -82,9 +82,15 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_get',
     () => ({
       title: 'Read a plan',
-      description: 'Read a plan (content cut; detail "full": notes, claims); to follow: {tool:watch} planId, scope plan.',
-      input: z.object({ planId, detail: z.enum(['summary', 'full']).optional().describe('Default summary') }).strict(),
-      output: z.object({ plan }),
+      description: 'Read a plan (content cut, paged; detail "full": notes, claims); to follow: {tool:watch} planId, scope plan.',
+      input: z
+        .object({
+          planId,
+          detail: z.enum(['summary', 'full']).optional(),
+          cursor: z.string().optional(),
+        })
+        .strict(),
+      output: z.object({ plan, nextCursor: z.string().optional() }),
       annotations: { readOnlyHint: true },
     }),
     (args) => plans.get(args),
@@ -95,7 +101,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_list',
     () => ({
       title: 'List plans',
-      description: "List plans you can see (or a scope's), newest first, with step counts. More with nextCursor.",
+      description: "Plans you can see (or a scope's), newest first, step counts, paged.",
       input: z
         .object({
           status: z.enum(PLAN_STATUSES).optional(),

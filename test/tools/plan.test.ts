@@ -306,6 +306,65 @@ describe('plan tools', () => {
   });
 });
 
+describe('plan_get summary', () => {
+  const bytes = (reply: unknown): number => Buffer.byteLength(JSON.stringify(reply));
+  const owner = (i: number): string => `worker-${i}-${'o'.repeat(140)}`;
+  for (const [shape, blockedBy] of [
+    ['a chain (each step blocked by the one before)', (i: number) => (i > 0 ? [`s${i}`] : undefined)],
+    ['each step blocked by every step before it', (i: number) => (i > 0 ? Array.from({ length: i }, (_, j) => `s${j + 1}`) : undefined)],
+  ] as const) {
+    it(`stays under 16 KiB on a 200-step plan with long titles and owners, ${shape}: pages with nextCursor`, async () => {
+      const a = await agent();
+      const steps = Array.from({ length: 200 }, (_, i) => ({
+        content: `step ${i} ${'c'.repeat(300)}`,
+        owner: owner(i),
+        blockedBy: blockedBy(i),
+      }));
+      const { planId } = await a.ok('plan_create', { title: `T ${'t'.repeat(3990)}`, steps });
+      const full = (await a.ok('plan_get', { planId, detail: 'full' })).plan;
+      expect(full.steps).toHaveLength(200);
+      expect(full).not.toHaveProperty('nextCursor');
+      expect(full.title).toHaveLength(3992);
+      const seen: Array<{ id: string; owner?: string; blockedBy?: string[] }> = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const reply = await a.raw('plan_get', cursor === undefined ? { planId } : { planId, cursor });
+        expect(reply.isError).toBeFalsy();
+        expect(Buffer.byteLength((reply.content[0] as { text: string }).text)).toBeLessThanOrEqual(16 * 1024);
+        const page = reply.structuredContent as {
+          plan: { title: string; total: number; steps: typeof seen };
+          nextCursor?: string;
+          hint?: string;
+        };
+        expect(bytes(page)).toBeLessThanOrEqual(16 * 1024);
+        expect(page.plan.title.length).toBeLessThanOrEqual(201);
+        expect(page.plan.total).toBe(200);
+        expect(page.plan.steps.length).toBeGreaterThan(0);
+        seen.push(...page.plan.steps);
+        cursor = page.nextCursor;
+        pages++;
+      } while (cursor !== undefined && pages < 100);
+      expect(pages).toBeGreaterThan(1);
+      // every step once, in order, with its owner and blockers whole
+      expect(seen.map((s) => s.id)).toEqual(full.steps.map((s: { id: string }) => s.id));
+      expect(seen.map((s) => [s.owner, s.blockedBy])).toEqual(
+        full.steps.map((s: { owner: string; blockedBy?: string[] }) => [s.owner, s.blockedBy]),
+      );
+    });
+  }
+
+  it('a cursor starts at its step, also with detail full; a step no longer in the plan is INVALID_ARGUMENT', async () => {
+    const a = await agent();
+    const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', 'b', 'c'] });
+    expect((await a.ok('plan_get', { planId, cursor: 's2' })).plan.steps.map((s: { id: string }) => s.id)).toEqual(['s2', 's3']);
+    expect((await a.ok('plan_get', { planId, cursor: 's3', detail: 'full' })).plan.steps.map((s: { id: string }) => s.id)).toEqual(['s3']);
+    const error = await a.err('plan_get', { planId, cursor: 's9' });
+    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'cursor' } });
+    expect(error.message).toContain('without cursor');
+  });
+});
+
 describe('plan_list hint', () => {
   it('names tools as registered (namespace prefix), and leaves out a sentence about a tool the server lacks', async () => {
     const prefixed = await agent({ config: { namespace: 'bb' } });
