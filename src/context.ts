@@ -96,6 +96,9 @@ export interface ResolvedScope {
 
 export const SCOPE_FORMS = 'global, thread, run, parent, agent_type, profile, group:NAME, thread:ID, profile:NAME, agent_type:NAME';
 
+/** The id of run `run`'s scope on `thread` (`run:T:R`); with run "" the prefix every run scope of the thread has. */
+export const runScopeId = (thread: string, run: string): string => `run:${thread}:${run}`;
+
 /** Resolves a tool's `scope` argument against the caller's identity; its errors name `scope` in `details.path`. */
 export function resolveScope(scope: string | undefined, who: Identity): ResolvedScope {
   const s = scope ?? 'global';
@@ -106,7 +109,7 @@ export function resolveScope(scope: string | undefined, who: Identity): Resolved
     case 'thread':
       return at(`thread:${who.thread}`);
     case 'run':
-      return at(`run:${who.thread}:${who.run}`);
+      return at(runScopeId(who.thread, who.run));
     case 'parent':
       return at(`parent:${who.rootThread}`);
     case 'agent_type':

@@ -34,6 +34,10 @@ type LifecycleRecord = z.infer<typeof LifecycleRecord>;
 export const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefined =>
   value === undefined ? undefined : decode(LifecycleRecord, value, 'lifecycle');
 
+/** Whether `record` says that run `run` has ended: run_end ends a run once, and nothing reopens it. */
+export const runEnded = (record: LifecycleRecord | undefined, run: string | undefined): boolean =>
+  record?.ended === true && record.run === run;
+
 export interface LifecycleView {
   thread: string;
   run: string;
@@ -160,7 +164,7 @@ export class LifecycleService {
     const who = this.session.identity;
     const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
     const current = record && record.run === who.run ? record.state : 'loading';
-    if (record?.run === who.run && record.ended) {
+    if (runEnded(record, who.run)) {
       throw new BlackboardError(
         'INVALID_TRANSITION',
         `This run already ended as ${current} with {tool:run_end}; it ends once. Nothing was changed. Begin a new run with {tool:run_start}.`,

@@ -1,8 +1,8 @@
 // The run-scope write rule: writes to scope "run" go to the thread's current run, and stop once it has finished.
-import { resolveScope } from '../context.js';
+import { resolveScope, runScopeId } from '../context.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
-import { lifecycleOf, type LifecycleService } from './lifecycle.js';
+import { lifecycleOf, runEnded, type LifecycleService } from './lifecycle.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
 import { threadInfoOf } from './thread-info.js';
@@ -30,19 +30,20 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
  */
 export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
   const { thread } = session.identity;
-  if (!label.startsWith(`run:${thread}:`)) return;
+  const runs = runScopeId(thread, '');
+  if (!label.startsWith(runs)) return;
   const current = threadInfoOf((await tx.get(session.threadKey(thread)))?.value)?.run;
   const lifecycle = lifecycleOf((await tx.get(session.keys.lifecycle(thread)))?.value);
   const over =
-    label !== `run:${thread}:${current}`
+    current === undefined || label !== runScopeId(thread, current)
       ? 'is not the current run of this thread'
-      : lifecycle?.run === current && lifecycle?.ended
-        ? `has ended (${lifecycle.state})`
+      : runEnded(lifecycle, current)
+        ? `has ended (${lifecycle?.state})`
         : undefined;
   if (over !== undefined) {
     throw new BlackboardError(
       'RUN_FINISHED',
-      `This plan belongs to run ${label.slice(`run:${thread}:`.length)}, which ${over}: its plans no longer change. Nothing was changed. Make a new plan in this run, or in scope thread to outlive runs.`,
+      `This plan belongs to run ${label.slice(runs.length)}, which ${over}: its plans no longer change. Nothing was changed. Make a new plan in this run, or in scope thread to outlive runs.`,
       { scope: label },
     );
   }
