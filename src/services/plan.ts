@@ -1,7 +1,7 @@
 // The plan service: create, read, list, update and delete plans; claims and step moves are in plan-work.ts.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
+import { canonicalJson, idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
 import type { Json, KeyRange } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './arguments.js';
@@ -248,7 +248,10 @@ export class PlanService {
         await this.grantStarted(tx, record, new Set(before.keys()), spent);
         checkDependencies(record.steps);
         checkStarts(record.steps, before);
-        const entry = await this.saveIn(tx, planId, record, args.ifVersion ?? current.version);
+        // an update that changes nothing writes nothing: no new version for others' ifVersion to trip on
+        const same =
+          canonicalJson(encode(record)) === canonicalJson(current.value) && (args.ifVersion ?? current.version) === current.version;
+        const entry = same ? current : await this.saveIn(tx, planId, record, args.ifVersion ?? current.version);
         const freed = unblocked(before, record);
         return fitWrite((chars) => ({
           planId,

@@ -76,6 +76,24 @@ describe('plan tools', () => {
     expect(again.changed[0].owner).toBeUndefined();
   });
 
+  it('an update that changes nothing writes nothing: the version stays, so the next ifVersion still holds', async () => {
+    const a = await agent({ config: { tools: ['all'] } });
+    const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a', { content: 'b', blockedBy: ['s1'] }] });
+    const before = (await a.ok('state_changes', { waitMs: 0 })).revision;
+    for (const args of [
+      { title: 'T' },
+      { status: 'active' },
+      { stepUpdates: [{ id: 's1', status: 'pending', content: 'a' }] },
+      { ifVersion: 1, steps: ['a', { content: 'b', blockedBy: ['s1'] }] },
+    ]) {
+      const reply = await a.ok('plan_update', { planId, ...args });
+      expect(reply, JSON.stringify(args)).toMatchObject({ version: 1, done: 0, total: 2 });
+    }
+    expect((await a.ok('state_changes', { waitMs: 0 })).revision).toBe(before);
+    expect((await a.err('plan_update', { planId, ifVersion: 2, title: 'T' })).code).toBe('VERSION_CONFLICT');
+    expect((await a.ok('plan_update', { planId, ifVersion: 1, title: 'T2' })).version).toBe(2);
+  });
+
   it('a step owner is a name a claimant can have: "" is none, anything else is refused, and nothing is made', async () => {
     const a = await agent({ config: { agent: 'lead', tools: ['all'] } });
     const { planId } = await a.ok('plan_create', { title: 'p', steps: [{ content: 'x', owner: '' }] });
