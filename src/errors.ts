@@ -47,6 +47,20 @@ export const invalid = (message: string, details?: Record<string, unknown>): Bla
   new BlackboardError('INVALID_ARGUMENT', message, details);
 
 /**
+ * Runs a write of the value an argument holds: an INVALID_ARGUMENT it throws without `details.path` (the store's
+ * refusal of a value nested too deep, say) names that argument.
+ */
+export async function writing<T>(path: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof BlackboardError && error.code === 'INVALID_ARGUMENT' && error.details?.path === undefined)
+      throw new BlackboardError(error.code, error.message, { ...error.details, path });
+    throw error;
+  }
+}
+
+/**
  * A storage failure after a write may have reached the database (its COMMIT or script was sent) whose outcome could
  * not be found out within the call's time. Backends throw it; {@link storeUnavailable} words it.
  */

@@ -100,7 +100,7 @@ export class BudgetService {
     const amount = args.amount ?? 1;
     checkBudgetName(name);
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_AMOUNT) {
-      throw invalid(`amount must be a whole number from 1 to ${MAX_AMOUNT}.`, { amount });
+      throw invalid(`amount must be a whole number from 1 to ${MAX_AMOUNT}.`, { amount, path: 'amount' });
     }
     const who = this.session.identity;
     await this.session.refresh();
@@ -174,7 +174,8 @@ export class BudgetService {
 
   /** Admin: raise a thread's stored max by `amount` (`--allow-budget-admin` only). */
   async increase(args: { name: string; amount: number; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<BudgetView> {
-    if (!Number.isSafeInteger(args.amount) || args.amount < 1) throw invalid('amount must be a whole number, 1 or more.');
+    if (!Number.isSafeInteger(args.amount) || args.amount < 1)
+      throw invalid('amount must be a whole number, 1 or more.', { path: 'amount' });
     return this.adjust(call, args, (current) => {
       if (current === undefined)
         throw new BlackboardError(
@@ -182,7 +183,7 @@ export class BudgetService {
           `There is no budget named "${args.name}" on that thread to increase. Set one with {tool:budget_configure}.`,
           { name: args.name },
         );
-      return checkMax(current + args.amount);
+      return checkMax(current + args.amount, 'amount');
     });
   }
 
@@ -193,7 +194,7 @@ export class BudgetService {
   ): Promise<BudgetView> {
     const { name } = args;
     checkBudgetName(name);
-    const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread);
+    const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread, 'thread');
     const { result } = await this.store.transact(
       async (tx) => {
         // An admin change fixes the thread's maxes first, so this server's flags cannot overwrite it later.
@@ -214,10 +215,11 @@ function describe(name: string, current: number, max: number): BudgetView {
 }
 
 function checkBudgetName(name: string): void {
-  if (!NAME_RE.test(name)) throw invalid('A budget name is 1-64 letters, digits, "_", "." or "-".', { name: String(name).slice(0, 80) });
+  if (!NAME_RE.test(name))
+    throw invalid('A budget name is 1-64 letters, digits, "_", "." or "-".', { name: String(name).slice(0, 80), path: 'name' });
 }
 
-function checkMax(max: number): number {
-  if (!Number.isSafeInteger(max) || max < 0) throw invalid('max must be a whole number, 0 or more.', { max });
+function checkMax(max: number, path = 'max'): number {
+  if (!Number.isSafeInteger(max) || max < 0) throw invalid('max must be a whole number, 0 or more.', { max, path });
   return max;
 }

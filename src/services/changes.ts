@@ -45,7 +45,7 @@ export class ChangesService {
   async changes(args: ChangesArgs, signal?: AbortSignal): Promise<{ changes: Change[]; revision: number; timedOut?: boolean }> {
     const limit = args.limit ?? CHANGES_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > CHANGES_MAX_LIMIT) {
-      throw invalid(`limit must be a whole number from 1 to ${CHANGES_MAX_LIMIT}.`, { limit });
+      throw invalid(`limit must be a whole number from 1 to ${CHANGES_MAX_LIMIT}.`, { limit, path: 'limit' });
     }
     const waitMs = checkTimeout(args.waitMs, 0, 'waitMs');
     if (args.scope === 'run') await this.session.refresh();
@@ -53,7 +53,10 @@ export class ChangesService {
     if (args.afterRevision === undefined) return { changes: [], revision: await this.store.revision() };
     const after = args.afterRevision;
     if (!Number.isSafeInteger(after) || after < 0) {
-      throw invalid('afterRevision must be a whole number, 0 or more: a revision this server returned.', { afterRevision: after });
+      throw invalid('afterRevision must be a whole number, 0 or more: a revision this server returned.', {
+        afterRevision: after,
+        path: 'afterRevision',
+      });
     }
     let cursor = after;
     const scan = async (): Promise<{ ready: boolean; value: { changes: Change[]; revision: number } }> => {
@@ -66,6 +69,7 @@ export class ChangesService {
             {
               afterRevision: after,
               revision: page.revision,
+              path: 'afterRevision',
             },
           );
         }

@@ -169,6 +169,7 @@ export function checkId(id: string): string {
   if (typeof id !== 'string' || !CP_ID_RE.test(id)) {
     throw invalid('checkpointId is not a checkpoint id. Use one returned by {tool:checkpoint_save} or {tool:checkpoint_list}.', {
       checkpointId: String(id).slice(0, 80),
+      path: 'checkpointId',
     });
   }
   return id;

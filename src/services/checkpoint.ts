@@ -64,7 +64,7 @@ export class CheckpointService {
 
   async save(args: { label?: string; thread?: string; idempotencyKey?: string }, call: CallOptions): Promise<CheckpointInfo> {
     if (args.label !== undefined && (typeof args.label !== 'string' || args.label.length > 200)) {
-      throw invalid('label must be text of at most 200 characters.');
+      throw invalid('label must be text of at most 200 characters.', { path: 'label' });
     }
     const thread = args.thread ?? this.who.thread;
     // The thread's info and head, and its records and ranges if it is at the caller's run, come with the first read;
@@ -148,9 +148,10 @@ export class CheckpointService {
   async list(
     args: { thread?: string; limit?: number; cursor?: string } = {},
   ): Promise<{ checkpoints: CheckpointInfo[]; nextCursor?: string }> {
-    const thread = args.thread === undefined ? this.who.thread : checkName('thread', args.thread);
+    const thread = args.thread === undefined ? this.who.thread : checkName('thread', args.thread, 'thread');
     const limit = args.limit ?? DEFAULT_LIST;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST) throw invalid(`limit must be a whole number from 1 to ${MAX_LIST}.`);
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST)
+      throw invalid(`limit must be a whole number from 1 to ${MAX_LIST}.`, { path: 'limit' });
     const before = args.cursor === undefined ? undefined : checkCursor(args.cursor);
     // `top` only says where the window (which reaches the index's end) starts: this process's last save of the thread
     // is a floor for it, without reading the store's revision; checkpoints saved since by others come in a wider window.
@@ -192,7 +193,7 @@ export class CheckpointService {
   ): Promise<{ checkpointId: string; thread: string; run: string; records: number; budgetsKept: true }> {
     const id = checkId(args.checkpointId);
     if (args.ifRevision !== undefined && (!Number.isSafeInteger(args.ifRevision) || args.ifRevision < 0)) {
-      throw invalid('ifRevision must be a whole number, 0 or more.');
+      throw invalid('ifRevision must be a whole number, 0 or more.', { path: 'ifRevision' });
     }
     const { result } = await this.store.transact(
       async (tx) => {

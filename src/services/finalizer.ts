@@ -1,5 +1,5 @@
 // The finalizer service: one final answer per run, the first one set wins.
-import { BlackboardError, invalid } from '../errors.js';
+import { BlackboardError, invalid, writing } from '../errors.js';
 import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
@@ -39,7 +39,7 @@ export class FinalizerService {
   }
 
   async set(args: { content: string; metadata?: Json; idempotencyKey?: string }, call: CallOptions): Promise<{ answer: FinalAnswer }> {
-    if (typeof args.content !== 'string' || args.content === '') throw invalid('content must be non-empty text.');
+    if (typeof args.content !== 'string' || args.content === '') throw invalid('content must be non-empty text.', { path: 'content' });
     await this.session.refresh();
     const who = this.session.identity;
     const { result } = await this.store.transact(
@@ -58,7 +58,8 @@ export class FinalizerService {
           run: who.run,
           ...(args.metadata !== undefined ? { metadata: args.metadata } : {}),
         };
-        return view(who.thread, await tx.set(this.key(who.thread), encode(record), { by: this.session.by }));
+        // the answer's content is text: only its metadata can be refused as a value
+        return view(who.thread, await writing('metadata', () => tx.set(this.key(who.thread), encode(record), { by: this.session.by })));
       },
       { ...idempotent(who, call, args) },
     );
@@ -74,7 +75,7 @@ export class FinalizerService {
   ): Promise<{ isSet: boolean; answer?: FinalAnswer; timedOut?: boolean }> {
     await this.session.refresh();
     const who = this.session.identity;
-    const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
+    const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread, 'thread');
     const run = who.run;
     const counts = (entry: Entry | undefined): boolean => entry !== undefined && (thread !== who.thread || answerOf(entry).run === run);
     if (args.waitMs === undefined) {

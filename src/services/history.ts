@@ -1,5 +1,5 @@
 // The history service: an append-only event log per thread, paged and pruned.
-import { invalid } from '../errors.js';
+import { invalid, writing } from '../errors.js';
 import { checkName, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import { jsonBytes } from '../store/json-text.js';
@@ -58,9 +58,11 @@ export class HistoryService {
     if (!own && (SERVER_KINDS as readonly string[]).includes(args.kind)) {
       throw invalid(`kind "${args.kind}" is one the server writes itself, so it cannot be appended. Use another kind (e.g. "note").`, {
         kind: args.kind,
+        path: 'kind',
       });
     }
-    const { result } = await this.store.transact(async (tx) => ({ seq: await this.appendIn(tx, args) }), {
+    // kind and content are checked text: only data can be refused as a value
+    const { result } = await this.store.transact(async (tx) => ({ seq: await writing('data', () => this.appendIn(tx, args)) }), {
       ...idempotent(this.session.identity, call, args),
     });
     return result;
@@ -71,9 +73,10 @@ export class HistoryService {
     if (!KIND_RE.test(args.kind)) {
       throw invalid('kind must be 1-64 lowercase letters, digits, "_", "." or "-", starting with a letter (e.g. "tool_call").', {
         kind: args.kind.slice(0, 80),
+        path: 'kind',
       });
     }
-    if (typeof args.content !== 'string') throw invalid('content must be a string.');
+    if (typeof args.content !== 'string') throw invalid('content must be a string.', { path: 'content' });
     const thread = this.session.identity.thread;
     const counter = await tx.update(this.seqKey(thread), 'increment', 1, { by: this.session.by });
     const seq = decode(Counter, counter.value, 'history counter');
@@ -103,13 +106,13 @@ export class HistoryService {
   }> {
     const limit = args.limit ?? HISTORY_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
-      throw invalid(`limit must be a whole number from 1 to ${HISTORY_MAX_LIMIT}.`, { limit });
+      throw invalid(`limit must be a whole number from 1 to ${HISTORY_MAX_LIMIT}.`, { limit, path: 'limit' });
     }
     if (args.afterSeq !== undefined && (!Number.isSafeInteger(args.afterSeq) || args.afterSeq < 0)) {
-      throw invalid('afterSeq must be a whole number, 0 or more.', { afterSeq: args.afterSeq });
+      throw invalid('afterSeq must be a whole number, 0 or more.', { afterSeq: args.afterSeq, path: 'afterSeq' });
     }
     const order = args.order ?? 'desc';
-    const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread);
+    const thread = args.thread === undefined ? this.session.identity.thread : checkName('thread', args.thread, 'thread');
     const floor = args.afterSeq ?? 0;
     const resume = args.cursor === undefined ? undefined : readCursor(args.cursor, { t: thread, o: order, k: args.kind ?? '' });
     const stored = (await this.store.get(this.seqKey(thread)))?.value;
@@ -155,7 +158,7 @@ export class HistoryService {
 
   async prune(args: { keepLast: number; idempotencyKey?: string }, call: CallOptions): Promise<{ removed: number }> {
     if (!Number.isSafeInteger(args.keepLast) || args.keepLast < 0) {
-      throw invalid('keepLast must be a whole number, 0 or more.', { keepLast: args.keepLast });
+      throw invalid('keepLast must be a whole number, 0 or more.', { keepLast: args.keepLast, path: 'keepLast' });
     }
     const thread = this.session.identity.thread;
     const { result } = await this.store.transact(

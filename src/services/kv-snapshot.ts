@@ -31,7 +31,7 @@ export async function snapshotPage(
   const prefix = checkPrefix(args.prefix);
   const maxBytes = args.maxBytes ?? SNAPSHOT_DEFAULT_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
-    throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes });
+    throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes, path: 'maxBytes' });
   }
   const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
   // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds

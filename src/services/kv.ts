@@ -1,5 +1,5 @@
 // The kv service: scoped, versioned key-value state — reads, writes, atomic updates, batches and watches.
-import { BlackboardError, invalid } from '../errors.js';
+import { BlackboardError, invalid, writing } from '../errors.js';
 import { checkKey, idempotent, type CallOptions, resolveScope, writable, type ResolvedScope } from '../context.js';
 import type { UpdateOp } from '../store/ops.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -83,7 +83,9 @@ export class KvService {
     const { result, revision } = await this.store.transact(
       async (tx) => {
         await this.guard(key.scope, tx);
-        const entry = await tx.set(key.storage, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs });
+        const entry = await writing('value', () =>
+          tx.set(key.storage, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs }),
+        );
         return { version: entry.version };
       },
       { ...idempotent(this.who, call, args), prefetch: [key.storage] },
@@ -133,11 +135,9 @@ export class KvService {
     const { result, revision } = await this.store.transact(
       async (tx) => {
         await this.guard(key.scope, tx);
-        const entry = await tx.update(key.storage, args.op, args.value, {
-          by: this.session.by,
-          ifVersion: args.ifVersion,
-          ttlMs,
-        });
+        const entry = await writing('value', () =>
+          tx.update(key.storage, args.op, args.value, { by: this.session.by, ifVersion: args.ifVersion, ttlMs }),
+        );
         return { value: entry.value, version: entry.version };
       },
       { ...idempotent(this.who, call, args), prefetch: [key.storage] },
@@ -286,10 +286,13 @@ export class KvService {
       return { key: op.key, ok: true, deleted: await tx.delete(op.storage, { ifVersion: op.ifVersion }) };
     }
     if (op.op === 'set') {
-      const entry = await tx.set(op.storage, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs });
+      const entry = await writing('value', () => tx.set(op.storage, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs }));
       return { key: op.key, ok: true, version: entry.version };
     }
-    const entry = await tx.update(op.storage, op.op, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs });
+    const update = op.op; // narrowed: neither set nor delete
+    const entry = await writing('value', () =>
+      tx.update(op.storage, update, op.value as Json, { by, ifVersion: op.ifVersion, ttlMs: op.ttlMs }),
+    );
     return { key: op.key, ok: true, version: entry.version, value: entry.value };
   }
 }

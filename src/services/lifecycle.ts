@@ -64,7 +64,7 @@ export class LifecycleService {
   async get(args: { thread?: string } = {}): Promise<LifecycleView> {
     await this.session.refresh();
     const who = this.session.identity;
-    const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread);
+    const thread = args.thread === undefined ? who.thread : checkName('thread', args.thread, 'thread');
     const entry = await this.store.get(this.key(thread));
     const record = lifecycleOf(entry?.value);
     // Our own thread is seen from this run; another thread as it last reported.

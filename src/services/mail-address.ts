@@ -11,8 +11,8 @@ export type ToKind = 'agent' | 'type' | 'thread' | 'all';
 export function parseTo(to: string): { kind: ToKind; name: string } {
   if (to === 'all') return { kind: 'all', name: '' };
   const m = /^(agentType|thread):(.*)$/.exec(to);
-  if (m) return { kind: m[1] === 'thread' ? 'thread' : 'type', name: checkName(m[1] === 'thread' ? 'thread' : 'agent type', m[2]) };
-  return { kind: 'agent', name: checkName('to', to) };
+  if (m) return { kind: m[1] === 'thread' ? 'thread' : 'type', name: checkName(m[1] === 'thread' ? 'thread' : 'agent type', m[2], 'to') };
+  return { kind: 'agent', name: checkName('to', to, 'to') };
 }
 
 /**

@@ -91,7 +91,7 @@ export class MessageService {
   }
 
   async send(args: SendArgs, call: CallOptions): Promise<SendResult> {
-    if (typeof args.content !== 'string') throw invalid('content must be text.');
+    if (typeof args.content !== 'string') throw invalid('content must be text.', { path: 'content' });
     const bytes = Buffer.byteLength(args.content, 'utf8');
     if (bytes > MESSAGE_MAX_BYTES) {
       throw new BlackboardError(
@@ -280,7 +280,7 @@ export class MessageService {
   async inbox(args: InboxArgs, signal?: AbortSignal): Promise<InboxResult> {
     const limit = args.limit ?? INBOX_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > INBOX_MAX_LIMIT) {
-      throw invalid(`limit must be a whole number from 1 to ${INBOX_MAX_LIMIT}.`, { limit });
+      throw invalid(`limit must be a whole number from 1 to ${INBOX_MAX_LIMIT}.`, { limit, path: 'limit' });
     }
     const waitMs = checkTimeout(args.waitMs, 0, 'waitMs');
     if (args.ack === undefined) return this.read(await this.position(), limit, waitMs, signal);

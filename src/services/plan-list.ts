@@ -45,11 +45,11 @@ export async function listPlans(
   args: { status?: PlanStatus; scope?: string; cursor?: string; limit?: number },
 ): Promise<PlanList> {
   if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
-    throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
+    throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`, { path: 'status' });
   }
   const limit = args.limit ?? PLAN_LIST_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > PLAN_LIST_MAX)
-    throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit });
+    throw invalid(`limit must be a whole number from 1 to ${PLAN_LIST_MAX}.`, { limit, path: 'limit' });
   if (args.scope === undefined || args.scope === 'run') await plans.session.refresh(); // the thread's current run
   const who = plans.session.identity;
   const scopes =

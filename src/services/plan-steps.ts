@@ -114,11 +114,11 @@ export const PlanRecordSchema: z.ZodType<PlanRecord> = z.object({
 /** The plan in a stored value, as a fresh object the caller may change. */
 export const decodePlan = (value: Json): PlanRecord => decode(PlanRecordSchema, value, 'plan');
 
-export function stepNotFound(record: PlanRecord, stepId: string): BlackboardError {
+export function stepNotFound(record: PlanRecord, stepId: string, path = 'stepId'): BlackboardError {
   return new BlackboardError(
     'NOT_FOUND',
     `Step "${stepId}" is not in this plan. Steps: ${record.steps.map((s) => s.id).join(', ') || 'none'}.`,
-    { stepId },
+    { stepId, path },
   );
 }
 
@@ -133,9 +133,9 @@ export function blockedError(step: Step, blockers: string[]): BlackboardError {
 /** A step that needs no more work (a stored step, or one as the board shows it). */
 export const done = (step: { status: string } | undefined): boolean => step?.status === 'completed' || step?.status === 'skipped';
 
-export function checkText(what: string, text: unknown): void {
+export function checkText(what: string, text: unknown, path: string): void {
   if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_TEXT) {
-    throw invalid(`${what} must be non-empty text of at most ${MAX_TEXT} characters.`);
+    throw invalid(`${what} must be non-empty text of at most ${MAX_TEXT} characters.`, { path });
   }
 }
 
@@ -143,41 +143,50 @@ export function checkText(what: string, text: unknown): void {
  * A step's owner is who holds or did it, as claims name them: an agent name, or the thread id of an agent without one
  * (`""` is no owner). Anything else could never match a claimant, and would keep the step from ever being claimed.
  */
-export function checkOwner(owner: unknown): string {
+export function checkOwner(owner: unknown, path: string): string {
   if (typeof owner === 'string' && THREAD_RE.test(owner)) return owner;
   throw invalid(
     `A step's owner is an agent name (or the thread id of an agent without one): 1-160 letters, digits, "_", ".", "@", ":" or "-"; "" for none. Got ${JSON.stringify(String(owner).slice(0, 80))}.`,
-    { path: 'owner' },
+    { path },
   );
 }
 
-export function checkStatus(status: unknown): StepStatus {
-  if (!(STEP_STATUSES as readonly unknown[]).includes(status)) throw invalid(`A step status is one of: ${STEP_STATUSES.join(', ')}.`);
+export function checkStatus(status: unknown, path: string): StepStatus {
+  if (!(STEP_STATUSES as readonly unknown[]).includes(status))
+    throw invalid(`A step status is one of: ${STEP_STATUSES.join(', ')}.`, { path });
   return status as StepStatus;
 }
 
-/** New step list: items with a known `id` keep it; new items get the next ids. */
-export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>, taken = new Set<string>()): Step[] {
+/** Where the tool's arguments hold the step at `index` of a list (for `details.path`): `steps[index]` by default. */
+export type StepPath = (index: number) => string;
+const inSteps: StepPath = (index) => `steps[${index}]`;
+
+/** New step list: items with a known `id` keep it; new items get the next ids. `at` names the items in errors. */
+export function buildSteps(record: PlanRecord, inputs: Array<string | StepInput>, taken = new Set<string>(), at = inSteps): Step[] {
   const known = new Set(record.steps.map((s) => s.id));
   const seen = new Set<string>(taken);
-  const steps = inputs.map((input) => {
+  const steps = inputs.map((input, i) => {
     const item: StepInput = typeof input === 'string' ? { content: input } : input;
-    checkText("A step's content", item.content);
+    checkText("A step's content", item.content, `${at(i)}.content`);
     let id = item.id;
     if (id !== undefined) {
-      if (!known.has(id)) throw invalid(`Step id "${id}" is not in this plan; leave id out for a new step.`, { id });
+      if (!known.has(id)) throw invalid(`Step id "${id}" is not in this plan; leave id out for a new step.`, { id, path: `${at(i)}.id` });
     } else {
       id = `s${record.nextStep++}`;
     }
-    if (seen.has(id)) throw invalid(`Step id "${id}" appears twice.`, { id });
+    if (seen.has(id)) throw invalid(`Step id "${id}" appears twice.`, { id, path: `${at(i)}.id` });
     seen.add(id);
-    const step: Step = { id, content: item.content, status: item.status === undefined ? 'pending' : checkStatus(item.status) };
-    if (item.owner !== undefined && item.owner !== '') step.owner = checkOwner(item.owner);
+    const step: Step = {
+      id,
+      content: item.content,
+      status: item.status === undefined ? 'pending' : checkStatus(item.status, `${at(i)}.status`),
+    };
+    if (item.owner !== undefined && item.owner !== '') step.owner = checkOwner(item.owner, `${at(i)}.owner`);
     if (item.blockedBy !== undefined) step.blockedBy = item.blockedBy;
     if (item.note !== undefined) step.note = item.note;
     return step;
   });
-  if (taken.size === 0) checkDependencies(steps);
+  if (taken.size === 0) checkDependencies(steps, at);
   return steps;
 }
 
@@ -190,19 +199,23 @@ export function replaceSteps(record: PlanRecord, inputs: Array<string | StepInpu
   const byId = new Map(record.steps.map((s) => [s.id, s]));
   const used = new Set<string>();
   const fresh: StepInput[] = [];
-  const steps = inputs.map((input) => {
+  /** where each fresh item is in `inputs` */
+  const freshAt: number[] = [];
+  const steps = inputs.map((input, i) => {
     const item: StepInput = typeof input === 'string' ? { content: input } : input;
-    checkText("A step's content", item.content);
+    checkText("A step's content", item.content, `${inSteps(i)}.content`);
     let match: Step | undefined;
     if (item.id !== undefined) {
       match = byId.get(item.id);
-      if (!match) throw invalid(`Step id "${item.id}" is not in this plan; leave id out for a new step.`, { id: item.id });
-      if (used.has(item.id)) throw invalid(`Step id "${item.id}" appears twice.`, { id: item.id });
+      const path = `${inSteps(i)}.id`;
+      if (!match) throw invalid(`Step id "${item.id}" is not in this plan; leave id out for a new step.`, { id: item.id, path });
+      if (used.has(item.id)) throw invalid(`Step id "${item.id}" appears twice.`, { id: item.id, path });
     } else {
       match = record.steps.find((s) => !used.has(s.id) && s.content === item.content);
     }
     if (!match) {
       fresh.push(item);
+      freshAt.push(i);
       return undefined;
     }
     used.add(match.id);
@@ -211,7 +224,7 @@ export function replaceSteps(record: PlanRecord, inputs: Array<string | StepInpu
     return step;
   });
   const kept = new Set([...used]);
-  const added = buildSteps(record, fresh, kept);
+  const added = buildSteps(record, fresh, kept, (j) => inSteps(freshAt[j]));
   const out = steps.map((s) => s ?? added.shift()!);
   for (const step of out) {
     if (step.blockedBy !== undefined && used.has(step.id)) step.blockedBy = step.blockedBy.filter((id) => out.some((o) => o.id === id));
@@ -221,24 +234,25 @@ export function replaceSteps(record: PlanRecord, inputs: Array<string | StepInpu
   if (dropped.length > 0) {
     throw invalid(
       `This replace would drop ${dropped.map((s) => `${s.id} (${s.status})`).join(', ')}: work in progress or done is never dropped. Keep them in the list (by id or identical content), or mark them skipped first with stepUpdates. Nothing was changed.`,
-      { steps: dropped.map((s) => s.id) },
+      { steps: dropped.map((s) => s.id), path: 'steps' },
     );
   }
   checkDependencies(out);
   return out;
 }
 
-export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
+/** Applies one of plan_update's `stepUpdates`; `at` is where the arguments hold it (`stepUpdates[i]`). */
+export function applyStepUpdate(record: PlanRecord, change: StepUpdate, at: string): void {
   const step = record.steps.find((s) => s.id === change.id);
-  if (!step) throw stepNotFound(record, change.id);
+  if (!step) throw stepNotFound(record, change.id, `${at}.id`);
   if (change.content !== undefined) {
-    checkText("A step's content", change.content);
+    checkText("A step's content", change.content, `${at}.content`);
     step.content = change.content;
   }
-  if (change.status !== undefined) step.status = checkStatus(change.status);
+  if (change.status !== undefined) step.status = checkStatus(change.status, `${at}.status`);
   // An empty text or list clears the field; null, like a missing field, leaves it as it is (strict tool bridges send
   // null for every argument not given).
-  if (typeof change.owner === 'string' && change.owner !== '') checkOwner(change.owner);
+  if (typeof change.owner === 'string' && change.owner !== '') checkOwner(change.owner, `${at}.owner`);
   for (const field of ['owner', 'note', 'blockedBy'] as const) {
     const value = change[field];
     if (value === '' || (Array.isArray(value) && value.length === 0)) delete step[field];
@@ -246,14 +260,20 @@ export function applyStepUpdate(record: PlanRecord, change: StepUpdate): void {
   }
 }
 
-/** `blockedBy` names steps of the same plan and never forms a cycle. */
-export function checkDependencies(steps: Step[]): void {
+/** `blockedBy` names steps of the same plan and never forms a cycle. `at` names a step in errors by its index. */
+export function checkDependencies(steps: Step[], at = inSteps): void {
   const byId = new Map(steps.map((s) => [s.id, s]));
+  const pathOf = (id: string): string => `${at(steps.findIndex((s) => s.id === id))}.blockedBy`;
   for (const step of steps) {
     for (const dep of step.blockedBy ?? []) {
-      if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id });
+      const path = pathOf(step.id);
+      if (dep === step.id) throw invalid(`Step ${step.id} cannot be blocked by itself.`, { stepId: step.id, path });
       if (!byId.has(dep))
-        throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, { stepId: step.id, blockedBy: dep });
+        throw invalid(`Step ${step.id} is blocked by "${dep}", which is not a step of this plan.`, {
+          stepId: step.id,
+          blockedBy: dep,
+          path,
+        });
     }
   }
   // Depth-first search; a step met again while still on the path closes a cycle.
@@ -262,7 +282,10 @@ export function checkDependencies(steps: Step[]): void {
     if (state.get(id) === 'closed') return;
     if (state.get(id) === 'open') {
       const cycle = [...path.slice(path.indexOf(id)), id];
-      throw invalid(`blockedBy forms a cycle: ${cycle.join(' → ')}. A step cannot wait, directly or not, on itself.`, { cycle });
+      throw invalid(`blockedBy forms a cycle: ${cycle.join(' → ')}. A step cannot wait, directly or not, on itself.`, {
+        cycle,
+        path: pathOf(cycle[0]),
+      });
     }
     state.set(id, 'open');
     for (const dep of byId.get(id)!.blockedBy ?? []) visit(dep, [...path, id]);
@@ -296,6 +319,7 @@ export function checkPlanId(planId: string): string {
   if (typeof planId !== 'string' || !PLAN_ID_RE.test(planId)) {
     throw invalid('planId is not a plan id (plan-xxxxxxxxxxxx). Use one returned by {tool:plan_create} or {tool:plan_list}.', {
       planId: String(planId).slice(0, 80),
+      path: 'planId',
     });
   }
   return planId;

@@ -121,9 +121,9 @@ export class PlanWork {
   ): Promise<StepResult> {
     const planId = checkPlanId(args.planId);
     if (!(WORK_STATUSES as readonly string[]).includes(args.status))
-      throw invalid(`status must be one of: ${WORK_STATUSES.join(', ')}.`, { status: args.status });
+      throw invalid(`status must be one of: ${WORK_STATUSES.join(', ')}.`, { status: args.status, path: 'status' });
     if (args.fence !== undefined && (!Number.isSafeInteger(args.fence) || args.fence < 1))
-      throw invalid('fence must be a whole number, 1 or more.', { fence: args.fence });
+      throw invalid('fence must be a whole number, 1 or more.', { fence: args.fence, path: 'fence' });
     const { session, presence } = this.plans;
     const holder = presence.holder();
     // Budgets only grow, so whether one is used up is read before the transaction (keeping it small under contention).

@@ -115,8 +115,9 @@ export class PlanService {
   ): Promise<{ planId: string; version: number; scope: string; stepIds: string[]; done: number; total: number }> {
     if (args.scope === 'run') await this.session.refresh(); // the thread's current run, should another have begun one
     const scope = writable(resolveScope(args.scope ?? 'global', this.session.identity));
-    checkText('title', args.title);
-    if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS) throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
+    checkText('title', args.title, 'title');
+    if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS)
+      throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`, { path: 'steps' });
     const planId = `plan-${randomBytes(6).toString('hex')}`;
     const spent = await this.spentFor(args.steps, []);
     const { result } = await this.store.transact(
@@ -163,9 +164,9 @@ export class PlanService {
   ): Promise<PlanWrite> {
     const planId = checkPlanId(args.planId);
     checkIfVersion(args.ifVersion);
-    if (args.title !== undefined) checkText('title', args.title);
+    if (args.title !== undefined) checkText('title', args.title, 'title');
     if (args.status !== undefined && !(PLAN_STATUSES as readonly string[]).includes(args.status)) {
-      throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`);
+      throw invalid(`status must be one of: ${PLAN_STATUSES.join(', ')}.`, { path: 'status' });
     }
     if (args.steps !== undefined && args.ifVersion === undefined) {
       throw invalid(
@@ -187,7 +188,7 @@ export class PlanService {
         let removed: string[] | undefined;
         if (args.steps !== undefined) {
           if (!Array.isArray(args.steps) || args.steps.length > MAX_STEPS)
-            throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`);
+            throw invalid(`steps must be a list of at most ${MAX_STEPS} steps.`, { path: 'steps' });
           const old = new Map(record.steps.map((s) => [s.id, s]));
           record.steps = replaceSteps(record, args.steps);
           removed = [...old.keys()].filter((id) => !record.steps.some((s) => s.id === id));
@@ -200,9 +201,9 @@ export class PlanService {
           }
         }
         let granted = false;
-        for (const change of args.stepUpdates ?? []) {
+        for (const [u, change] of (args.stepUpdates ?? []).entries()) {
           const step = record.steps.find((s) => s.id === change.id);
-          if (!step) throw stepNotFound(record, change.id);
+          if (!step) throw stepNotFound(record, change.id, `stepUpdates[${u}].id`);
           const reassign = change.owner !== undefined && change.owner !== null;
           const revoking = step.claim !== undefined && !sameHolder(step.claim, holder) && reassign;
           // a deliberate reassignment (owner set) is a planner's to make; any other status change is a move
@@ -232,7 +233,7 @@ export class PlanService {
             if (step.status === 'in_progress') step.status = 'pending';
           }
           const wasStatus = step.status;
-          applyStepUpdate(record, change);
+          applyStepUpdate(record, change, `stepUpdates[${u}]`);
           if (step.status !== wasStatus) {
             if (step.status === 'in_progress') {
               grant(record, step, holder, tx.now, this.presence.leaseMs);
@@ -246,7 +247,12 @@ export class PlanService {
         // a grant holds while its holder shows life from then on (a caller with no sign of life yet gets one now)
         if (granted) await this.presence.renewIn(tx);
         await this.grantStarted(tx, record, new Set(before.keys()), spent);
-        checkDependencies(record.steps);
+        // a step's blockers are where the call gave them: in its step update, else in the new list
+        const updated = new Map((args.stepUpdates ?? []).map((c, u) => [c.id, u]));
+        checkDependencies(record.steps, (i) => {
+          const u = updated.get(record.steps[i].id);
+          return u === undefined ? `steps[${i}]` : `stepUpdates[${u}]`;
+        });
         checkStarts(record.steps, before);
         // an update that changes nothing writes nothing: no new version for others' ifVersion to trip on
         const same =
@@ -307,7 +313,7 @@ export class PlanService {
       if (step.owner !== undefined && step.owner !== mine) {
         throw invalid(
           `Step "${step.content.slice(0, 60)}" is in_progress with owner "${step.owner}": a step made in progress is yours. Leave owner out, or make it pending with that owner.`,
-          { owner: step.owner },
+          { owner: step.owner, path: 'steps' },
         );
       }
       grant(record, step, holder, tx.now, this.presence.leaseMs);

@@ -60,7 +60,7 @@ export class RunService {
     args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string },
     call: CallOptions,
   ): Promise<{ thread: string; run: string; resumed: boolean }> {
-    if (args.agentType !== undefined) checkName('agent type', args.agentType);
+    if (args.agentType !== undefined) checkName('agent type', args.agentType, 'agentType');
     await this.session.refresh();
     const who = this.session.identity;
     const thread = args.thread ?? who.thread;

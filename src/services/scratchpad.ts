@@ -1,5 +1,5 @@
 // The scratchpad service: one run's working memory (variables, observations, failed approaches).
-import { invalid } from '../errors.js';
+import { invalid, writing } from '../errors.js';
 import { checkKey, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import { jsonBytes } from '../store/json-text.js';
@@ -61,7 +61,7 @@ export class ScratchpadService {
         await this.lifecycle.assertActive(tx);
         const pad = padOf((await tx.get(this.key()))?.value);
         const out = fn(pad);
-        await tx.set(this.key(), encode(pad), { by: this.session.by });
+        await writing('value', () => tx.set(this.key(), encode(pad), { by: this.session.by }));
         return out;
       },
       { ...idempotent(this.session.identity, call, args) },

@@ -142,8 +142,8 @@ export class Session {
     parentThread: string | undefined,
     newRun: boolean,
   ): Promise<{ before: ThreadInfo; next: ThreadInfo }> {
-    checkName('thread', thread);
-    if (parentThread !== undefined) checkName('parent thread', parentThread);
+    checkName('thread', thread, 'thread');
+    if (parentThread !== undefined) checkName('parent thread', parentThread, 'parentThread');
     const known = threadInfoOf((await read(this.threadKey(thread)))?.value);
     let tree: Pick<ThreadInfo, 'parent' | 'root' | 'level'>;
     // A thread's parent, once it has one, does not change, whoever names another: moving it would take it (and what

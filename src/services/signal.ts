@@ -28,9 +28,10 @@ export class SignalService {
     args: { kind: SignalKind; confidence?: number; note?: string; idempotencyKey?: string },
     call: CallOptions,
   ): Promise<SignalEvent> {
-    if (!(SIGNAL_KINDS as readonly string[]).includes(args.kind)) throw invalid(`kind must be one of: ${SIGNAL_KINDS.join(', ')}.`);
+    if (!(SIGNAL_KINDS as readonly string[]).includes(args.kind))
+      throw invalid(`kind must be one of: ${SIGNAL_KINDS.join(', ')}.`, { path: 'kind' });
     if (args.confidence !== undefined && !(args.confidence >= 0 && args.confidence <= 1)) {
-      throw invalid('confidence must be a number from 0 to 1.', { confidence: args.confidence });
+      throw invalid('confidence must be a number from 0 to 1.', { confidence: args.confidence, path: 'confidence' });
     }
     const data = {
       ...(args.confidence !== undefined ? { confidence: args.confidence } : {}),

@@ -34,7 +34,11 @@ export async function checkParent(
   parent: string,
 ): Promise<void> {
   const refuse = (why: string): never => {
-    throw invalid(`${why}. Nothing was changed. Leave parentThread out to keep the thread where it is.`, { thread, parentThread: parent });
+    throw invalid(`${why}. Nothing was changed. Leave parentThread out to keep the thread where it is.`, {
+      thread,
+      parentThread: parent,
+      path: 'parentThread',
+    });
   };
   if (parent === thread) refuse(`Thread ${thread} cannot be its own parent`);
   const known = threadInfoOf((await read(keyOf(thread)))?.value);

@@ -68,7 +68,7 @@ export function applyUpdate(op: UpdateOp, current: Json | undefined, operand: Js
 function mismatch(op: UpdateOp, current: Json, wanted: string): BlackboardError {
   return invalid(
     `${op} needs the stored value to be ${wanted}, but it is ${typeOf(current)}. Read it with {tool:state_get} and write it with {tool:state_set} instead.`,
-    { currentType: typeOf(current) },
+    { currentType: typeOf(current), path: 'op' },
   );
 }
 

@@ -55,6 +55,7 @@ export class BoardService {
       throw invalid(`afterRevision ${afterRevision} is ahead of this store's revision ${current}: pass the revision board_show returned.`, {
         afterRevision,
         revision: current,
+        path: 'afterRevision',
       });
     }
     const ranges = boardWaitRanges(this.namespace);

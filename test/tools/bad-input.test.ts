@@ -258,3 +258,70 @@ describe('bad input', () => {
     expect((await a.ok('state_get', { key })).found).toBe(true);
   });
 });
+
+describe('details.path', () => {
+  // The server's instructions say: on INVALID_ARGUMENT fix the argument named in details.path. So every one names it,
+  // the errors found while the tool runs as well as the schema's.
+  const deep = (n: number): unknown => Array.from({ length: n }).reduce<unknown>((v) => [v], 1);
+  const cases: Array<[string, Record<string, unknown>, string, string?]> = [
+    ['plan_create', { title: '', steps: ['a'] }, 'title'],
+    ['plan_create', { title: 't', steps: ['a', { content: '' }] }, 'steps[1].content'],
+    ['plan_create', { title: 't', steps: ['a', { content: 'b', blockedBy: ['s9'] }] }, 'steps[1].blockedBy'],
+    [
+      'plan_create',
+      {
+        title: 't',
+        steps: [
+          { content: 'a', blockedBy: ['s2'] },
+          { content: 'b', blockedBy: ['s1'] },
+        ],
+      },
+      'steps[0].blockedBy',
+    ],
+    ['plan_create', { title: 't', steps: ['a', { content: 'b', owner: 'a b' }] }, 'steps[1].owner'],
+    ['plan_get', { planId: 'plan-1' }, 'planId'],
+    ['plan_update', { planId: 'PLAN', title: '' }, 'title'],
+    ['plan_update', { planId: 'PLAN', stepUpdates: [{ id: 's1' }, { id: 's9', status: 'completed' }] }, 'stepUpdates[1].id', 'NOT_FOUND'],
+    ['plan_update', { planId: 'PLAN', stepUpdates: [{ id: 's2', content: '' }] }, 'stepUpdates[0].content'],
+    ['plan_update', { planId: 'PLAN', stepUpdates: [{ id: 's1', blockedBy: ['s1'] }] }, 'stepUpdates[0].blockedBy'],
+    ['plan_update', { planId: 'PLAN', ifVersion: 1, steps: ['a', { id: 's7', content: 'x' }] }, 'steps[1].id'],
+    ['plan_update', { planId: 'PLAN', ifVersion: 1, steps: ['a', 'b', { content: 'c', blockedBy: ['s9'] }] }, 'steps[2].blockedBy'],
+    ['plan_step', { planId: 'PLAN', stepId: 's1', status: 'completed', fence: 0 }, 'fence'],
+    ['final_answer_set', { content: '' }, 'content'],
+    ['final_answer_set', { content: 'x', metadata: deep(70) }, 'metadata'],
+    ['final_answer_get', { thread: 'a b', waitMs: 0 }, 'thread'],
+    ['run_start', { thread: 'a b' }, 'thread'],
+    ['history_append', { kind: 'Decision', content: 'x' }, 'kind'],
+    ['history_append', { kind: 'note', content: 'x', data: deep(70) }, 'data'],
+    ['history_list', { limit: 0 }, 'limit'],
+    ['checkpoint_restore', { checkpointId: 'cp-1' }, 'checkpointId'],
+    ['checkpoint_save', { label: 'l'.repeat(201) }, 'label'],
+    ['message_send', { to: 'a b', content: 'x' }, 'to'],
+    ['state_set', { key: 'x', value: deep(70) }, 'value'],
+    ['state_update', { key: 'obj', op: 'merge', value: [1] }, 'value'],
+    ['state_update', { key: 'obj', op: 'increment', value: 1 }, 'op'],
+    ['state_batch', { ops: [{ op: 'set', key: 'x', value: deep(70) }] }, 'ops[0].value'],
+    ['scratchpad_write', { kind: 'variable', name: 'v', value: deep(70) }, 'value'],
+    ['state_changes', { afterRevision: 99999 }, 'afterRevision'],
+    ['budget_step', { name: 'a b' }, 'name'],
+    ['signal', { kind: 'commit', confidence: 2 }, 'confidence'],
+  ];
+  let b: Connected;
+  let plan = '';
+  beforeAll(async () => {
+    b = await connect({ config: { agent: 'tester', tools: ['all'] } });
+    await b.ok('state_set', { key: 'obj', value: { a: 1 } });
+    plan = (await b.ok('plan_create', { title: 'P', steps: ['a', 'b'] })).planId;
+  });
+  afterAll(() => b.close());
+  it.each(cases.map(([tool, args, path, code]) => [tool, path, args, code ?? 'INVALID_ARGUMENT'] as const))(
+    '%s: %s',
+    async (tool, path, args, code) => {
+      const before = await b.store.revision();
+      const error = await b.err(tool, JSON.parse(JSON.stringify(args).replaceAll('"PLAN"', JSON.stringify(plan))));
+      expect(error.code).toBe(code);
+      expect(error.details?.path).toBe(path);
+      expect(await b.store.revision()).toBe(before);
+    },
+  );
+});

@@ -100,10 +100,10 @@ describe('plan tools', () => {
     expect((await a.ok('plan_get', { planId })).plan.steps[0].owner).toBeUndefined();
     expect((await a.ok('plan_claim', { planId })).claimed).toBe(true);
     const bad = await a.err('plan_create', { title: 'q', steps: [{ content: 'y', owner: 'Bob Smith (reviewer)' }] });
-    expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'owner' } });
+    expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'steps[0].owner' } });
     expect((await a.ok('plan_list', {})).plans.map((p: { title: string }) => p.title)).toEqual(['p']);
     const update = await a.err('plan_update', { planId, stepUpdates: [{ id: 's1', owner: 'no spaces please' }] });
-    expect(update.code).toBe('INVALID_ARGUMENT');
+    expect(update).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'stepUpdates[0].owner' } });
   });
 
   it('a held step reassigned in progress is never left held by nobody: the reassigning caller holds it, and it lapses', async () => {
