@@ -204,6 +204,11 @@ export class KvService {
             await this.guard(op.resolved, tx);
             results.push(await this.applyBatchOp(tx, op));
           } catch (error) {
+            if (error instanceof BlackboardError && error.code === 'VERSION_CONFLICT') {
+              // against a write of this same batch, the "current" version is one that will never be committed
+              const earlier = (prepared as PreparedOp[]).findIndex((o, j) => j < index && o.storage === op.storage);
+              if (earlier >= 0) throw sameKeyConflict(index, earlier, op);
+            }
             if (error instanceof BlackboardError) {
               throw new BlackboardError(
                 error.code,
@@ -295,6 +300,15 @@ export class KvService {
     );
     return { key: op.key, ok: true, version: entry.version, value: entry.value };
   }
+}
+
+/** An atomic batch's version conflict of operation #index against operation #earlier, which writes the same key first. */
+function sameKeyConflict(index: number, earlier: number, op: PreparedOp): BlackboardError {
+  return new BlackboardError(
+    'VERSION_CONFLICT',
+    `Operation #${index} (${op.op} "${op.key}") expects version ${op.ifVersion}, but operation #${earlier} of this batch writes "${op.key}" first, so nothing in the batch was applied. Give ifVersion only to the first operation on a key (read it with {tool:state_get} for its version).`,
+    { index, conflictsWith: earlier, path: `ops[${index}].ifVersion` },
+  );
 }
 
 /** An error of a batch's operation #index, its `details.path` (an argument of the operation) made `ops[index].…`. */

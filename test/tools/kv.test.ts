@@ -313,6 +313,25 @@ describe('kv tools: update and batch', () => {
     ]);
   });
 
+  it('an atomic batch conflicting with its own earlier write names that operation, not a version never committed', async () => {
+    const a = await agent();
+    const failed = await a.err('state_batch', {
+      ops: [
+        { op: 'set', key: 'n', value: 1, ifVersion: 0 },
+        { op: 'set', key: 'n', value: 2, ifVersion: 0 },
+      ],
+    });
+    expect(failed).toMatchObject({ code: 'VERSION_CONFLICT', details: { index: 1, conflictsWith: 0, path: 'ops[1].ifVersion' } });
+    expect(failed.details).not.toHaveProperty('currentVersion');
+    expect(failed.details).not.toHaveProperty('current');
+    expect(failed.message).toContain('operation #0 of this batch writes "n" first');
+    expect((await a.ok('state_get', { key: 'n' })).found).toBe(false);
+    // the version a conflict with the store names is one a retry can use
+    await a.ok('state_set', { key: 'm', value: 'x' });
+    const stale = await a.err('state_batch', { ops: [{ op: 'set', key: 'm', value: 'y', ifVersion: 5 }] });
+    expect(stale.details).toMatchObject({ currentVersion: 1, current: 'x' });
+  });
+
   it('a non-atomic batch applies each op on its own and reports each', async () => {
     const a = await agent();
     const r = await a.ok('state_batch', {
