@@ -200,7 +200,7 @@ export interface Idempotency {
  * labels its writes "step-1" in each run has them applied in each (`run_start` itself, which moves the thread to a
  * new run, counts within the thread, so that its retry starts nothing new).
  */
-export function idempotent(who: Identity, call: CallOptions, args: { idempotencyKey?: string | null }): Idempotency {
+export function idempotent<A extends { idempotencyKey?: string | null }>(who: Identity, call: CallOptions, args: A): Idempotency {
   const key = args.idempotencyKey;
   if (key === undefined || key === null) return {};
   checkKey(key, 'idempotencyKey');

@@ -140,7 +140,8 @@ export class BudgetService {
         }
         return describe(name, records[0].record.current + amount, records[0].record.max);
       },
-      { ...idempotent(who, call, args) },
+      // a retry that spells out a default (amount 1) is the same call
+      { ...idempotent(who, call, { ...args, name, amount }) },
     );
     return result;
   }

@@ -88,7 +88,7 @@ export class KvService {
         );
         return { version: entry.version };
       },
-      { ...idempotent(this.who, call, args), prefetch: [key.storage] },
+      { ...idempotent(this.who, call, { ...args, scope: key.scope.label }), prefetch: [key.storage] },
     );
     return { version: result.version, revision };
   }
@@ -110,7 +110,7 @@ export class KvService {
         await this.guard(key.scope, tx);
         return { deleted: await tx.delete(key.storage, { ifVersion: args.ifVersion }) };
       },
-      { ...idempotent(this.who, call, args), prefetch: [key.storage] },
+      { ...idempotent(this.who, call, { ...args, scope: key.scope.label }), prefetch: [key.storage] },
     );
     return { deleted: result.deleted, revision };
   }
@@ -140,7 +140,7 @@ export class KvService {
         );
         return { value: entry.value, version: entry.version };
       },
-      { ...idempotent(this.who, call, args), prefetch: [key.storage] },
+      { ...idempotent(this.who, call, { ...args, scope: key.scope.label }), prefetch: [key.storage] },
     );
     return { ...result, revision };
   }
@@ -195,7 +195,12 @@ export class KvService {
         });
       }
     });
-    const idempotency = idempotent(this.who, call, args);
+    // a retry that spells out a default (atomic, scope global) is the same call
+    const ops = args.ops.map((op, i) => {
+      const ready = prepared[i];
+      return 'error' in ready ? op : { ...op, scope: ready.resolved.label };
+    });
+    const idempotency = idempotent(this.who, call, { ...args, ops, atomic });
     if (atomic) {
       const { result, revision } = await this.store.transact(async (tx) => {
         const results: BatchItemResult[] = [];

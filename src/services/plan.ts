@@ -130,7 +130,7 @@ export class PlanService {
         const entry = await this.saveIn(tx, planId, record, 0);
         return { planId, version: entry.version, scope: scope.label, stepIds: record.steps.map((s) => s.id), ...counts(record) };
       },
-      idempotent(this.session.identity, call, args),
+      idempotent(this.session.identity, call, { ...args, scope: scope.label }),
     );
     return result;
   }

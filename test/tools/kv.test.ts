@@ -133,6 +133,26 @@ describe('kv tools: get, set, delete', () => {
     expect(await a.ok('state_batch', { ops: [{ op: 'set', key: 'b', value: 1 }], idempotencyKey: 'b-1' })).toEqual(batch);
     expect((await a.ok('state_get', { key: 'b' })).value).toBe(1);
   });
+
+  it('idempotencyKey: a retry that spells out a default, or names the same scope another way, is the same call', async () => {
+    const a = await agent({ config: { thread: 'T', tools: ['all'], maxIterations: 9 } });
+    const set = await a.ok('state_set', { key: 'k', value: 1, idempotencyKey: 'A' });
+    expect(await a.ok('state_set', { key: 'k', value: 1, idempotencyKey: 'A', scope: 'global' })).toEqual(set);
+    const mine = await a.ok('state_update', { key: 'n', op: 'increment', value: 1, scope: 'thread', idempotencyKey: 'B' });
+    expect(await a.ok('state_update', { key: 'n', op: 'increment', value: 1, scope: 'thread:T', idempotencyKey: 'B' })).toEqual(mine);
+    const batch = await a.ok('state_batch', { ops: [{ op: 'set', key: 'b', value: 1 }], idempotencyKey: 'C' });
+    const spelled = { ops: [{ op: 'set', key: 'b', value: 1, scope: 'global' }], atomic: true, idempotencyKey: 'C' };
+    expect(await a.ok('state_batch', spelled)).toEqual(batch);
+    const step = await a.ok('budget_step', { idempotencyKey: 'D' });
+    expect(await a.ok('budget_step', { idempotencyKey: 'D', amount: 1, name: 'iterations' })).toEqual(step);
+    const plan = await a.ok('plan_create', { title: 'p', steps: ['x'], idempotencyKey: 'E' });
+    expect(await a.ok('plan_create', { title: 'p', steps: ['x'], scope: 'global', idempotencyKey: 'E' })).toEqual(plan);
+    expect((await a.ok('budget_status', {})).budgets[0]).toMatchObject({ name: 'iterations', current: 1 });
+    expect((await a.ok('state_get', { key: 'n', scope: 'thread' })).value).toBe(1);
+    expect((await a.ok('plan_list', {})).plans).toHaveLength(1);
+    // a different scope is still a different call
+    expect((await a.err('state_set', { key: 'k', value: 1, idempotencyKey: 'A', scope: 'thread' })).code).toBe('INVALID_ARGUMENT');
+  });
 });
 
 describe('kv tools: scopes', () => {
