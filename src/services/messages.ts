@@ -255,7 +255,16 @@ export class MessageService {
   async recentFor(agent: string, n = 20): Promise<{ agent: string; messages: Message[]; last: number }> {
     const seqs = (await mailOf(this.store, this.keys, agent)).slice(-n);
     const entries = await Promise.all(seqs.map((seq) => this.store.get(this.keys.message(seq))));
-    const messages = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
+    const all = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
+    // the newest that fit in a page's bytes (the newest always comes), oldest first
+    const messages: Message[] = [];
+    let bytes = 0;
+    for (const message of all.reverse()) {
+      const size = Buffer.byteLength(JSON.stringify(message));
+      if (messages.length > 0 && bytes + size > PAGE_BYTES) break;
+      bytes += size;
+      messages.unshift(message);
+    }
     return { agent, messages, last: seqs.at(-1) ?? 0 };
   }
 

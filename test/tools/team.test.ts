@@ -313,6 +313,21 @@ describe('the inbox resource', () => {
     ]);
     await expect(watcher.client.readResource({ uri: 'blackboard://_default/inbox/bad name' })).rejects.toMatchObject({ code: -32602 });
   });
+
+  it('reading it stays within about 16 KiB: the newest messages that fit, the newest always', async () => {
+    const { store, lead } = await crew();
+    const reader = await agent({ store, config: { agent: 'reader', thread: 'tr' } });
+    for (let i = 0; i < 20; i++) await lead.ok('message_send', { to: 'w1', content: `${i} ${'m'.repeat(15_000)}` });
+    const read = await reader.client.readResource({ uri: 'blackboard://_default/inbox/w1' });
+    const text = (read.contents[0] as { text: string }).text;
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(16 * 1024 + 200);
+    expect(JSON.parse(text).messages.map((m: { content: string }) => m.content.split(' ')[0])).toEqual(['19']);
+    await lead.ok('message_send', { to: 'w1', content: 'short' });
+    const after = JSON.parse(
+      ((await reader.client.readResource({ uri: 'blackboard://_default/inbox/w1' })).contents[0] as { text: string }).text,
+    );
+    expect(after.messages.map((m: { content: string }) => m.content.split(' ')[0])).toEqual(['19', 'short']);
+  });
 });
 
 describe('teamView (what the board shows)', () => {
