@@ -22,9 +22,14 @@ export interface Connection {
 /**
  * Opens a connection with the config's identity, overridden by `identity`. The first connection to serve a thread
  * fixes its budget maxes: at open, or at the first write for a session that leaves nothing in the store until it
- * writes (`recordOnWrite`, HTTP).
+ * writes (`recordOnWrite`, HTTP). An `observer` (a client that can only read) leaves no sign of life.
  */
-export async function openConnection(config: Config, store: VersionedStore, identity: SessionOptions = {}): Promise<Connection> {
+export async function openConnection(
+  config: Config,
+  store: VersionedStore,
+  identity: SessionOptions = {},
+  { observer = false }: { observer?: boolean } = {},
+): Promise<Connection> {
   const session = await Session.open(store, {
     namespace: config.namespace,
     agent: config.agent,
@@ -53,8 +58,9 @@ export async function openConnection(config: Config, store: VersionedStore, iden
       await fixBudgets();
     },
     afterCall: async () => {
-      // a caller only reading another agent's thread is not in it: no roster entry there, so no mail to it there
-      if (!session.isVisiting) await services.presence.touch();
+      // a caller only reading another agent's thread is not in it: no roster entry there, so no mail to it there; nor
+      // is a client that can only read (an observer: it could never acknowledge mail to all)
+      if (!session.isVisiting && !observer) await services.presence.touch();
       return unreadMeta();
     },
     afterFailure: unreadMeta,

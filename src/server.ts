@@ -81,7 +81,8 @@ export async function createServer(
     ...identity
   }: SessionOptions & { readOnly?: boolean; onlyTool?: string; agentTypeFixed?: boolean } = {},
 ): Promise<BlackboardServer> {
-  const { session, services, beforeWrite, afterCall, afterFailure } = await openConnection(config, store, identity);
+  const observer = readOnly === true || config.readOnly;
+  const { session, services, beforeWrite, afterCall, afterFailure } = await openConnection(config, store, identity, { observer });
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
   // over its own connection (a few are kept; the connection's own identity stays the default).
   const others = new Map<string, Promise<ToolHost>>();
@@ -106,7 +107,12 @@ export async function createServer(
     if (!other) {
       if (others.size >= MAX_OTHER_IDENTITIES) others.delete(others.keys().next().value!);
       other = (async () => {
-        const theirs = await openConnection(config, store, { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true });
+        const theirs = await openConnection(
+          config,
+          store,
+          { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true },
+          { observer },
+        );
         const h = new ToolHost(
           config.namespace,
           config.progressIntervalMs,

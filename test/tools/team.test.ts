@@ -36,6 +36,15 @@ describe('team_list: the roster the server keeps', () => {
     expect([...seen].sort().reverse()).toEqual(seen);
   });
 
+  it('a client that can only read is not on the roster, and mail to all does not count it', async () => {
+    const { store, lead } = await crew();
+    const watcher = await agent({ store, config: { agent: 'watcher', thread: 'tw', readOnly: true, tools: ['all'] } });
+    await watcher.ok('team_list');
+    await watcher.ok('whoami');
+    expect((await lead.ok('team_list')).agents.map((a: { agent: string }) => a.agent).sort()).toEqual(['lead', 'w1', 'w2']);
+    expect((await lead.ok('message_send', { to: 'all', content: 'hello' })).recipients).toBe(2);
+  });
+
   it('an agent silent past the claim lease is idle; one closed is gone', async () => {
     const { lead, w1, w2 } = await crew(memoryStore(), { claimLeaseSeconds: 1 });
     await sleep(1300);
