@@ -1,6 +1,6 @@
 // The lifecycle service: each thread's agent state and the transitions allowed between states.
 import { BlackboardError } from '../errors.js';
-import { checkName, idempotent, type CallOptions } from '../context.js';
+import { checkName, idempotent, truncate, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -88,7 +88,9 @@ export class LifecycleService {
     await this.session.refresh();
     const who = this.session.identity;
     if (!(STATES as readonly string[]).includes(args.state)) {
-      throw new BlackboardError('INVALID_ARGUMENT', `Unknown state "${args.state}". States: ${STATES.join(', ')}.`);
+      throw new BlackboardError('INVALID_ARGUMENT', `Unknown state "${truncate(String(args.state))}". States: ${STATES.join(', ')}.`, {
+        path: 'state',
+      });
     }
     const { result } = await this.store.transact(
       async (tx) => {

@@ -128,7 +128,7 @@ export class RunService {
     call: CallOptions,
   ): Promise<{ thread: string; run: string; state: AgentState; checkpointId?: string }> {
     if (!(END_STATES as readonly string[]).includes(args.status)) {
-      throw new BlackboardError('INVALID_ARGUMENT', `status must be one of: ${END_STATES.join(', ')}.`);
+      throw new BlackboardError('INVALID_ARGUMENT', `status must be one of: ${END_STATES.join(', ')}.`, { path: 'status' });
     }
     await this.session.refresh();
     const who = this.session.identity;

@@ -285,6 +285,6 @@ function reusedKey(fingerprint: Fingerprint, firstOperation: string | undefined)
   return new BlackboardError(
     'INVALID_ARGUMENT',
     `idempotencyKey "${fingerprint.key}" was used for a different call: ${first}. Nothing was written; use a new key per intended write (resend a key only to retry the very same call).`,
-    { idempotencyKey: fingerprint.key },
+    { idempotencyKey: fingerprint.key, path: 'idempotencyKey' },
   );
 }

@@ -305,6 +305,7 @@ describe('details.path', () => {
     ['state_changes', { afterRevision: 99999 }, 'afterRevision'],
     ['budget_step', { name: 'a b' }, 'name'],
     ['signal', { kind: 'commit', confidence: 2 }, 'confidence'],
+    ['state_set', { key: 'obj', value: 2, idempotencyKey: 'first' }, 'idempotencyKey'],
   ];
   let b: Connected;
   let plan = '';
@@ -312,6 +313,7 @@ describe('details.path', () => {
     b = await connect({ config: { agent: 'tester', tools: ['all'] } });
     await b.ok('state_set', { key: 'obj', value: { a: 1 } });
     plan = (await b.ok('plan_create', { title: 'P', steps: ['a', 'b'] })).planId;
+    await b.ok('state_set', { key: 'obj', value: { a: 1 }, idempotencyKey: 'first' });
   });
   afterAll(() => b.close());
   it.each(cases.map(([tool, args, path, code]) => [tool, path, args, code ?? 'INVALID_ARGUMENT'] as const))(
