@@ -99,6 +99,13 @@ export const SCOPE_FORMS = 'global, thread, run, parent, agent_type, profile, gr
 /** The id of run `run`'s scope on `thread` (`run:T:R`); with run "" the prefix every run scope of the thread has. */
 export const runScopeId = (thread: string, run: string): string => `run:${thread}:${run}`;
 
+/** The thread and run of a run scope's id (a run id holds no ":"); `undefined` for any other scope. */
+export function runOfScope(id: string): { thread: string; run: string } | undefined {
+  if (!id.startsWith('run:')) return undefined;
+  const last = id.lastIndexOf(':');
+  return last > 4 ? { thread: id.slice(4, last), run: id.slice(last + 1) } : undefined;
+}
+
 /** Resolves a tool's `scope` argument against the caller's identity; its errors name `scope` in `details.path`. */
 export function resolveScope(scope: string | undefined, who: Identity): ResolvedScope {
   const s = scope ?? 'global';

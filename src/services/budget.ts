@@ -102,12 +102,12 @@ export class BudgetService {
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_AMOUNT) {
       throw invalid(`amount must be a whole number from 1 to ${MAX_AMOUNT}.`, { amount, path: 'amount' });
     }
-    const who = this.session.identity;
     await this.session.refresh();
+    const who = this.session.identity; // the run this step is charged in, whatever the connection sees meanwhile
     const chain = [who.thread, ...(await this.session.ancestors())];
     const { result } = await this.store.transact(
       async (tx) => {
-        await this.lifecycle.assertActive(tx);
+        await this.lifecycle.assertActive(tx, who);
         await this.adoptIn(tx, who.thread);
         const records: Array<{ thread: string; record: BudgetRecord }> = [];
         for (const thread of chain) {

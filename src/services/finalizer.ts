@@ -44,7 +44,7 @@ export class FinalizerService {
     const who = this.session.identity;
     const { result } = await this.store.transact(
       async (tx) => {
-        await this.lifecycle.assertActive(tx);
+        await this.lifecycle.assertActive(tx, who);
         const existing = await tx.get(this.key(who.thread));
         if (existing && answerOf(existing).run === who.run) {
           throw new BlackboardError(

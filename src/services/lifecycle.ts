@@ -38,6 +38,12 @@ export const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefine
 export const runEnded = (record: LifecycleRecord | undefined, run: string | undefined): boolean =>
   record?.ended === true && record.run === run;
 
+/** A thread and one of its runs: where a run-mutating write goes, noted once when the call begins. */
+export interface RunOf {
+  thread: string;
+  run: string;
+}
+
 export interface LifecycleView {
   thread: string;
   run: string;
@@ -94,7 +100,7 @@ export class LifecycleService {
     }
     const { result } = await this.store.transact(
       async (tx) => {
-        const previous = await this.stateIn(tx);
+        const previous = await this.stateIn(tx, who);
         const allowed = TRANSITIONS[previous];
         if (!allowed.includes(args.state)) {
           throw new BlackboardError(
@@ -126,9 +132,12 @@ export class LifecycleService {
    * Refuses (RUN_FINISHED, to retry) a write of this connection's run when another connection has moved the thread to
    * a new run since this one last looked: read inside the write's transaction, so that the write cannot land in a
    * replaced run (its scratchpad, final answer, lifecycle, budget step, run-scoped keys), where nothing would read it.
+   * `at` is the thread and run the write noted when it began, and writes to: the connection's identity may move on to
+   * a newer run meanwhile (another call of the same connection seeing it), and must not make the check pass for the
+   * new run while the write goes to the old one.
    */
-  async assertCurrentRun(tx: StoreTx): Promise<void> {
-    const { thread, run } = this.session.identity;
+  async assertCurrentRun(tx: StoreTx, at: RunOf): Promise<void> {
+    const { thread, run } = at;
     if (threadInfoOf((await tx.get(this.session.threadKey(thread)))?.value)?.run !== run) {
       throw new BlackboardError(
         'RUN_FINISHED',
@@ -138,21 +147,23 @@ export class LifecycleService {
     }
   }
 
-  /** This run's state, read inside a write's transaction (after {@link assertCurrentRun}). */
-  async stateIn(tx: StoreTx): Promise<AgentState> {
-    await this.assertCurrentRun(tx);
-    const who = this.session.identity;
+  /** The state of the run at `at`, read inside a write's transaction (after {@link assertCurrentRun}). */
+  async stateIn(tx: StoreTx, who: RunOf): Promise<AgentState> {
+    await this.assertCurrentRun(tx, who);
     const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
     return record && record.run === who.run ? record.state : 'loading';
   }
 
-  /** Throws RUN_FINISHED when this run has finished; call inside the transaction of every run-mutating tool. */
-  async assertActive(tx: StoreTx): Promise<void> {
-    if ((await this.stateIn(tx)) === 'finished') {
+  /**
+   * Throws RUN_FINISHED unless the run at `at` is the thread's current one and has not finished; call inside the
+   * transaction of every run-mutating tool, with the thread and run it writes to.
+   */
+  async assertActive(tx: StoreTx, at: RunOf): Promise<void> {
+    if ((await this.stateIn(tx, at)) === 'finished') {
       throw new BlackboardError(
         'RUN_FINISHED',
         'This run has finished, so its state can no longer change. Begin a new run on this thread with {tool:run_start}.',
-        { run: this.session.identity.run },
+        { run: at.run },
       );
     }
   }
@@ -161,9 +172,8 @@ export class LifecycleService {
    * Ends the run in `state` inside run_end's transaction. A run that never reported `running` passes through it,
    * so `run_end` works from `loading`; any other illegal transition fails like agent_state_set.
    */
-  async endIn(tx: StoreTx, state: AgentState, reason?: string): Promise<void> {
-    await this.assertCurrentRun(tx);
-    const who = this.session.identity;
+  async endIn(tx: StoreTx, who: RunOf, state: AgentState, reason?: string): Promise<void> {
+    await this.assertCurrentRun(tx, who);
     const record = lifecycleOf((await tx.get(this.key(who.thread)))?.value);
     const current = record && record.run === who.run ? record.state : 'loading';
     if (runEnded(record, who.run)) {

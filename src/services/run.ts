@@ -134,7 +134,7 @@ export class RunService {
     const who = this.session.identity;
     const { result } = await this.store.transact(
       async (tx) => {
-        await this.lifecycle.endIn(tx, args.status, args.reason);
+        await this.lifecycle.endIn(tx, who, args.status, args.reason);
         await this.history.appendIn(tx, {
           kind: 'run_end',
           content: args.status,

@@ -56,15 +56,17 @@ export class ScratchpadService {
 
   private async change<T extends object>(call: CallOptions, args: { idempotencyKey?: string }, fn: (pad: Scratchpad) => T): Promise<T> {
     await this.session.refresh();
+    const who = this.session.identity; // the run this write goes to, whatever the connection sees meanwhile
+    const key = this.key(who.thread, who.run);
     const { result } = await this.store.transact(
       async (tx: StoreTx) => {
-        await this.lifecycle.assertActive(tx);
-        const pad = padOf((await tx.get(this.key()))?.value);
+        await this.lifecycle.assertActive(tx, who);
+        const pad = padOf((await tx.get(key))?.value);
         const out = fn(pad);
-        await writing('value', () => tx.set(this.key(), encode(pad), { by: this.session.by }));
+        await writing('value', () => tx.set(key, encode(pad), { by: this.session.by }));
         return out;
       },
-      { ...idempotent(this.session.identity, call, args) },
+      { ...idempotent(who, call, args) },
     );
     return result;
   }
@@ -114,12 +116,13 @@ export class ScratchpadService {
 
   async clear(args: { idempotencyKey?: string }, call: CallOptions): Promise<{ cleared: boolean }> {
     await this.session.refresh();
+    const who = this.session.identity;
     const { result } = await this.store.transact(
       async (tx) => {
-        await this.lifecycle.assertActive(tx);
-        return { cleared: await tx.delete(this.key()) };
+        await this.lifecycle.assertActive(tx, who);
+        return { cleared: await tx.delete(this.key(who.thread, who.run)) };
       },
-      { ...idempotent(this.session.identity, call, args) },
+      { ...idempotent(who, call, args) },
     );
     return result;
   }
