@@ -28,6 +28,50 @@ describe('a connection that has not seen another connection begin a new run', ()
     expect((await a.ok('whoami')).run).toBe(run);
   });
 
+  it('nor when another call of its own moves it to the new run while the write waits for its transaction', async () => {
+    for (const [tool, args] of [
+      ['final_answer_set', { content: 'stale' }],
+      ['agent_state_set', { state: 'paused' }],
+      ['scratchpad_write', { kind: 'observation', value: 'stale' }],
+      ['budget_step', { name: 'tokens', amount: 1 }],
+      ['state_set', { key: 'k', scope: 'run', value: 'stale' }],
+    ] as const) {
+      const store = memoryStore();
+      const a = await agent({ store, config: { agent: 'w', thread: 't', budgets: { tokens: 100 } } });
+      const b = await agent({ store, config: { agent: 'w', thread: 't', budgets: { tokens: 100 } } });
+      await a.ok('run_start', {});
+      await b.ok('whoami');
+      // b's write has looked at the thread's run (the old one) and waits at its transaction ...
+      const transact = store.transact.bind(store);
+      let release!: () => void;
+      let waiting!: () => void;
+      const atGate = new Promise<void>((r) => (waiting = r));
+      const gate = new Promise<void>((r) => (release = r));
+      store.transact = (async (...call: Parameters<typeof transact>) => {
+        store.transact = transact;
+        waiting();
+        await gate;
+        return transact(...call);
+      }) as typeof transact;
+      const pending = b.raw(tool, args);
+      await atGate;
+      // ... while a begins a new run and gives it its state and answer, and another call of b sees the new run
+      const { run } = await a.ok('run_start', {});
+      await a.ok('agent_state_set', { state: 'running' });
+      await a.ok('final_answer_set', { content: 'the new run' });
+      expect((await b.ok('whoami')).run).toBe(run);
+      release();
+      const reply = await pending;
+      expect([tool, JSON.parse((reply.content[0] as { text: string }).text).error?.code]).toEqual([tool, 'RUN_FINISHED']);
+      // nothing of it landed anywhere: the new run keeps what a gave it
+      expect((await a.ok('final_answer_get', {})).answer.content).toBe('the new run');
+      expect((await a.ok('agent_state_get', {})).state).toBe('running');
+      expect((await a.ok('scratchpad_read', {})).observations).toEqual([]);
+      expect((await a.ok('budget_status', {})).budgets[0]).toMatchObject({ name: 'tokens', current: 0 });
+      expect((await a.ok('state_list', { scope: 'run' })).keys).toEqual([]);
+    }
+  });
+
   it('plan_create and plan_list in scope run use the current run', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { agent: 'w', thread: 't' } });
