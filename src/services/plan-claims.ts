@@ -160,3 +160,21 @@ function lostError(step: Step, why: string, claim: Claim | undefined, next?: str
     { stepId: step.id, holder: claim ? holderOf(claim) : null, fence: claim?.fence ?? null },
   );
 }
+
+/**
+ * Refuses (INVALID_TRANSITION) to delete a plan holding other agents' work: a step another holds, or one another agent
+ * completed. An abandoned or completed plan keeps that work until it expires after the plan TTL.
+ */
+export function checkNoOthersWork(planId: string, record: PlanRecord, holder: Holder): void {
+  const held = (s: Step): boolean => s.claim !== undefined && !sameHolder(s.claim, holder);
+  const theirs = record.steps.filter(
+    (s) => held(s) || (s.status === 'completed' && s.owner !== undefined && s.owner !== ownerName(holder)),
+  );
+  if (theirs.length === 0) return;
+  const what = theirs.map((s) => `${s.id}: ${held(s) ? `held by ${holderText(s.claim!)}` : `done by ${s.owner}`}`);
+  throw new BlackboardError(
+    'INVALID_TRANSITION',
+    `Plan ${planId} holds other agents' work (${what.join(', ')}); deleting it would drop it. Nothing was changed. ${record.status === 'active' ? 'Mark the plan abandoned with {tool:plan_update}: it' : 'It'} expires after the plan TTL.`,
+    { planId, steps: theirs.map((s) => s.id) },
+  );
+}

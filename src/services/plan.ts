@@ -8,7 +8,7 @@ import { checkIfVersion } from './arguments.js';
 import type { HistoryService } from './history.js';
 import { checkThreadWrite } from './ownership.js';
 import { checkRunPlanWrite } from './run-guard.js';
-import { grant, holderText, ownerName, revoke, sameHolder, settle, checkMover } from './plan-claims.js';
+import { grant, holderText, ownerName, revoke, sameHolder, settle, checkMover, checkNoOthersWork } from './plan-claims.js';
 import {
   MAX_STEPS,
   PLAN_STATUSES,
@@ -283,14 +283,7 @@ export class PlanService {
         const { record } = await this.loadIn(tx, planId);
         const scope = writable(scopeOf(record.scope, this.session));
         await this.checkScopeWrite(tx, record.scope);
-        const held = record.steps.filter((s) => s.claim && !sameHolder(s.claim, holder));
-        if (record.status === 'active' && held.length > 0) {
-          throw new BlackboardError(
-            'INVALID_TRANSITION',
-            `Plan ${planId} has steps others are working on (${held.map((s) => `${s.id}: ${holderText(s.claim!)}`).join(', ')}); deleting it would drop their work. Nothing was changed. Mark the plan abandoned with {tool:plan_update} instead.`,
-            { planId, steps: held.map((s) => s.id) },
-          );
-        }
+        checkNoOthersWork(planId, record, holder);
         await tx.delete(this.key(planId), { ifVersion: args.ifVersion });
         await tx.delete(this.indexKey(scope.id, planId));
         return { deleted: true };

@@ -137,6 +137,29 @@ describe('plan tools', () => {
     expect((await a.ok('plan_get', { planId })).plan.version).toBe(1);
   });
 
+  it("plan_delete never drops other agents' work, held or done, abandoned or not; the planner's own work it may", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', tools: ['all'] } });
+    const worker = await agent({ store, config: { agent: 'worker' } });
+    const { planId } = await lead.ok('plan_create', { title: 'P', steps: ['a', 'b', 'c'] });
+    await worker.ok('plan_claim', { planId, stepId: 's1' });
+    await worker.ok('plan_step', { planId, stepId: 's1', status: 'completed' });
+    await worker.ok('plan_claim', { planId, stepId: 's2' });
+    const refused = await lead.err('plan_delete', { planId });
+    expect(refused).toMatchObject({ code: 'INVALID_TRANSITION', details: { steps: ['s1', 's2'] } });
+    expect(refused.message).toContain('s1: done by worker');
+    expect(refused.message).toContain('Mark the plan abandoned');
+    await lead.ok('plan_update', { planId, status: 'abandoned' });
+    expect((await lead.err('plan_delete', { planId })).details).toMatchObject({ steps: ['s1', 's2'] });
+    expect((await lead.ok('plan_get', { planId })).plan.steps[0]).toMatchObject({ status: 'completed', owner: 'worker' });
+    // a plan holding only the planner's own work goes
+    const own = await lead.ok('plan_create', { title: 'mine', steps: ['x', 'y'] });
+    await lead.ok('plan_claim', { planId: own.planId });
+    await lead.ok('plan_step', { planId: own.planId, stepId: 's1', status: 'completed' });
+    await lead.ok('plan_claim', { planId: own.planId });
+    expect(await lead.ok('plan_delete', { planId: own.planId })).toEqual({ deleted: true });
+  });
+
   it("a plan in another agent's profile is FORBIDDEN to create or change; a stale ifVersion on delete conflicts", async () => {
     const a = await agent({ config: { agent: 'alice' } });
     expect((await a.err('plan_create', { title: 't', steps: [], scope: 'profile:bob' })).code).toBe('FORBIDDEN');
