@@ -17,10 +17,14 @@ export const holderText = (h: Holder): string => (h.agent !== undefined ? `agent
 const holderOf = (claim: Claim): Holder =>
   claim.agent !== undefined ? { agent: claim.agent, thread: claim.thread } : { thread: claim.thread };
 
-/** Gives `step` to `holder` with the plan's next fence: in progress, owned by the holder. */
-export function grant(record: PlanRecord, step: Step, holder: Holder, now: number, leaseMs: number): Claim {
-  record.fence = (record.fence ?? 0) + 1;
-  const claim: Claim = { ...holder, fence: record.fence, at: now, leaseMs };
+/** Gives `step` to `holder` with the plan's next fence (a retaken claim keeps its own): in progress, owned by the holder. */
+export function grant(record: PlanRecord, step: Step, holder: Holder, now: number, leaseMs: number, retaken = false): Claim {
+  // a lapsed claim nobody was granted since, taken back (`retaken`), keeps its fence: it is still the step's latest grant
+  const own = retaken ? step.lost?.find((l) => sameHolder(l, holder)) : undefined;
+  if (own) step.lost = step.lost!.filter((l) => l !== own);
+  if (step.lost?.length === 0) delete step.lost;
+  const fence = own?.fence ?? (record.fence = (record.fence ?? 0) + 1);
+  const claim: Claim = { ...holder, fence, at: now, leaseMs };
   // the holders that lost the step before cannot simply take it back any more
   for (const lost of step.lost ?? []) lost.superseded = true;
   step.claim = claim;

@@ -168,7 +168,7 @@ export class PlanWork {
                 stepId: step.id,
                 status: step.status,
               });
-            grant(record, step, holder, tx.now, presence.leaseMs);
+            grant(record, step, holder, tx.now, presence.leaseMs, mover === 'retaken');
           }
           leaseUntil.set(step.id, tx.now + step.claim!.leaseMs);
         } else if (target === 'pending') {

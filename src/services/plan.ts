@@ -236,7 +236,7 @@ export class PlanService {
           applyStepUpdate(record, change, `stepUpdates[${u}]`);
           if (step.status !== wasStatus) {
             if (step.status === 'in_progress') {
-              grant(record, step, holder, tx.now, this.presence.leaseMs);
+              grant(record, step, holder, tx.now, this.presence.leaseMs, mover === 'retaken');
               granted = true;
             } else delete step.claim;
             if (step.status === 'pending' && !reassign) delete step.owner;

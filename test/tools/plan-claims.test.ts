@@ -57,6 +57,23 @@ describe('claims: leases, lapses and fences', () => {
     });
   });
 
+  it("a lapsed claim taken back keeps its fence: it is still the step's latest grant, and counts in every later call", async () => {
+    const { planner, a } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one', 'two'] });
+    await planner.ok('plan_claim', { planId, stepId: 's2' }); // fence 1: another step's grant
+    const { claim } = await a.ok('plan_claim', { planId, stepId: 's1' });
+    expect(claim.fence).toBe(2);
+    await sleep(1600);
+    expect((await planner.ok('plan_get', { planId })).plan.steps[0]).toMatchObject({ status: 'pending', attempts: 1 });
+    // back, with its fence: taking the step back with in_progress, then renewing, then finishing, all with fence 2
+    for (const status of ['in_progress', 'in_progress', 'completed'] as const) {
+      expect(await a.ok('plan_step', { planId, stepId: 's1', status, fence: 2 })).toMatchObject({ step: { status, owner: 'a' } });
+    }
+    // a grant after it goes on from the plan's fences
+    await planner.ok('plan_update', { planId, stepUpdates: [{ id: 's2', status: 'pending' }] });
+    expect((await a.ok('plan_claim', { planId })).claim.fence).toBe(3);
+  });
+
   it("a claim lives the whole lease after the holder's last call, also one the renewal interval left unwritten", async () => {
     // a 2 s lease: signs of life are written at most every 500 ms, so a call 300 ms after the claim is not written
     const store = memoryStore();
