@@ -58,9 +58,7 @@ async function orchestrator() {
 
     const { plan } = await bb.plans.get({ planId });
     const { entries } = await bb.kv.snapshot({ scope: 'global', prefix: 'result/' });
-    console.log(
-      `orchestrator: plan ${plan.done === plan.total ? 'completed' : 'NOT completed'}, ${Object.keys(entries).length} results`,
-    );
+    console.log(`orchestrator: plan ${plan.done === plan.total ? 'completed' : 'NOT completed'}, ${Object.keys(entries).length} results`);
     for (const a of answers) console.log(`orchestrator: worker said "${a}"`);
     const { answer } = await bb.finalAnswer.set({ content: cities.map((c) => entries[`result/${c}`]).join(' ') });
     console.log(`orchestrator: final answer: ${answer.content}`);

@@ -23,8 +23,8 @@ export function grant(record: PlanRecord, step: Step, holder: Holder, now: numbe
   const own = retaken ? step.lost?.find((l) => sameHolder(l, holder)) : undefined;
   if (own) step.lost = step.lost!.filter((l) => l !== own);
   if (step.lost?.length === 0) delete step.lost;
-  const fence = own?.fence ?? (record.fence = (record.fence ?? 0) + 1);
-  const claim: Claim = { ...holder, fence, at: now, leaseMs };
+  if (!own) record.fence = (record.fence ?? 0) + 1;
+  const claim: Claim = { ...holder, fence: own?.fence ?? record.fence!, at: now, leaseMs };
   // the holders that lost the step before cannot simply take it back any more
   for (const lost of step.lost ?? []) lost.superseded = true;
   step.claim = claim;
