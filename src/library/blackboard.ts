@@ -243,6 +243,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
     changes: (args: FollowArgs = {}, callOptions: CallOptions = {}) => follow(args, callOptions),
     as: async (identity: Identity) => {
+      if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: as() cannot open another identity on it.');
       const { namespace, agent, agentType, thread, parentThread } = checkIdentity(identity);
       const other = await blackboardOver(
         store,

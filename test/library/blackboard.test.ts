@@ -281,6 +281,7 @@ describe('openBlackboard options and errors', () => {
     await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
     expect(await following).toEqual([]); // close() ends the feed quietly
     expect((await failure(bb.kv.get({ key: 'k' }))).code).toBe('STORE_UNAVAILABLE');
+    expect((await failure(bb.as({ thread: 'other' }))).code).toBe('STORE_UNAVAILABLE');
   });
 
   it('as(): another identity over the same connection; budgets and final answers follow the thread tree', async () => {
