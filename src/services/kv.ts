@@ -9,6 +9,7 @@ import { listPage, type ListedKey } from './kv-list.js';
 import { snapshotPage } from './kv-snapshot.js';
 import type { WriteGuard } from './run-guard.js';
 import type { Session } from './session.js';
+import { type BatchItemResult, type BatchOp, inOp, type PreparedOp, sameKeyConflict } from './kv-batch.js';
 
 export const BATCH_MAX_OPS = 100;
 
@@ -19,26 +20,6 @@ export interface GetResult {
   updatedAt?: string;
   updatedBy?: string;
 }
-
-export type BatchOp = {
-  op: 'set' | 'delete' | UpdateOp;
-  key: string;
-  scope?: string;
-  value?: Json;
-  ifVersion?: number;
-  ttlSeconds?: number;
-};
-
-export interface BatchItemResult {
-  key: string;
-  ok: boolean;
-  version?: number;
-  value?: Json;
-  deleted?: boolean;
-  error?: { code: string; message: string; details?: Record<string, unknown> };
-}
-
-type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
 
 /** The kv tool family: namespaced, scoped, versioned key-value state. No MCP types here. */
 export class KvService {
@@ -305,22 +286,6 @@ export class KvService {
     );
     return { key: op.key, ok: true, version: entry.version, value: entry.value };
   }
-}
-
-/** An atomic batch's version conflict of operation #index against operation #earlier, which writes the same key first. */
-function sameKeyConflict(index: number, earlier: number, op: PreparedOp): BlackboardError {
-  return new BlackboardError(
-    'VERSION_CONFLICT',
-    `Operation #${index} (${op.op} "${op.key}") expects version ${op.ifVersion}, but operation #${earlier} of this batch writes "${op.key}" first, so nothing in the batch was applied. Give ifVersion only to the first operation on a key (read it with {tool:state_get} for its version).`,
-    { index, conflictsWith: earlier, path: `ops[${index}].ifVersion` },
-  );
-}
-
-/** An error of a batch's operation #index, its `details.path` (an argument of the operation) made `ops[index].…`. */
-function inOp(error: BlackboardError, index: number): BlackboardError {
-  const path = error.details?.path;
-  if (typeof path !== 'string' || path.startsWith('ops[')) return error;
-  return new BlackboardError(error.code, error.message, { ...error.details, path: `ops[${index}].${path}` });
 }
 
 /**

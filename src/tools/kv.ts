@@ -1,14 +1,8 @@
 // The kv tools: state_get, state_set, state_delete, state_list, state_snapshot, state_update, state_batch, watch.
 import * as z from 'zod';
 import { UPDATE_OPS } from '../store/ops.js';
-import {
-  type BatchItemResult,
-  LIST_DEFAULT_LIMIT,
-  LIST_MAX_LIMIT,
-  SNAPSHOT_DEFAULT_BYTES,
-  SNAPSHOT_MAX_BYTES,
-  type KvService,
-} from '../services/kv.js';
+import type { BatchItemResult } from '../services/kv-batch.js';
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, SNAPSHOT_DEFAULT_BYTES, SNAPSHOT_MAX_BYTES, type KvService } from '../services/kv.js';
 import { jsonBytes } from '../store/json-text.js';
 import {
   READ_DEFAULT_BYTES,

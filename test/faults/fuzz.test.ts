@@ -213,10 +213,11 @@ describe('fuzz: malformed and adversarial tool calls', () => {
         expect(result.isError, `${tool} ${JSON.stringify(args).slice(0, 200)}`).toBe(true);
         expect(result.structuredContent).toBeUndefined();
         const text = (result.content[0] as { text: string }).text;
-        const { error } = JSON.parse(text) as { error: { code: string; details?: { path?: string } } };
+        const { error } = JSON.parse(text) as { error: { code: string; details?: { path?: string; issues?: unknown[] } } };
         expect(ERROR_CODES.has(error.code), error.code).toBe(true);
-        // a schema violation names the argument
-        const code = error.code === 'INVALID_ARGUMENT' && typeof error.details?.path === 'string' ? 'SCHEMA' : error.code;
+        // every INVALID_ARGUMENT names the argument, a schema violation (which lists its issues) as well as the rest
+        if (error.code === 'INVALID_ARGUMENT') expect(typeof error.details?.path, `${tool} ${text.slice(0, 300)}`).toBe('string');
+        const code = error.code === 'INVALID_ARGUMENT' && error.details?.issues !== undefined ? 'SCHEMA' : error.code;
         seen.set(code, (seen.get(code) ?? 0) + 1);
         expect(await store.revision()).toBe(before);
       }),
