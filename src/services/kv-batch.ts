@@ -1,26 +1,10 @@
 // A state_batch's operations, their results, and the errors that name one operation of it.
 import { BlackboardError } from '../errors.js';
 import type { ResolvedScope } from '../context.js';
-import type { UpdateOp } from '../store/ops.js';
-import type { Json } from '../store/types.js';
+import type { BatchOp } from '../api/kv.js';
 
-export type BatchOp = {
-  op: 'set' | 'delete' | UpdateOp;
-  key: string;
-  scope?: string;
-  value?: Json;
-  ifVersion?: number;
-  ttlSeconds?: number;
-};
-
-export interface BatchItemResult {
-  key: string;
-  ok: boolean;
-  version?: number;
-  value?: Json;
-  deleted?: boolean;
-  error?: { code: string; message: string; details?: Record<string, unknown> };
-}
+/** An operation and the outcome of one, as the library's public types state them. */
+export type { BatchOp, BatchSlot as BatchItemResult } from '../api/kv.js';
 
 /** An operation checked and resolved: its scope, its storage key, its expiry. */
 export type PreparedOp = BatchOp & { resolved: ResolvedScope; storage: string; ttlMs?: number };
