@@ -147,7 +147,8 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
             namespaces,
             initial: allowed(viewer, initial) ? initial : namespaces[0],
             defaultNamespace: DEFAULT_NAMESPACE,
-            store: options.description,
+            // where the store is (its path, its host) is for those who may see all of it
+            ...(viewer.namespaces === '*' ? { store: options.description } : {}),
             version: options.version,
           });
         }

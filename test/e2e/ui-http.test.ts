@@ -130,6 +130,10 @@ describe('ui token, Host and Origin checks', () => {
     expect((await get(`${url}board/api/board?ns=team`, auth)).status).toBe(403);
     expect((await get(`${url}board/api/board?ns=-`, auth)).status).toBe(403);
     expect((await get(`${url}board/api/board?ns=Bad!`, auth)).status).toBe(400);
+    // a client limited to some namespaces is not told where the store is
+    const meta = JSON.parse((await get(`${url}board/api/namespaces`, auth)).body) as Record<string, unknown>;
+    expect(meta).toHaveProperty('defaultNamespace');
+    expect(meta).not.toHaveProperty('store');
   });
 
   it('SIGHUP re-reads the auth file (a removed token is refused, a new one let in; a malformed file is not taken), and never stops the board', async () => {
@@ -167,7 +171,10 @@ describe('ui token, Host and Origin checks', () => {
     expect((await get(url, { host: `localhost:${port}` })).status).toBe(200);
     expect((await get(url, { host: `evil.example:${port}` })).status).toBe(403);
     expect((await get(`${url}board/api/namespaces`, { origin: 'http://evil.example' })).status).toBe(403);
-    expect((await get(`${url}board/api/namespaces`, { origin: `http://127.0.0.1:${port}` })).status).toBe(200);
+    const same = await get(`${url}board/api/namespaces`, { origin: `http://127.0.0.1:${port}` });
+    expect(same.status).toBe(200);
+    // a viewer who may see every namespace is told where the store is
+    expect(JSON.parse(same.body).store).toMatch(/^sqlite:/);
     expect((await get(`${url}nothing-here`)).status).toBe(404);
   });
 });
