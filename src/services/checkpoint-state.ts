@@ -3,7 +3,7 @@ import { resolveScope, type Identity } from '../context.js';
 import { lastPart, type KeyRange, type Keys } from '../keyspace.js';
 import type { Entry, StoreTx } from '../store/versioned-store.js';
 import { all, manifestRefs } from './checkpoint-manifest.js';
-import { threadInfoOf } from './thread-info.js';
+import { runOf } from './thread-info.js';
 
 /** Where a thread's state lives when it is at `run`: key ranges, plan index ranges, single keys. */
 export function stateOf(keys: Keys, who: Identity, thread: string, run: string): ReturnType<Keys['threadState']> {
@@ -23,11 +23,6 @@ export function firstReads(
 ): { prefetch: string[]; prefetchRanges: KeyRange[] } {
   const state = stateOf(keys, who, thread, run);
   return { prefetch: [keys.threadInfo(thread), ...extra, ...state.keys], prefetchRanges: [...state.ranges, ...state.planIndexes] };
-}
-
-/** The thread's current run ('' before it has one). */
-export async function runOf(tx: StoreTx, keys: Keys, thread: string): Promise<string> {
-  return threadInfoOf((await tx.get(keys.threadInfo(thread)))?.value)?.run ?? '';
 }
 
 /**

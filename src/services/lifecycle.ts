@@ -5,7 +5,7 @@ import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { decode, encode } from './records.js';
-import { threadInfoOf } from './thread-info.js';
+import { runOf } from './thread-info.js';
 import type { Session } from './session.js';
 
 export const STATES = ['loading', 'running', 'paused', 'awaiting_user_input', 'finished', 'error', 'stopped'] as const;
@@ -138,7 +138,7 @@ export class LifecycleService {
    */
   async assertCurrentRun(tx: StoreTx, at: RunOf): Promise<void> {
     const { thread, run } = at;
-    if (threadInfoOf((await tx.get(this.session.threadKey(thread)))?.value)?.run !== run) {
+    if ((await runOf(tx, this.session.keys, thread)) !== run) {
       throw new BlackboardError(
         'RUN_FINISHED',
         'That run was replaced by a new run on this thread. Retry the call: it will go to the current run.',

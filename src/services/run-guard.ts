@@ -5,7 +5,7 @@ import { BlackboardError } from '../errors.js';
 import { lifecycleOf, runEnded, type LifecycleService } from './lifecycle.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
-import { threadInfoOf } from './thread-info.js';
+import { runOf } from './thread-info.js';
 
 /** Checked inside every kv write's transaction, before the write. */
 export type WriteGuard = (scope: { id: string }, tx: StoreTx) => Promise<void>;
@@ -33,10 +33,10 @@ export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: st
   const { thread } = session.identity;
   const runs = runScopeId(thread, '');
   if (!label.startsWith(runs)) return;
-  const current = threadInfoOf((await tx.get(session.threadKey(thread)))?.value)?.run;
+  const current = await runOf(tx, session.keys, thread);
   const lifecycle = lifecycleOf((await tx.get(session.keys.lifecycle(thread)))?.value);
   const over =
-    current === undefined || label !== runScopeId(thread, current)
+    label !== runScopeId(thread, current)
       ? 'is not the current run of this thread'
       : runEnded(lifecycle, current)
         ? `has ended (${lifecycle?.state})`

@@ -1,7 +1,9 @@
 // A thread's info record: where it sits in its delegation tree, its runs, its owner.
 import * as z from 'zod';
 import { invalid } from '../errors.js';
+import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
+import type { StoreTx } from '../store/versioned-store.js';
 import { decode } from './records.js';
 
 /**
@@ -21,6 +23,11 @@ export type ThreadInfo = z.infer<typeof ThreadInfoRecord>;
 /** What is known of a thread, from its stored record (`undefined` when none). */
 export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
   value === undefined ? undefined : decode(ThreadInfoRecord, value, 'thread');
+
+/** The thread's current run, read in `tx` ('' before it has one). */
+export async function runOf(tx: Pick<StoreTx, 'get'>, keys: Keys, thread: string): Promise<string> {
+  return threadInfoOf((await tx.get(keys.threadInfo(thread)))?.value)?.run ?? '';
+}
 
 /**
  * The delegation tree stays a tree, and a thread stays in it: `thread` may be given `parent` only when that is its
