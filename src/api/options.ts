@@ -58,7 +58,7 @@ export interface BlackboardOptions extends Identity, StoreOptions {
   maxIterations?: number;
   /** other budgets per thread, by name */
   budgets?: Record<string, number>;
-  /** completed and abandoned plans expire after this many seconds (default 604800) */
+  /** completed and abandoned plans, and those of a run another replaced, expire after this many seconds (default 604800) */
   planTtlSeconds?: number;
   /** checkpoints kept per thread (default 20) */
   keepCheckpoints?: number;

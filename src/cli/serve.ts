@@ -103,7 +103,7 @@ export const SERVE_FLAGS = {
     arg: 'SECONDS',
     default: DEFAULTS.planTtlSeconds as number,
     parse: wholeNumber(1, 10 * 365 * 24 * 3600),
-    help: 'completed/abandoned plans expire after this',
+    help: "completed/abandoned plans, and a replaced run's, expire after this",
   }),
   claimLeaseSeconds: flag({
     flag: 'claim-lease',

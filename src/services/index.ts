@@ -63,7 +63,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
   };
   const plans = new PlanService(store, session, config.planTtlSeconds * 1000, presence, history, spent);
   const scratchpad = new ScratchpadService(store, session, lifecycle);
-  const runs = new RunService(store, session, lifecycle, scratchpad, history);
+  const runs = new RunService(store, session, lifecycle, scratchpad, history, plans.planTtlMs);
   const finalizer = new FinalizerService(store, session, lifecycle);
   const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
   if (familySelected(config.tools, 'checkpoint')) {

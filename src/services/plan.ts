@@ -8,6 +8,7 @@ import { checkIfVersion } from './arguments.js';
 import type { HistoryService } from './history.js';
 import { checkThreadWrite } from './ownership.js';
 import { checkRunPlanWrite } from './run-guard.js';
+import { runReplaced } from './run-plans.js';
 import { grant, holderText, ownerName, revoke, sameHolder, settle, checkMover, checkNoOthersWork } from './plan-claims.js';
 import {
   MAX_STEPS,
@@ -58,7 +59,7 @@ export class PlanService {
   constructor(
     readonly store: VersionedStore,
     readonly session: Session,
-    private readonly planTtlMs: number,
+    readonly planTtlMs: number,
     readonly presence: Presence,
     private readonly history: HistoryService,
     /**
@@ -100,7 +101,9 @@ export class PlanService {
 
   /** Stores a changed plan (and its index entry), guarded by the version it was read at. */
   async saveIn(tx: StoreTx, planId: string, record: PlanRecord, ifVersion: number): Promise<Entry> {
-    const ttlMs = record.status === 'active' ? undefined : this.planTtlMs;
+    // a plan of a replaced run keeps the TTL it was given at run_start while workers still report into it
+    const expires = record.status !== 'active' || (await runReplaced(tx, this.session.keys, record.scope));
+    const ttlMs = expires ? this.planTtlMs : undefined;
     const entry = await tx.set(this.key(planId), encode(record), { by: this.session.by, ifVersion, ttlMs });
     await tx.set(this.indexKey(scopeOf(record.scope, this.session).id, planId), { status: record.status } as Json, {
       by: this.session.by,

@@ -7,6 +7,7 @@ import type { AgentState, LifecycleService } from './lifecycle.js';
 import type { ScratchpadService } from './scratchpad.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
+import { expireReplacedRunPlans } from './run-plans.js';
 import { checkParent, threadInfoOf } from './thread-info.js';
 
 export interface WhoAmI {
@@ -35,6 +36,8 @@ export class RunService {
     private readonly lifecycle: LifecycleService,
     private readonly scratchpad: ScratchpadService,
     private readonly history: HistoryService,
+    /** how long a replaced run's plans are kept */
+    private readonly planTtlMs: number,
   ) {}
 
   async whoami(): Promise<WhoAmI> {
@@ -53,8 +56,9 @@ export class RunService {
 
   /**
    * Begins a new run of this thread (or of `thread`, switching to it): a new run id; the thread's previous run scope,
-   * scratchpad and final answer are gone, its lifecycle is back to `loading`; thread state is kept. Every connection
-   * serving the thread follows. One transaction, so a retry with the same `idempotencyKey` starts nothing new.
+   * scratchpad and final answer are gone, its plans expire after the plan TTL, its lifecycle is back to `loading`;
+   * thread state is kept. Every connection serving the thread follows. One transaction, so a retry with the same
+   * `idempotencyKey` starts nothing new.
    */
   async start(
     args: { thread?: string; parentThread?: string; agentType?: string; idempotencyKey?: string },
@@ -104,9 +108,11 @@ export class RunService {
         }
         const { before, next } = await this.session.enterThreadIn(tx, thread, parentThread, true);
         if (before.run !== undefined) {
-          const old = this.session.keys.dataRange(resolveScope('run', { ...who, thread, run: before.run }).id);
+          const oldScope = resolveScope('run', { ...who, thread, run: before.run }).id;
+          const old = this.session.keys.dataRange(oldScope);
           await tx.deleteRange(old.lo, old.hi);
           await tx.delete(this.scratchpad.key(thread, before.run));
+          await expireReplacedRunPlans(tx, this.session.keys, oldScope, this.planTtlMs, this.session.by);
         }
         await this.lifecycle.resetIn(tx, thread, next.run!);
         return { thread, run: next.run!, resumed: before.runs > 0, info: next };

@@ -1,6 +1,7 @@
 // Two connections on one thread (two processes of one agent, or a planner and a worker): what one changes, the other's
 // writes follow, and nothing the other sends undoes it.
 import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { agentsClosedAfterEach, memoryStore } from '../helpers.js';
 
 const agent = agentsClosedAfterEach();
@@ -137,5 +138,28 @@ describe("a run's plans", () => {
     // a plan of the new run is made and changed as usual
     const fresh = await a.ok('plan_create', { title: 'r', steps: ['z'], scope: 'run' });
     await a.ok('plan_update', { planId: fresh.planId, title: 'renamed' });
+  });
+
+  it("of a replaced run take workers' reports until the plan TTL, then expire; the new run's plans do not", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 't', tools: ['all'], planTtlSeconds: 2 } });
+    const worker = await agent({ store, config: { agent: 'w', thread: 'tw', tools: ['all'], planTtlSeconds: 2 } });
+    const old = await lead.ok('plan_create', { title: 'old', steps: ['x', 'y'], scope: 'run' });
+    const kept = await lead.ok('plan_create', { title: 'kept', steps: ['z'], scope: 'thread' });
+    const { claim, step } = await worker.ok('plan_claim', { planId: old.planId });
+    await lead.ok('run_start', {});
+    const fresh = await lead.ok('plan_create', { title: 'fresh', steps: ['n'], scope: 'run' });
+    // the worker still reports its step, and its write keeps the TTL the plan was given at run_start
+    await worker.ok('plan_step', { planId: old.planId, stepId: step.id, status: 'completed', fence: claim.fence });
+    // the plan's record and its index entry
+    const { entries } = await store.list({ lo: '', hi: '\u{10ffff}', limit: 1000 });
+    const expiry = (planId: string) => entries.filter(([key]) => key.endsWith(planId)).map(([, e]) => e.expiresAt !== undefined);
+    expect(expiry(old.planId)).toEqual([true, true]);
+    expect(expiry(fresh.planId)).toEqual([false, false]);
+    await sleep(2100);
+    expect((await worker.err('plan_get', { planId: old.planId })).code).toBe('NOT_FOUND');
+    expect((await lead.ok('plan_get', { planId: fresh.planId })).plan.title).toBe('fresh');
+    expect((await lead.ok('plan_get', { planId: kept.planId })).plan.title).toBe('kept');
+    expect((await lead.ok('plan_list', { scope: 'run' })).plans.map((p: { title: string }) => p.title)).toEqual(['fresh']);
   });
 });
