@@ -1,5 +1,6 @@
 // The `export` and `import` commands: a thread's (or a whole namespace's) state as portable JSON, and back.
 import { readFileSync, writeSync } from 'node:fs';
+import { text } from 'node:stream/consumers';
 import { defaultConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { loadDocument } from '../services/checkpoint.js';
@@ -96,7 +97,9 @@ export const importCommand: Command = {
     const file = positionals[0];
     let content: string;
     try {
-      content = readFileSync(file === '-' ? 0 : file, 'utf8');
+      // stdin read as a stream: a pipe may be non-blocking, and a synchronous read of it fails (EAGAIN) whenever the
+      // writer has not written everything yet
+      content = file === '-' ? await text(process.stdin) : readFileSync(file, 'utf8');
     } catch (error) {
       throw new Error(`cannot read ${file === '-' ? 'stdin' : file}: ${(error as Error).message}`);
     }

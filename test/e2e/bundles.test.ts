@@ -195,4 +195,24 @@ describe('export and import bundles', () => {
     expect(bom.code, bom.stderr).toBe(0);
     expect((await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team'])).stdout).toBe(before);
   });
+
+  it('import - reads a bundle larger than a pipe holds from stdin (a synchronous read of a pipe fails while the writer is still writing)', async () => {
+    const db = join(tempDir(), 'x.db');
+    const value = 'x'.repeat(900 * 1024);
+    const bundle = JSON.stringify({ format: 2, kind: 'namespace', records: { 'global\u001fbig': { v: value, ver: 1, at: 1, by: 'x' } } });
+    const piped = spawnSync(
+      'bash',
+      [
+        '-c',
+        `"${process.execPath}" -e 'process.stdout.write(require("fs").readFileSync(0))' | "${process.execPath}" "${CLI}" import - --store "sqlite://${db}"`,
+      ],
+      {
+        input: bundle,
+        encoding: 'utf8',
+      },
+    );
+    expect(piped.status, piped.stderr).toBe(0);
+    const exported = await runCli(['export', '--store', `sqlite://${db}`]);
+    expect(JSON.parse(exported.stdout).records['global\u001fbig'].v).toBe(value);
+  });
 });
