@@ -10,7 +10,7 @@ import { Session } from '../services/session.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { type Command, openCommandStore } from './command.js';
 import { flagHelp, helpFlag, nameFlag, namespaceFlag, readFlags, storeFlag, switchFlag } from './flags.js';
-import { print } from './serve.js';
+import { SERVE_FLAGS, print } from './serve.js';
 
 // For people: the same versioned JSON a checkpoint uses. Output goes to stdout; an error is one line on stderr
 // with exit code 1 (2 for a bad flag).
@@ -27,6 +27,7 @@ const IMPORT_FLAGS = {
     flag: 'replace',
     help: 'replace the records the store holds with other values (and, for a thread, remove the ones the bundle lacks)',
   }),
+  maxValueBytes: { ...SERVE_FLAGS.maxValueBytes, help: "largest value accepted (give the servers' own)" },
   help: helpFlag,
 };
 
@@ -72,13 +73,14 @@ export const exportCommand: Command = {
   },
 };
 
-export const IMPORT_HELP = `Usage: mcp-blackboard import FILE [--store URL] [--namespace NS]
+export const IMPORT_HELP = `Usage: mcp-blackboard import FILE [--store URL] [--namespace NS] [--max-value-bytes N]
 
 Loads a bundle written by export (FILE, or - to read stdin) into the store, creating the store if needed. The whole
 file is checked before anything is written: a corrupt or truncated bundle is refused and changes nothing, and so is
 a SQLite file that is not a blackboard store. It never silently replaces what is there: when the store holds records
 of the bundle with other values (or, for a thread, records the bundle lacks), it is refused and changes nothing
-unless --replace is given. Importing the same bundle again changes nothing.
+unless --replace is given. A value above --max-value-bytes (the servers' own limit; 1 MiB unless they were given
+another) is refused too, with the record it is in. Importing the same bundle again changes nothing.
 
 Options (each also read from the environment variable shown):
 ${flagHelp(IMPORT_FLAGS)}
@@ -86,7 +88,7 @@ Exit codes: 0 imported, 1 the file or the store cannot be read, the bundle is co
 `;
 
 export const importCommand: Command = {
-  usage: 'import FILE [--store URL] [--namespace NS]',
+  usage: 'import FILE [--store URL] [--namespace NS] [--max-value-bytes N]',
   summary: 'load such a bundle; a corrupt file is refused and changes nothing',
   async run(argv) {
     const { values, positionals } = readFlags(IMPORT_FLAGS, argv, { command: 'import', positionals: true });
@@ -105,7 +107,11 @@ export const importCommand: Command = {
     }
     // Validate the whole file before the store is even opened: a bad file changes nothing.
     const doc = loadDocument(content, 'bundle');
-    const store = await openCommandStore(values.store, { sweepIntervalMs: 0 }, { command: 'import', blackboardOnly: true });
+    const store = await openCommandStore(
+      values.store,
+      { sweepIntervalMs: 0, maxValueBytes: values.maxValueBytes },
+      { command: 'import', blackboardOnly: true },
+    );
     try {
       const { bundles } = servicesFor(store, values.namespace, 'export');
       const { records, replaced, removed } = await bundles.import(doc, { replace: values.replace });

@@ -104,6 +104,7 @@ export class BundleService {
   async import(doc: ThreadDocument | NamespaceDocument, options: { replace?: boolean } = {}): Promise<ImportResult> {
     if (doc.kind === 'thread') this.checkThreadRecords(doc);
     const { result } = await this.store.transact(async (tx) => {
+      checkValues(tx, doc);
       const { replaced, removed } = await this.differences(tx, doc);
       if (!options.replace && replaced.length + removed.length > 0) throw this.wouldReplace(doc, replaced, removed);
       const records = Object.keys(doc.records).length;
@@ -177,5 +178,28 @@ export class BundleService {
 
   private namespaceWords(): string {
     return this.who.namespace !== undefined ? ` (namespace ${this.who.namespace})` : '';
+  }
+}
+
+/**
+ * Every value of a bundle within this store's bounds (`--max-value-bytes`, nesting), as a tool's write would be: a
+ * store written by servers with a larger limit cannot hand the servers reading this one values they would refuse.
+ */
+function checkValues(tx: StoreTx, doc: ThreadDocument | NamespaceDocument): void {
+  for (const [rel, record] of Object.entries(doc.records)) {
+    try {
+      tx.checkValue(fromSaved(record).value);
+    } catch (error) {
+      if (!(error instanceof BlackboardError)) throw error;
+      const { bytes, maxValueBytes } = error.details as { bytes?: number; maxValueBytes?: number };
+      const why =
+        error.code === 'VALUE_TOO_LARGE'
+          ? `holds a value of ${bytes} bytes, over this store's limit of ${maxValueBytes} (--max-value-bytes): nothing was changed. If the servers that use this store accept larger values, import with their --max-value-bytes.`
+          : `cannot be imported: ${error.message} Nothing was changed.`;
+      throw new BlackboardError(error.code, `The bundle's record ${JSON.stringify(showRelative(rel))} ${why}`, {
+        record: showRelative(rel),
+        ...error.details,
+      });
+    }
   }
 }

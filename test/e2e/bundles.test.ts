@@ -215,4 +215,29 @@ describe('export and import bundles', () => {
     const exported = await runCli(['export', '--store', `sqlite://${db}`]);
     expect(JSON.parse(exported.stdout).records['global\u001fbig'].v).toBe(value);
   });
+  it("import holds values to --max-value-bytes, the servers' limit (1 MiB by default): a larger one is refused with its record", async () => {
+    const db = join(tempDir(), 'x.db');
+    await seed(db);
+    const exportOf = async () => (await runCli(['export', '--store', `sqlite://${db}`, '--namespace', 'team'])).stdout;
+    const before = await exportOf();
+    const bundle = (v: unknown) =>
+      JSON.stringify({ format: 2, kind: 'namespace', records: { 'global\u001fbig': { v, ver: 1, at: 1, by: 'x' } } });
+    const big = bundle('x'.repeat(1536 * 1024));
+    const refused = await runCli(['import', '-', '--store', `sqlite://${db}`, '--namespace', 'team'], big);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /record ".*big" holds a value of 1572866 bytes, over this store's limit of 1048576 \(--max-value-bytes\): nothing was changed/,
+    );
+    const deep = await runCli(
+      ['import', '-', '--store', `sqlite://${db}`, '--namespace', 'team'],
+      bundle(JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`)),
+    );
+    expect(deep.code).toBe(1);
+    expect(deep.stderr).toMatch(/record ".*big" cannot be imported: The value nests deeper than 64 levels/);
+    expect(await exportOf()).toBe(before);
+    // given the limit of servers that accept such values, it is imported
+    const taken = await runCli(['import', '-', '--store', `sqlite://${db}`, '--namespace', 'team', '--max-value-bytes', '2097152'], big);
+    expect(taken.code, taken.stderr).toBe(0);
+    expect(JSON.parse(await exportOf()).records['global\u001fbig'].v).toHaveLength(1536 * 1024);
+  });
 });
