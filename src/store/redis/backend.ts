@@ -28,7 +28,8 @@ import { RedisCommitListeners } from './follower.js';
 import type { Fetched } from './held-records.js';
 import { RedisReads } from './reads.js';
 import { commitPlan, listArgs, readChanges, type Listed } from './records.js';
-import { LAYOUT, epochKeyOf, keysOf, layoutKeyOf, named } from './scripts.js';
+import { LAYOUT, epochKeyOf, keysOf, layoutKeyOf, named, turnKeyOf } from './scripts.js';
+import { TURN_AFTER_CONFLICTS, Turn } from './turn.js';
 import { newerLayout } from '../layout.js';
 import type { Backend, BackendTx, ChangeQuery, ChangeRow, CommitEvent, RangeQuery, StoredRecord, TxContext, Writes } from '../types.js';
 
@@ -132,7 +133,10 @@ export class RedisBackend implements Backend {
     return revision;
   }
 
-  /** Optimistic: commits only if nothing `fn` read changed, else runs it again; local readers of a key take turns. */
+  /**
+   * Optimistic: commits only if nothing `fn` read changed, else runs it again; local readers of a key take turns, and
+   * one that keeps losing to other processes takes the board's turn (turn.ts).
+   */
   async transaction<T>(
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[] = [],
@@ -142,11 +146,13 @@ export class RedisBackend implements Backend {
     let retried = false;
     const lockKeys = new Set(prefetch);
     let release = lockKeys.size > 0 ? await this.locks.acquire(lockKeys, this.options.callTimeoutMs) : undefined;
+    const turn = new Turn(this.redis, turnKeyOf(this.options.prefix), deadline);
     try {
       for (let attempt = 0; ; attempt++) {
+        if (attempt >= TURN_AFTER_CONFLICTS) await turn.take();
         let outcome: Attempt<T>;
         try {
-          outcome = await this.attempt(fn, prefetch, callDeadline);
+          outcome = await this.attempt(fn, prefetch, callDeadline, turn.token);
         } catch (error) {
           if (!(error instanceof Unapplied)) throw error;
           // Nothing was changed: once more when connected again (a reset costs the caller nothing), unless the store
@@ -164,6 +170,7 @@ export class RedisBackend implements Backend {
         await sleep(Math.random() * Math.min(100, 2 ** attempt));
         const grown = outcome.read.filter((key) => !lockKeys.has(key));
         if (grown.length > 0) {
+          await turn.release(); // not held while waiting for this process's locks (their holders may wait for it)
           for (const key of grown) lockKeys.add(key);
           release?.();
           release = await this.locks.acquire(lockKeys, this.options.callTimeoutMs);
@@ -171,6 +178,7 @@ export class RedisBackend implements Backend {
       }
     } finally {
       release?.();
+      await turn.release();
     }
   }
 
@@ -179,6 +187,7 @@ export class RedisBackend implements Backend {
     fn: (tx: BackendTx, context: TxContext) => Promise<{ result: T; writes: Writes }>,
     prefetch: string[],
     callDeadline: number,
+    turn: string,
   ): Promise<Attempt<T>> {
     const begun = await unapplied(
       Promise.resolve()
@@ -228,7 +237,7 @@ export class RedisBackend implements Backend {
       throw error;
     }
     if (outcome.writes.size === 0 && !needsCheck()) return { done: true, result: outcome.result, revision };
-    const committed = await this.commit(reads, lists, begun.now, outcome.writes, callDeadline);
+    const committed = await this.commit(reads, lists, begun.now, outcome.writes, callDeadline, turn);
     if (committed.ok) return { done: true, result: outcome.result, revision: committed.revision };
     return conflict();
   }
@@ -305,13 +314,15 @@ export class RedisBackend implements Backend {
     now: number,
     writes: Writes,
     deadline = Date.now() + this.options.callBudgetMs,
+    turn = '',
   ): Promise<{ ok: boolean; revision: number }> {
     const marker = writes.size > 0 ? newMarker(this.options.prefix) : undefined;
-    const plan = commitPlan(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS);
+    const plan = commitPlan(reads, lists, now, this.options.maxLogEntries, writes, MARKER_TTL_MS, turn);
     let reply: number[];
     try {
       await this.failPoint?.(marker ? 'commit' : 'check'); // 'check': a commit of no writes, checking reads
-      reply = ((await this.redis.script('COMMIT', plan.args, marker ? [marker] : [])) as Reply[]).map(Number);
+      const keys = marker ? [marker, turnKeyOf(this.options.prefix)] : [];
+      reply = ((await this.redis.script('COMMIT', plan.args, keys)) as Reply[]).map(Number);
       if (marker) await this.failPoint?.('committed');
     } catch (error) {
       if (!marker || notRun(error)) throw new Unapplied(error);

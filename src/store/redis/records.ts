@@ -63,7 +63,8 @@ export function readListing(reply: unknown[], args: string[], fetched: (key: str
 
 /**
  * The COMMIT script's arguments: the read set (each record read with the revision it had, each listing to run
- * again with the rows it returned), then `writes` (none: the script only checks); and, once it committed as
+ * again with the rows it returned), then `writes` (none: the script only checks), with the token of the turn the
+ * transaction may hold (see turn.ts); and, once it committed as
  * `revision`, the rows it wrote (large records with their stored text; every other written key as `null`).
  */
 export function commitPlan(
@@ -73,10 +74,11 @@ export function commitPlan(
   maxLogEntries: number,
   writes: Writes,
   markerTtlMs = 0,
+  turnToken = '',
 ): { args: string[]; written: (revision: number) => WrittenRow[] } {
   const large: Array<[key: string, body: string, record: RecordWrite]> = [];
   const checked = lists.filter((list) => list.args.length > 0);
-  const args = [String(now), String(maxLogEntries), String(reads.size), String(checked.length), String(markerTtlMs)];
+  const args = [String(now), String(maxLogEntries), String(reads.size), String(checked.length), String(markerTtlMs), turnToken];
   for (const [key, rev] of reads) args.push(key, String(rev));
   for (const list of checked) {
     args.push(...list.args, String(list.seen.length));

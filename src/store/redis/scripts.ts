@@ -15,6 +15,11 @@
  * - `compacted` the highest revision whose log entries were pruned
  * - `fate:ID`   a write's marker, set by the commit script that applied it (its revision), or a fence set by a
  *               lookup that found none (`fenced`: that commit can no longer apply); both expire on their own
+ * - `turn`      the token of the one transaction, in any process, that keeps losing to other commits and now has the
+ *               turn (see turn.ts): while it exists, every other commit that writes is refused as a conflict; the
+ *               holder's commit deletes it, and it expires within seconds unless the holder renews it. Processes of
+ *               an older version ignore it: they commit as before, and a holder may then still lose to them (no
+ *               harm to correctness, so the layout version stays)
  * - `layout`    the key layout version (a newer one is refused); read by the backend, never passed to a script
  * - `epoch`     a random id set when the board is first opened: large records a process holds are taken for the
  *               stored ones only under the epoch they were read in (a board deleted and made again starts its revisions
@@ -40,6 +45,9 @@ export const epochKeyOf = (prefix: string): string => `{${prefix}}:epoch`;
 
 /** The marker key of one write (passed to the commit and lookup scripts as KEYS[8]). */
 export const fateKeyOf = (prefix: string, id: string): string => `{${prefix}}:fate:${id}`;
+
+/** The turn key of the board `prefix` (passed to a commit that writes as KEYS[9], and to TURN as KEYS[8]). */
+export const turnKeyOf = (prefix: string): string => `{${prefix}}:turn`;
 
 /** How many logged keys one stream entry holds (Lua's `unpack` has a stack limit). */
 export const LOG_CHUNK = 1000;
@@ -148,9 +156,11 @@ return out`;
  * bound. Returns `{1, revision}`, or `{0, revision}` on a conflict (nothing written).
  *
  * A write names its marker key as KEYS[8]: the script applies nothing when the marker already exists (a lookup fenced
- * it: `{2, revision}`), and sets it to the revision, expiring after ARGV[5] ms, atomically with the writes.
+ * it: `{2, revision}`), and sets it to the revision, expiring after ARGV[5] ms, atomically with the writes. It names
+ * the turn key as KEYS[9]: while another transaction's token is there, the write is refused as a conflict; when its
+ * own token (ARGV[6]) is there, the script deletes it with the writes. A commit that only checks ignores the turn.
  *
- * ARGV: now, maxLogEntries, readCount, listCount, markerTtlMs, (key, rev)×readCount,
+ * ARGV: now, maxLogEntries, readCount, listCount, markerTtlMs, turn token, (key, rev)×readCount,
  * (start, stop, limit, now, rowCount, (key, rev)×rowCount)×listCount, then per write:
  * key, body (the record's JSON text without its leading `{`; empty = remove), exp (empty = none),
  * tombstone time (empty = not a tombstone), log value (empty = not logged).
@@ -158,7 +168,7 @@ return out`;
 export const COMMIT = `${REV_OF}${SCAN}
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if KEYS[8] and redis.call('EXISTS', KEYS[8]) == 1 then return {2, rev} end
-local i = 6
+local i = 7
 for _ = 1, tonumber(ARGV[3]) do
   if revOf(redis.call('HGET', KEYS[2], ARGV[i])) ~= tonumber(ARGV[i + 1]) then return {0, rev} end
   i = i + 2
@@ -174,6 +184,11 @@ for _ = 1, tonumber(ARGV[4]) do
   i = base + 2 * count
 end
 if i > #ARGV then return {1, rev} end
+if KEYS[9] then
+  local turn = redis.call('GET', KEYS[9])
+  if turn and turn ~= ARGV[6] then return {0, rev} end
+  if turn then redis.call('DEL', KEYS[9]) end
+end
 rev = redis.call('INCR', KEYS[1])
 if KEYS[8] then redis.call('SET', KEYS[8], rev, 'PX', ARGV[5]) end
 local at = ARGV[1]
@@ -271,9 +286,24 @@ if found then return found end
 redis.call('SET', KEYS[8], 'fenced', 'PX', ARGV[1])
 return 'fenced'`;
 
+/**
+ * The turn (KEYS[8]) for the transaction with token ARGV[1]: ARGV[2] `take` sets it when free (or renews it when it is
+ * this token's), `renew` sets its expiry again, both to ARGV[3] ms; `release` deletes it. Each acts only on a turn that
+ * is free or this token's; returns 1 when it did, 0 when another transaction holds the turn (or none does, to renew).
+ */
+export const TURN = `
+local held = redis.call('GET', KEYS[8])
+if ARGV[2] == 'take' and not held then
+  redis.call('SET', KEYS[8], ARGV[1], 'PX', ARGV[3])
+  return 1
+end
+if held ~= ARGV[1] then return 0 end
+if ARGV[2] == 'release' then redis.call('DEL', KEYS[8]) else redis.call('PEXPIRE', KEYS[8], ARGV[3]) end
+return 1`;
+
 /** Where the follower stands: `{revision, compacted}`. */
 export const POSITION = `
 return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[7]) or '0'}`;
 
-export const SCRIPTS = { BEGIN, READ, LIST, COMMIT, CHANGES, PRUNE, POSITION, RESOLVE } as const;
+export const SCRIPTS = { BEGIN, READ, LIST, COMMIT, CHANGES, PRUNE, POSITION, RESOLVE, TURN } as const;
 export type ScriptName = keyof typeof SCRIPTS;
