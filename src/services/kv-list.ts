@@ -5,6 +5,7 @@ import type { Keys } from '../keyspace.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { fitPage, mapLazily } from './page-fit.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
@@ -38,23 +39,17 @@ export async function listPage(
     after: after === undefined ? undefined : keys.data(scope.id, after),
     limit: limit + 1,
   });
-  const page: ListedKey[] = [];
-  const maxBytes = args.maxBytes ?? Number.POSITIVE_INFINITY;
-  let bytes = jsonBytes({ keys: [] });
-  for (const [storage, entry] of entries.slice(0, limit)) {
-    const listed = {
-      key: keys.userKey(scope.id, storage),
-      version: entry.version,
-      updatedAt: new Date(entry.updatedAt).toISOString(),
-      bytes: jsonBytes(entry.value),
-    };
-    const size = jsonBytes(listed) + 1;
-    // Room for this key and for the cursor after it, should the page end here.
-    const cursorBytes = jsonBytes({ nextCursor: encodeCursor(scope, prefix, listed.key) });
-    if (page.length > 0 && bytes + size + cursorBytes > maxBytes) break;
-    page.push(listed);
-    bytes += size;
-  }
+  const listed = mapLazily(entries.slice(0, limit), ([storage, entry]) => ({
+    key: keys.userKey(scope.id, storage),
+    version: entry.version,
+    updatedAt: new Date(entry.updatedAt).toISOString(),
+    bytes: jsonBytes(entry.value),
+  }));
+  // Each key costs its JSON and a comma; a page keeps room for the cursor after its last key, should it end there.
+  const { kept: page } = fitPage(listed, args.maxBytes ?? Number.POSITIVE_INFINITY, (item) => jsonBytes(item) + 1, {
+    used: jsonBytes({ keys: [] }),
+    ending: (item) => jsonBytes({ nextCursor: encodeCursor(scope, prefix, item.key) }),
+  });
   const more = page.length < entries.length;
   return more ? { keys: page, nextCursor: encodeCursor(scope, prefix, page[page.length - 1].key) } : { keys: page };
 }

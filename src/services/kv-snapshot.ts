@@ -6,6 +6,7 @@ import type { Json } from '../store/types.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { fitPage, mapLazily } from './page-fit.js';
 
 export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
 export const SNAPSHOT_MAX_BYTES = 1024 * 1024;
@@ -42,30 +43,23 @@ export async function snapshotPage(
     after: after === undefined ? undefined : keys.data(scope.id, after),
     limit: rowLimit + 1,
   });
-  const strip = (storage: string): string => keys.userKey(scope.id, storage);
+  // An entry costs `"key":value,`; one too large for any page (`{}` and it) costs nothing: it is listed in `skipped`
+  // instead. So the first entry kept always fits, and a page ends before the first entry that would take it over.
+  const measured = mapLazily(rows.slice(0, rowLimit), ([storage, entry]) => {
+    const key = keys.userKey(scope.id, storage);
+    const valueBytes = jsonBytes(entry.value);
+    return { key, value: entry.value, valueBytes, size: jsonBytes(key) + valueBytes + 2 };
+  });
+  const tooLarge = (row: { size: number }): boolean => row.size + 2 > maxBytes;
+  const page = fitPage(measured, maxBytes, (row) => (tooLarge(row) ? 0 : row.size), { used: 2 });
   const entries: Record<string, Json> = {};
   const skipped: Array<{ key: string; bytes: number }> = [];
-  let bytes = 2; // {}
-  let last: string | undefined;
-  let truncated = false;
-  for (const [storage, entry] of rows.slice(0, rowLimit)) {
-    const key = strip(storage);
-    const valueBytes = jsonBytes(entry.value);
-    const size = jsonBytes(key) + valueBytes + 2;
-    if (size + 2 > maxBytes) {
-      skipped.push({ key, bytes: valueBytes });
-      last = key;
-      continue;
-    }
-    if (bytes + size > maxBytes) {
-      truncated = true;
-      break;
-    }
-    bytes += size;
-    last = key;
-    Object.defineProperty(entries, key, { value: entry.value, enumerable: true, writable: true, configurable: true });
+  for (const row of page.kept) {
+    if (tooLarge(row)) skipped.push({ key: row.key, bytes: row.valueBytes });
+    else Object.defineProperty(entries, row.key, { value: row.value, enumerable: true, writable: true, configurable: true });
   }
-  if (!truncated && rows.length > rowLimit) truncated = true;
+  const last = page.kept.at(-1)?.key;
+  const truncated = page.stopped || rows.length > rowLimit;
   return {
     entries,
     revision,
