@@ -1,8 +1,10 @@
 // The team: the roster paged for team_list with each agent's unread count, and the view the board shows.
 import { notOurCursor } from './cursor.js';
 import { keysOf, type Keys } from '../keyspace.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { MessageRecord, messageView, unreadOf, type Message } from './mailbox.js';
+import { fitPage } from './page-fit.js';
 import { holderId, listAll, readRoster, type RosterEntry, type RosterTimes } from './roster.js';
 import type { Session } from './session.js';
 
@@ -32,14 +34,7 @@ export class TeamService {
       start = at < 0 ? roster.length : at;
     }
     // A page also ends before an agent that would take it over PAGE_BYTES (long names, many steps held).
-    const page: RosterEntry[] = [];
-    let bytes = 0;
-    for (const entry of roster.slice(start, start + TEAM_PAGE)) {
-      const size = Buffer.byteLength(JSON.stringify(entry)) + UNREAD_BYTES;
-      if (page.length > 0 && bytes + size > PAGE_BYTES) break;
-      page.push(entry);
-      bytes += size;
-    }
+    const { kept: page } = fitPage(roster.slice(start, start + TEAM_PAGE), PAGE_BYTES, (entry) => jsonBytes(entry) + UNREAD_BYTES);
     const agents = await withUnread(this.store, keys, page);
     const last = page[page.length - 1];
     return {
