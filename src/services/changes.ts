@@ -6,6 +6,7 @@ import type { VersionedStore } from '../store/versioned-store.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { ChangeRow } from '../store/types.js';
 import { checkTimeout } from './arguments.js';
+import { fitPage } from './page-fit.js';
 import type { Session } from './session.js';
 
 export const CHANGES_DEFAULT_LIMIT = 100;
@@ -125,14 +126,23 @@ function wholeRevisionsWithin(
   revision: number,
   maxBytes = Number.POSITIVE_INFINITY,
 ): { changes: Change[]; revision: number } {
-  let bytes = CHANGES_ENVELOPE_BYTES;
-  for (let start = 0, end = 0; start < changes.length; start = end) {
-    let size = 0;
-    for (end = start; end < changes.length && changes[end].revision === changes[start].revision; end++) size += jsonBytes(changes[end]) + 1;
-    if (start > 0 && bytes + size > maxBytes) return { changes: changes.slice(0, start), revision: changes[start - 1].revision };
-    bytes += size;
+  const page = fitPage(byRevision(changes), maxBytes, (group) => group.reduce((n, change) => n + jsonBytes(change) + 1, 0), {
+    used: CHANGES_ENVELOPE_BYTES,
+  });
+  if (!page.stopped) return { changes, revision };
+  const kept = page.kept.flat();
+  return { changes: kept, revision: kept[kept.length - 1].revision };
+}
+
+/** `changes` in runs of one revision each, in order. */
+function byRevision(changes: Change[]): Change[][] {
+  const groups: Change[][] = [];
+  for (const change of changes) {
+    const group = groups.at(-1);
+    if (group !== undefined && group[0].revision === change.revision) group.push(change);
+    else groups.push([change]);
   }
-  return { changes, revision };
+  return groups;
 }
 
 function compacted(oldestRevision: number): BlackboardError {
