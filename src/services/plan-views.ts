@@ -3,6 +3,7 @@ import { truncate } from '../context.js';
 import { invalid } from '../errors.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { Entry } from '../store/versioned-store.js';
+import { fitPage } from './page-fit.js';
 import { done, type PlanRecord, type PlanStatus, type Step, type StepStatus } from './plan-steps.js';
 
 /** A step as tools show it. The summary leaves out notes and claim details and cuts content short. */
@@ -112,12 +113,10 @@ export function planPage(view: PlanView, cursor: string | undefined, detail: 'su
   }
   const steps = view.steps.slice(start);
   if (detail === 'full') return { plan: { ...view, steps } };
-  // room for the cursor a page adds
-  let bytes = jsonBytes({ plan: { ...view, steps: [] } }) + 32;
-  let kept = 0;
-  while (kept < steps.length && (kept === 0 || bytes + jsonBytes(steps[kept]) + 1 <= SUMMARY_BYTES)) bytes += jsonBytes(steps[kept++]) + 1;
-  if (kept === steps.length) return { plan: { ...view, steps } };
-  return { plan: { ...view, steps: steps.slice(0, kept) }, nextCursor: steps[kept].id };
+  // Each step costs its JSON and a comma; the page keeps room for the cursor it adds.
+  const page = fitPage(steps, SUMMARY_BYTES, (step) => jsonBytes(step) + 1, { used: jsonBytes({ plan: { ...view, steps: [] } }) + 32 });
+  if (!page.stopped) return { plan: { ...view, steps } };
+  return { plan: { ...view, steps: page.kept }, nextCursor: page.next.id };
 }
 
 /** Steps that could not start before and can now: pending, no owner, every blocker done — and not so before. */
