@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { BlackboardError, afterApplied, invalid } from '../errors.js';
 import { idempotent, type CallOptions } from '../context.js';
+import { jsonBytes } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { checkTimeout } from './arguments.js';
@@ -22,6 +23,7 @@ import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, readSigns, type RosterTimes } from './roster.js';
 import { mailboxesOf, noRecipient, parseTo, recipientsOf } from './mail-address.js';
+import { fitPage, fitPageFromEnd, mapLazily } from './page-fit.js';
 import type { Session } from './session.js';
 
 /** Largest message content, in UTF-8 bytes. */
@@ -257,14 +259,7 @@ export class MessageService {
     const entries = await Promise.all(seqs.map((seq) => this.store.get(this.keys.message(seq))));
     const all = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
     // the newest that fit in a page's bytes (the newest always comes), oldest first
-    const messages: Message[] = [];
-    let bytes = 0;
-    for (const message of all.reverse()) {
-      const size = Buffer.byteLength(JSON.stringify(message));
-      if (messages.length > 0 && bytes + size > PAGE_BYTES) break;
-      bytes += size;
-      messages.unshift(message);
-    }
+    const { kept: messages } = fitPageFromEnd(all, PAGE_BYTES, jsonBytes);
     return { agent, messages, last: seqs.at(-1) ?? 0 };
   }
 
@@ -320,23 +315,15 @@ export class MessageService {
       ({ value: seqs, timedOut } = await this.store.waitFor(subscribe, attempt, { timeoutMs: waitMs, signal }));
       if (!timedOut) timedOut = undefined;
     }
-    const messages: Message[] = [];
-    let bytes = 0;
-    let cursor = position.thread;
     const records = await Promise.all(seqs.slice(0, limit).map((seq) => this.store.get(this.keys.message(seq))));
-    for (const [i, entry] of records.entries()) {
-      if (entry === undefined) {
-        cursor = seqs[i]; // expired with the retention
-        continue;
-      }
-      const view = messageView(decode(MessageRecord, entry.value, 'message'));
-      // A page ends before the message that would take it over PAGE_BYTES; its first message always comes.
-      const size = Buffer.byteLength(JSON.stringify(view));
-      if (messages.length > 0 && bytes + size > PAGE_BYTES) break;
-      cursor = seqs[i];
-      bytes += size;
-      messages.push(view);
-    }
+    // A page ends before the message that would take it over PAGE_BYTES; its first message always comes. One expired
+    // with the retention is not shown, and the cursor passes it as it passes the messages before the page's end.
+    const present = records.flatMap((entry, at) => (entry === undefined ? [] : [{ at, entry }]));
+    const views = mapLazily(present, ({ at, entry }) => ({ at, view: messageView(decode(MessageRecord, entry.value, 'message')) }));
+    const page = fitPage(views, PAGE_BYTES, ({ view }) => jsonBytes(view));
+    const messages = page.kept.map(({ view }) => view);
+    const end = page.stopped ? page.next.at : records.length;
+    const cursor = end > 0 ? seqs[end - 1] : position.thread;
     this.remember(seqs.length); // the reply's own unread count serves the _meta of this call and the next second's
     return { messages, cursor: String(cursor), unread: seqs.length, ...(timedOut ? { timedOut } : {}) };
   }
