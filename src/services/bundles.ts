@@ -39,6 +39,8 @@ export class BundleService {
   constructor(
     private readonly store: VersionedStore,
     private readonly session: Session,
+    /** how long the plans of a run a thread import leaves are kept */
+    private readonly planTtlMs: number,
   ) {}
 
   private get who(): Identity {
@@ -108,7 +110,8 @@ export class BundleService {
       const { replaced, removed } = await this.differences(tx, doc);
       if (!options.replace && replaced.length + removed.length > 0) throw this.wouldReplace(doc, replaced, removed);
       const records = Object.keys(doc.records).length;
-      if (doc.kind === 'thread') await restoreState(tx, this.keys, this.who, this.session.by, doc, false);
+      if (doc.kind === 'thread')
+        await restoreState(tx, this.keys, this.who, this.session.by, doc, { keepWork: false, planTtlMs: this.planTtlMs });
       else for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
       return { records, replaced: replaced.length, removed: removed.length };
     });

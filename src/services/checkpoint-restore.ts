@@ -1,6 +1,6 @@
 // What a restore writes: the thread's state as saved, with its budgets, and the work in its plans, as they are now.
 import { BlackboardError } from '../errors.js';
-import type { Identity } from '../context.js';
+import { runScopeId, type Identity } from '../context.js';
 import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx } from '../store/versioned-store.js';
@@ -9,6 +9,7 @@ import { collectState } from './checkpoint-state.js';
 import { restoredPlan } from './plan-restore.js';
 import { lifecycleOf, runEnded } from './lifecycle.js';
 import { encode } from './records.js';
+import { expireReplacedRunPlans } from './run-plans.js';
 import { threadInfoOf } from './thread-info.js';
 
 /**
@@ -26,8 +27,9 @@ export async function restoreState(
   who: Identity,
   by: string,
   doc: ThreadDocument,
-  keepWork: boolean,
+  options: { keepWork: boolean; planTtlMs: number },
 ): Promise<number> {
+  const { keepWork } = options;
   const { entries } = await collectState(tx, keys, who, doc.thread);
   const current = new Map(entries);
   const budgets = keys.budgetRange(doc.thread);
@@ -79,6 +81,10 @@ export async function restoreState(
   }
   const metaKey = keys.threadInfo(doc.thread);
   const meta = threadInfoOf((await tx.get(metaKey))?.value);
-  if (meta?.run !== doc.run) await tx.set(metaKey, { ...(meta ?? { root: doc.thread, level: 0, runs: 1 }), run: doc.run } as Json, { by });
+  if (meta?.run !== doc.run) {
+    await tx.set(metaKey, { ...(meta ?? { root: doc.thread, level: 0, runs: 1 }), run: doc.run } as Json, { by });
+    // the run the thread leaves is replaced, as by run_start: the plans it keeps (other agents' work) expire
+    if (meta?.run) await expireReplacedRunPlans(tx, keys, runScopeId(doc.thread, meta.run), options.planTtlMs, by);
+  }
   return Object.keys(doc.records).length;
 }

@@ -51,6 +51,8 @@ export class CheckpointService {
     private readonly store: VersionedStore,
     private readonly session: Session,
     private readonly keep: number,
+    /** how long the plans of a run a restore leaves are kept */
+    private readonly planTtlMs: number,
   ) {
     this.blobs = new CheckpointBlobs(session.keys);
   }
@@ -253,7 +255,7 @@ export class CheckpointService {
 
   /** Replaces the thread's state by the document's (see {@link restoreState}). */
   private restoreIn(tx: StoreTx, doc: ThreadDocument, keepWork = false): Promise<number> {
-    return restoreState(tx, this.keys, this.who, this.session.by, doc, keepWork);
+    return restoreState(tx, this.keys, this.who, this.session.by, doc, { keepWork, planTtlMs: this.planTtlMs });
   }
 
   /** The live records that make up a thread's state, keyed by storage key. */

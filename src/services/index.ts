@@ -65,7 +65,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
   const scratchpad = new ScratchpadService(store, session, lifecycle);
   const runs = new RunService(store, session, lifecycle, scratchpad, history, plans.planTtlMs);
   const finalizer = new FinalizerService(store, session, lifecycle);
-  const checkpoints = new CheckpointService(store, session, config.keepCheckpoints);
+  const checkpoints = new CheckpointService(store, session, config.keepCheckpoints, plans.planTtlMs);
   if (familySelected(config.tools, 'checkpoint')) {
     runs.onRunEnd = async (tx, status) => (await checkpoints.saveIn(tx, session.identity.thread, `run_end: ${status}`)).checkpointId;
   }
@@ -83,7 +83,7 @@ export function createServices(store: VersionedStore, session: Session, config: 
     history,
     signals: new SignalService(session, history),
     checkpoints,
-    bundles: new BundleService(store, session),
+    bundles: new BundleService(store, session, plans.planTtlMs),
     store,
     session,
     team: new TeamService(store, session, times),

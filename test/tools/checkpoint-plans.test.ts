@@ -94,4 +94,18 @@ describe('checkpoint_restore and the work in plans', () => {
     const lost = await c.err('plan_step', { planId, stepId: 's1', status: 'completed', fence });
     expect(lost).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: { agent: 'b', thread: 'tb' } } });
   });
+
+  it('a restore that takes the thread back to an earlier run leaves the later run as run_start would: its plans kept for their work expire', async () => {
+    const store = memoryStore();
+    const owner = await agent({ store, config: { agent: 'owner', thread: 'T', planTtlSeconds: 1 } });
+    const b = await agent({ store, config: { agent: 'b', thread: 'tb', planTtlSeconds: 1 } });
+    const { checkpointId } = await owner.ok('checkpoint_save', {});
+    await owner.ok('run_start', {});
+    const { planId } = await owner.ok('plan_create', { title: 'later run', steps: ['x'], scope: 'run' });
+    await b.ok('plan_claim', { planId }); // another agent's work keeps the plan through the restore
+    await owner.ok('checkpoint_restore', { checkpointId });
+    expect((await b.ok('plan_get', { planId })).plan.title).toBe('later run');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await b.err('plan_get', { planId })).code).toBe('NOT_FOUND');
+  });
 });
