@@ -1,7 +1,6 @@
 // A replaced run's plans: kept for the workers still reporting into them, then gone after the plan TTL.
 import { runOfScope } from '../context.js';
-import type { Keys } from '../keyspace.js';
-import { lastPart } from '../keyspace.js';
+import { lastPart, type Keys } from '../keyspace.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { runOf } from './thread-info.js';
 
@@ -15,9 +14,10 @@ export async function runReplaced(tx: Pick<StoreTx, 'get'>, keys: Keys, scope: s
 }
 
 /**
- * At `run_start`, the plans of the run it replaces: the finished ones already expire; the active ones stay for the
- * workers still reporting their steps, and from now on expire after `ttlMs` like finished ones (every write to them
- * keeps the TTL, see `runReplaced`), instead of being kept for good in a run nobody can reach.
+ * The plans of a run its thread leaves (`run_start`, or a restore of another run's checkpoint): the finished ones
+ * already expire; the active ones stay for the workers still reporting their steps, and from now on expire `ttlMs`
+ * after their last change like finished ones (every write to them keeps a TTL, see `runReplaced`), instead of being
+ * kept for good in a run nobody can reach.
  */
 export async function expireReplacedRunPlans(tx: StoreTx, keys: Keys, scopeId: string, ttlMs: number, by: string): Promise<void> {
   const range = keys.planIndexRange(scopeId);
