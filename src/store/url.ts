@@ -6,22 +6,25 @@ import { isAbsolute, join, resolve } from 'node:path';
 const SECRET_PARAM = /^(password|pass|pwd|passwd|sslpassword|secret|token)$/i;
 
 /**
- * The password of a URL that does not parse (`//user:PASSWORD@`): everything up to the last `@` before any query, so
- * that a password holding a raw `/`, `:` or `@` is taken whole (over-masking a path that holds `@` is the safe side).
+ * The password of a URL that does not parse (`//user:PASSWORD@`): everything up to the last `@`, so that a password
+ * holding a raw `/`, `:`, `@`, `?` or `#` is taken whole (over-masking a path or query that holds `@` is the safe side).
  */
-const UNPARSED_PASSWORD = /(\/\/[^/@:?#]*:)([^?#]*)@/;
+const UNPARSED_PASSWORD = /(\/\/[^/@:?#]*:)(.*)@/;
 
 /**
  * Whether a URL parsed without a user, but has `@` after its host: `//user:12/34@host` parses as host `user`, port 12
- * and a path `/34@host`, so the password's first part would pass for a port.
+ * and a path `/34@host` (`//user:12#34@host` and `?` likewise, with a fragment or a query), so the password's first
+ * part would pass for a port and the rest for what follows the host.
  */
-const misread = (parsed: URL): boolean => parsed.username === '' && parsed.password === '' && parsed.pathname.includes('@');
+const misread = (parsed: URL): boolean =>
+  parsed.username === '' && parsed.password === '' && `${parsed.pathname}${parsed.search}${parsed.hash}`.includes('@');
+const MISREAD = 'a password with a raw "/", "?" or "#" read as a port and what follows the host';
 
 /** The URL with its password (if any, in its user part or its query) replaced by `***`. */
 export function maskPassword(url: string): string {
   try {
     const parsed = new URL(url);
-    if (misread(parsed)) throw new Error('a password with a raw "/" read as a port and a path');
+    if (misread(parsed)) throw new Error(MISREAD);
     const params = [...parsed.searchParams.keys()].filter((name) => SECRET_PARAM.test(name));
     if (parsed.password === '' && params.length === 0) return url;
     if (parsed.password !== '') parsed.password = '***';
@@ -74,7 +77,7 @@ export function withoutPassword(text: string, url: string | undefined): string {
   const secrets: string[] = [];
   try {
     const parsed = new URL(url ?? '');
-    if (misread(parsed)) throw new Error('a password with a raw "/" read as a port and a path');
+    if (misread(parsed)) throw new Error(MISREAD);
     secrets.push(parsed.password);
     for (const [name, value] of parsed.searchParams) if (SECRET_PARAM.test(name)) secrets.push(value, encodeURIComponent(value));
   } catch {

@@ -55,6 +55,11 @@ describe('no command prints a password', () => {
     `postgres://bob:Ab/${SECRET}@127.0.0.1:1/db`,
     `postgres://bob:12/${SECRET}@127.0.0.1:1/db`,
     `redis://:Ab/${SECRET}@127.0.0.1:1`,
+    // ... or a raw "#" or "?" (the URL does not parse, or names the user's part as the host and the rest as a fragment or query)
+    `postgres://bob:12#${SECRET}@127.0.0.1:1/db`,
+    `postgres://bob:ab?${SECRET}@127.0.0.1:1/db`,
+    `redis://:99?${SECRET}@127.0.0.1:1/0`,
+    `rediss://bob:12#${SECRET}@127.0.0.1:1`,
   ];
 
   it.each([

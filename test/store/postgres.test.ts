@@ -18,6 +18,15 @@ describe('postgres URL options', () => {
     expect(maskPassword('postgres://app:Ab/cD9@db:5432/board')).toBe('postgres://app:***@db:5432/board');
     expect(maskPassword('postgres://app:12/cD9@db:5432/board')).toBe('postgres://app:***@db:5432/board');
     expect(withoutPassword('bad URL postgres://app:12/cD9@db/b', 'postgres://app:12/cD9@db/b')).toBe('bad URL postgres://app:***@db/b');
+    // ... or a raw "#" or "?": a fragment or a query after a host taken from the user's part
+    expect(maskPassword('postgres://me:1234#secret@127.0.0.1:1/db')).toBe('postgres://me:***@127.0.0.1:1/db');
+    expect(maskPassword('postgres://me:abc?def@127.0.0.1:1/db')).toBe('postgres://me:***@127.0.0.1:1/db');
+    expect(maskPassword('redis://:99?top#secret@127.0.0.1:1/0')).toBe('redis://:***@127.0.0.1:1/0');
+    expect(withoutPassword('bad URL postgres://me:1234#secret@h/db', 'postgres://me:1234#secret@h/db')).toBe(
+      'bad URL postgres://me:***@h/db',
+    );
+    // a URL with no password is left as it is, "@" in its query or not
+    expect(maskPassword('postgres://h/db?application_name=a@b')).toBe('postgres://h/db?application_name=a@b');
     // the driver also takes a password from the query
     expect(maskPassword('postgres://bob@db/app?password=s3cret&sslmode=disable')).toBe(
       'postgres://bob@db/app?password=***&sslmode=disable',
