@@ -1,36 +1,19 @@
 // The Redis backend's turn: a transaction that keeps losing to other processes' commits takes a turn and wins.
 import { randomUUID } from 'node:crypto';
 import { createClient } from '@redis/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisBackend, type RedisOptions } from '../../src/store/redis/backend.js';
+import { describe, expect, it } from 'vitest';
+import type { RedisBackend, RedisOptions } from '../../src/store/redis/backend.js';
 import type { RedisConnection } from '../../src/store/redis/client.js';
 import { TURN_AFTER_CONFLICTS, TURN_TTL_MS } from '../../src/store/redis/turn.js';
 import type { RecordWrite, Writes } from '../../src/store/types.js';
-import { testRedis } from '../services/redis.js';
+import { redisBackendsForFile } from './redis-backends.js';
 
-let baseUrl: string | undefined;
-let skipped: string | undefined;
-let release = async (): Promise<void> => {};
-const opened: RedisBackend[] = [];
-
-beforeAll(async () => {
-  const found = await testRedis();
-  if ('skipped' in found) skipped = found.skipped;
-  else ({ url: baseUrl, release } = found);
-});
-afterAll(async () => {
-  await Promise.allSettled(opened.map((b) => b.close()));
-  await release();
-});
+const redis = redisBackendsForFile();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const newPrefix = (): string => `turn${randomUUID().slice(0, 8)}`;
 /** Each backend has its own connection and its own per-key locks: two of them on one prefix are two processes. */
-async function open(prefix: string, overrides: RedisOptions = {}): Promise<RedisBackend> {
-  const backend = await RedisBackend.open(`${baseUrl}?prefix=${prefix}`, overrides);
-  opened.push(backend);
-  return backend;
-}
+const open = (prefix: string, overrides: RedisOptions = {}): Promise<RedisBackend> => redis.open(prefix, overrides);
 const rec = (v: RecordWrite['v'], ver: number): RecordWrite => ({ v, ver, at: Date.now(), by: 'test' });
 const put = (entries: Array<[string, RecordWrite]>): Writes => new Map(entries.map(([key, record]) => [key, { record, log: true }]));
 
@@ -47,7 +30,7 @@ const increment = (backend: RedisBackend, key: string) =>
 
 /** A raw client on the test server, to look at (or set) the turn key as another process would. */
 async function rawClient() {
-  const client = createClient({ url: baseUrl });
+  const client = createClient({ url: redis.url });
   client.on('error', () => {});
   await client.connect();
   return client;
@@ -55,7 +38,7 @@ async function rawClient() {
 
 describe('Redis turn: a starving transaction wins across processes', () => {
   it("a long transaction listing keys that another store's flood keeps changing commits, and every flood write stays", async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = newPrefix();
     const long = await open(prefix, { conflictTimeoutMs: 10_000 });
     const flooder = await open(prefix);
@@ -132,7 +115,7 @@ describe('Redis turn: a starving transaction wins across processes', () => {
   }
 
   it("a holder that dies (its connection gone, never releasing) blocks the others for the turn's lifetime at most", async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = newPrefix();
     const { holder, other, raw } = await holdTurn(prefix, () => new Promise<never>(() => {}));
     // the holder's process is gone as far as Redis can tell: no renewal, no release
@@ -152,7 +135,7 @@ describe('Redis turn: a starving transaction wins across processes', () => {
   });
 
   it('a holder whose transaction fails gives the turn back at once', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = newPrefix();
     let fail!: (error: Error) => void;
     const { other, raw, done } = await holdTurn(

@@ -1,7 +1,7 @@
 // The Redis backend at the seam, against a real redis-server: layout, ordering, exactness, conflicts, change log.
 import { randomUUID } from 'node:crypto';
 import { createClient } from '@redis/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { compareKeys } from '../../src/store/keys.js';
 import { RedisBackend, parseRedisUrl } from '../../src/store/redis/backend.js';
 import { RedisConnection } from '../../src/store/redis/client.js';
@@ -9,30 +9,11 @@ import { maskPassword as maskUrl } from '../../src/store/url.js';
 import { FOLLOW_LINGER_MS } from '../../src/store/commit-listeners.js';
 import type { CommitEvent, RecordWrite, Writes } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
-import { testRedis } from '../services/redis.js';
+import { redisBackendsForFile } from './redis-backends.js';
 
-let baseUrl: string | undefined;
-let skipped: string | undefined;
-let release = async (): Promise<void> => {};
-const opened: RedisBackend[] = [];
+const redis = redisBackendsForFile();
+const open = (prefix?: string): Promise<RedisBackend> => redis.open(prefix);
 
-// The run's server (BLACKBOARD_TEST_REDIS_URL), else a throwaway one for this file, else skipped with the reason.
-beforeAll(async () => {
-  const found = await testRedis();
-  if ('skipped' in found) skipped = found.skipped;
-  else ({ url: baseUrl, release } = found);
-});
-afterAll(async () => {
-  await Promise.allSettled(opened.map((b) => b.close()));
-  await release();
-});
-
-const withPrefix = (url: string, prefix: string): string => `${url}${url.includes('?') ? '&' : '?'}prefix=${prefix}`;
-async function open(prefix = `t${randomUUID().slice(0, 8)}`): Promise<RedisBackend> {
-  const backend = await RedisBackend.open(withPrefix(baseUrl!, prefix));
-  opened.push(backend);
-  return backend;
-}
 const rec = (v: RecordWrite['v'], ver = 1, extra: Partial<RecordWrite> = {}): RecordWrite => ({
   v,
   ver,
@@ -101,7 +82,7 @@ describe('Redis URLs', () => {
 
 describe('RedisBackend', () => {
   it('keeps a record exactly as written, stamps the revision, and bumps it only when writing', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const backend = await open();
     expect(backend.shared).toBe(true);
     expect(await backend.revision()).toBe(0);
@@ -119,7 +100,7 @@ describe('RedisBackend', () => {
   });
 
   it('lists in code point order, skipping tombstones and expired records, with after and limit', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const backend = await open();
     const keys = ['a', 'a%', 'a_', 'a*', 'a[', 'a:', 'a\x1fb', 'A', 'é', 'z', '\uffff', '😀', '\u{10000}x', 'ab'];
     const now = Date.now();
@@ -142,7 +123,7 @@ describe('RedisBackend', () => {
   });
 
   it('finds due records: expired ones and old tombstones', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const backend = await open();
     const now = Date.now();
     await write(backend, [
@@ -161,7 +142,7 @@ describe('RedisBackend', () => {
   });
 
   it('keeps a change log by revision then key, filtered by range, and prunes it', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const backend = await open();
     const r1 = await write(backend, [
       ['c\x1fb', rec(1)],
@@ -193,7 +174,7 @@ describe('RedisBackend', () => {
   });
 
   it('logs and lists a commit larger than one stream entry', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const backend = await open();
     const entries: Array<[string, RecordWrite]> = [];
     for (let i = 2500; i > 0; i--) entries.push([`big\x1f${String(i).padStart(5, '0')}`, rec(i)]);
@@ -207,7 +188,7 @@ describe('RedisBackend', () => {
   });
 
   it('keeps boards with different prefixes apart', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const a = await open();
     const b = await open();
     await write(a, [['k', rec('a')]]);
@@ -216,7 +197,7 @@ describe('RedisBackend', () => {
   });
 
   it('re-runs a transaction whose read changed before it committed (two stores racing)', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -238,7 +219,7 @@ describe('RedisBackend', () => {
   });
 
   it('re-runs a transaction that listed a range only when that range changed meanwhile', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -271,7 +252,7 @@ describe('RedisBackend', () => {
   });
 
   it('decides again when a transaction failed on reads that no longer agree with each other', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `race${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -292,7 +273,7 @@ describe('RedisBackend', () => {
   it('a check of a torn read that fails (the connection reset) leaves the error undecided: the transaction runs again', async ({
     skip,
   }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `torn${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -306,7 +287,7 @@ describe('RedisBackend', () => {
   });
 
   it('counts exactly under concurrent increments from two stores', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `inc${randomUUID().slice(0, 8)}`;
     const stores = [await open(prefix), await open(prefix)];
     const increment = (backend: RedisBackend) =>
@@ -324,7 +305,7 @@ describe('RedisBackend', () => {
   });
 
   it("tells a listener about another store's commits, with their keys, soon", async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `watch${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -354,7 +335,7 @@ describe('RedisBackend', () => {
   });
 
   it('delivers commits made between subscribing and the follower starting', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `watch${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -368,7 +349,7 @@ describe('RedisBackend', () => {
   it('keeps following for a short linger after the last listener: one connection for a listener that keeps coming back', async ({
     skip,
   }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `watch${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     const b = await open(prefix);
@@ -396,11 +377,11 @@ describe('RedisBackend', () => {
   });
 
   it('reports a corrupt record, skips it in listings, and lets it be overwritten', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `bad${randomUUID().slice(0, 8)}`;
     const store = new VersionedStore(await open(prefix), { sweepIntervalMs: 0 });
     await store.transact(async (tx) => tx.set('c\x1fgood', 1, { by: 't' }));
-    const raw = createClient({ url: baseUrl });
+    const raw = createClient({ url: redis.url });
     await raw.connect();
     try {
       await raw.hSet(`{${prefix}}:rec`, 'c\x1fbad', '{"rev":1,"v":');
@@ -415,11 +396,11 @@ describe('RedisBackend', () => {
   });
 
   it('keeps databases apart (redis://host:port/N)', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `db${randomUUID().slice(0, 8)}`;
-    const one = await RedisBackend.open(`${baseUrl}/1?prefix=${prefix}`);
-    const zero = await RedisBackend.open(`${baseUrl}/0?prefix=${prefix}`);
-    opened.push(one, zero);
+    const one = await RedisBackend.open(`${redis.url}/1?prefix=${prefix}`);
+    const zero = await RedisBackend.open(`${redis.url}/0?prefix=${prefix}`);
+    redis.track(one, zero);
     await write(one, [['k', rec('in db 1')]]);
     expect((await one.get('k'))?.v).toBe('in db 1');
     expect(await zero.get('k')).toBeUndefined();
@@ -451,7 +432,7 @@ describe('Redis: large records held', () => {
   };
 
   it('a record this process holds comes back as its revision, in reads, transactions and listings, until it changes', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `held${randomUUID().slice(0, 8)}`;
     const [a, b] = [await open(prefix), await open(prefix)];
     const texts = countTexts(a);
@@ -483,7 +464,7 @@ describe('Redis: large records held', () => {
     await write(b, [['doc', null]]);
     expect(await a.get('doc')).toBeUndefined();
     // a corrupt large text is reported on a read and left out of listings
-    const raw = createClient({ url: baseUrl });
+    const raw = createClient({ url: redis.url });
     await raw.connect();
     try {
       await raw.hSet(`{${prefix}}:rec`, 'doc', `{"rev":9,"v":"${'x'.repeat(20_000)}`);
@@ -496,12 +477,12 @@ describe('Redis: large records held', () => {
   });
 
   it('a board deleted and made again (revisions starting over) is never read from memory', async ({ skip }) => {
-    if (skipped) skip(skipped);
+    if (redis.skipped) skip(redis.skipped);
     const prefix = `anew${randomUUID().slice(0, 8)}`;
     const a = await open(prefix);
     expect(await write(a, [['doc', rec(big(1))]])).toBe(1);
     expect(await readAll(a, 'doc')).toMatchObject({ got: big(1) });
-    const raw = createClient({ url: baseUrl });
+    const raw = createClient({ url: redis.url });
     await raw.connect();
     const wipe = async () => {
       for (const key of await raw.keys(`{${prefix}}:*`)) await raw.del(key);
