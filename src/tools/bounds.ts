@@ -34,17 +34,22 @@ const PREVIEWS_UP_TO = 64 * 1024;
 function preview(value: Json, maxBytes: number, bytes: number): Bounded {
   // Every character is at least one byte: the preview needs no more of the JSON text than maxBytes + 1 characters.
   const source = typeof value === 'string' ? value : jsonHead(value, maxBytes + 1);
-  // The preview is a string: its own JSON (quotes and escapes included) must fit too.
+  return Object.freeze({ value: cutJsonText(source, maxBytes), bytes, truncated: true as const });
+}
+
+/**
+ * `source` cut (ending in "…") so that its JSON string — quotes and escapes included — is at most `maxBytes`: a text
+ * of quotes or control characters takes two or six bytes of JSON per character, so cutting its UTF-8 is not enough.
+ */
+export function cutJsonText(source: string, maxBytes: number): string {
   const room = maxBytes - 8;
-  let text = cutUtf8(source, room);
-  if (jsonSize(text) > maxBytes) {
-    // escapes (quotes, control characters) make its JSON longer than the text: the longest cut that fits
-    text = cutUtf8(
-      source,
-      largestFitting(0, room, (r) => jsonSize(cutUtf8(source, r)) <= maxBytes),
-    );
-  }
-  return Object.freeze({ value: text, bytes, truncated: true as const });
+  const text = cutUtf8(source, room);
+  if (jsonSize(text) <= maxBytes) return text;
+  // escapes make its JSON longer than the text: the longest cut that fits
+  return cutUtf8(
+    source,
+    largestFitting(0, room, (r) => jsonSize(cutUtf8(source, r)) <= maxBytes),
+  );
 }
 
 /** One of `n` values' equal part of {@link READ_DEFAULT_BYTES}, at least 256 bytes. */

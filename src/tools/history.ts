@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { HISTORY_MAX_LIMIT, type HistoryService } from '../services/history.js';
 import { READ_DEFAULT_BYTES, counter, cursor, idempotencyKey, isoTime, json, jsonValue, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
-import { boundValue, cutUtf8 } from './bounds.js';
+import { boundValue, cutJsonText } from './bounds.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 
@@ -16,7 +16,7 @@ export const LIST_DEFAULT = 20;
  */
 function eventWithin<E extends { content: string; data?: Json }>(event: E): E {
   if (jsonBytes(event) <= READ_DEFAULT_BYTES) return event;
-  const content = cutUtf8(event.content, (READ_DEFAULT_BYTES * 3) / 4);
+  const content = cutJsonText(event.content, (READ_DEFAULT_BYTES * 3) / 4);
   return { ...event, content, ...(event.data !== undefined ? { data: boundValue(event.data, READ_DEFAULT_BYTES / 8).value } : {}) };
 }
 

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { STATES, type LifecycleService } from '../services/lifecycle.js';
 import { idempotencyKey, isoTime, threadArg } from './common.js';
-import { cutUtf8 } from './bounds.js';
+import { cutJsonText } from './bounds.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const state = z.enum(STATES);
@@ -20,7 +20,7 @@ const view = z.object({
 const REASON_BYTES = 2048;
 
 const reasonWithin = <R extends { reason?: string }>(view: R): R =>
-  view.reason === undefined ? view : { ...view, reason: cutUtf8(view.reason, REASON_BYTES) };
+  view.reason === undefined ? view : { ...view, reason: cutJsonText(view.reason, REASON_BYTES) };
 
 /** Registers the lifecycle family: agent_state_get, agent_state_set. */
 export function registerLifecycleTools(host: ToolHost, lifecycle: LifecycleService): void {

@@ -129,6 +129,22 @@ describe('bounded replies', () => {
     expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1024 * 1024 })).value).toEqual(messages);
   });
 
+  it('texts of quotes and control characters are cut by the size of their JSON, which escapes make up to 6 times their own', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    for (const [i, text] of ['"'.repeat(40_000), '\u0001'.repeat(40_000), '\\'.repeat(40_000)].entries()) {
+      await a.ok('history_append', { kind: 'note', content: text });
+      await a.ok('agent_state_set', { state: i % 2 === 0 ? 'running' : 'paused', reason: text });
+      for (const [tool, args] of [
+        ['history_list', { limit: 1 }],
+        ['agent_state_get', {}],
+      ] as const) {
+        const size = Buffer.byteLength(textOf(await a.raw(tool, args)));
+        expect(size, `${tool} of ${JSON.stringify(text.slice(0, 1))}`).toBeLessThan(tool === 'agent_state_get' ? 3 * 1024 : 16 * 1024);
+      }
+      expect((await a.ok('history_list', { limit: 1 })).entries[0].content).toMatch(/…$/);
+    }
+  });
+
   it('history_list pages within 16 KiB and cuts an event alone over it; agent_state_get cuts a long reason; the board cuts long texts', async () => {
     const a = await agent({ config: { thread: 'T' } });
     const big = 'x'.repeat(100_000);
