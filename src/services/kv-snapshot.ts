@@ -43,19 +43,27 @@ export async function snapshotPage(
     after: after === undefined ? undefined : keys.data(scope.id, after),
     limit: rowLimit + 1,
   });
-  // An entry costs `"key":value,`; one too large for any page (`{}` and it) costs nothing: it is listed in `skipped`
-  // instead. So the first entry kept always fits, and a page ends before the first entry that would take it over.
+  // The whole reply fits maxBytes: its frame (with room for a `skipped` list), an entry `"key":value,` each, and the
+  // cursor after the last, should the page end there. An entry too large for any page (the frame and it) is listed in
+  // `skipped` instead, as `{"key","bytes"},`. So the first entry kept always fits (a page is only over maxBytes
+  // when its first entry's cursor is what takes it over), and a page ends before the first entry that would.
+  const frame = jsonBytes({ entries: {}, revision, truncated: false, skipped: [] });
   const measured = mapLazily(rows.slice(0, rowLimit), ([storage, entry]) => {
     const key = keys.userKey(scope.id, storage);
     const valueBytes = jsonBytes(entry.value);
-    return { key, value: entry.value, valueBytes, size: jsonBytes(key) + valueBytes + 2 };
+    const size = jsonBytes(key) + valueBytes + 2;
+    return { key, value: entry.value, valueBytes, size, tooLarge: frame + size > maxBytes };
   });
-  const tooLarge = (row: { size: number }): boolean => row.size + 2 > maxBytes;
-  const page = fitPage(measured, maxBytes, (row) => (tooLarge(row) ? 0 : row.size), { used: 2 });
+  const sizeOf = (row: { key: string; valueBytes: number; size: number; tooLarge: boolean }): number =>
+    row.tooLarge ? jsonBytes({ key: row.key, bytes: row.valueBytes }) + 1 : row.size;
+  const page = fitPage(measured, maxBytes, sizeOf, {
+    used: frame,
+    ending: (row) => jsonBytes({ nextCursor: encodeCursor(scope, prefix, row.key) }),
+  });
   const entries: Record<string, Json> = {};
   const skipped: Array<{ key: string; bytes: number }> = [];
   for (const row of page.kept) {
-    if (tooLarge(row)) skipped.push({ key: row.key, bytes: row.valueBytes });
+    if (row.tooLarge) skipped.push({ key: row.key, bytes: row.valueBytes });
     else Object.defineProperty(entries, row.key, { value: row.value, enumerable: true, writable: true, configurable: true });
   }
   const last = page.kept.at(-1)?.key;

@@ -129,6 +129,26 @@ describe('bounded replies', () => {
     expect((await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1024 * 1024 })).value).toEqual(messages);
   });
 
+  it('a state_snapshot reply fits maxBytes whole: entries, cursor and skipped list, with long keys too', async () => {
+    const a = await agent();
+    for (let i = 0; i < 40; i++)
+      await a.ok('state_set', { key: `${String(i).padStart(2, '0')}${'k'.repeat(500)}`, value: 'v'.repeat(300) });
+    for (let i = 0; i < 5; i++) await a.ok('state_set', { key: `big${i}${'k'.repeat(500)}`, value: 'x'.repeat(5000) });
+    for (const maxBytes of [undefined, 4096, 2048]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        const reply = await a.raw('state_snapshot', { ...(maxBytes ? { maxBytes } : {}), ...(cursor ? { cursor } : {}) });
+        expect(Buffer.byteLength(textOf(reply)), `maxBytes ${maxBytes}`).toBeLessThanOrEqual(maxBytes ?? 16 * 1024);
+        const snap = reply.structuredContent as { entries: Record<string, unknown>; skipped?: Array<{ key: string }>; nextCursor?: string };
+        seen.push(...Object.keys(snap.entries), ...(snap.skipped ?? []).map((s) => s.key));
+        cursor = snap.nextCursor;
+        if (!cursor) break;
+      }
+      expect(seen, `maxBytes ${maxBytes}`).toHaveLength(45);
+    }
+  });
+
   it('texts of quotes and control characters are cut by the size of their JSON, which escapes make up to 6 times their own', async () => {
     const a = await agent({ config: { thread: 'T' } });
     for (const [i, text] of ['"'.repeat(40_000), '\u0001'.repeat(40_000), '\\'.repeat(40_000)].entries()) {
