@@ -209,9 +209,10 @@ describe('openBlackboard options and errors', () => {
     // the result types carry what the tools return: sizes, the next page, skipped values, a wait that ended
     const listed = await bb.kv.list({ prefix: 'k' });
     expect(listed.keys.map((k) => k.bytes)).toEqual([302, 302, 302]);
-    const page = await bb.kv.snapshot({ prefix: 'k', maxBytes: 700 });
+    const page = await bb.kv.snapshot({ prefix: 'k', maxBytes: 800 });
     expect(page.truncated).toBe(true);
-    const next = await bb.kv.snapshot({ prefix: 'k', maxBytes: 700, cursor: page.nextCursor });
+    const next = await bb.kv.snapshot({ prefix: 'k', maxBytes: 800, cursor: page.nextCursor });
+    expect(next.truncated).toBe(false);
     expect(Object.keys({ ...page.entries, ...next.entries })).toEqual(['k0', 'k1', 'k2']);
     expect((await bb.kv.snapshot({ maxBytes: 1000 })).skipped).toEqual([{ key: 'big', bytes: 80_002 }]);
     const { revision } = await bb.kv.changes({});
