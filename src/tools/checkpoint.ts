@@ -70,11 +70,11 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_restore',
     () => ({
       title: 'Restore a checkpoint',
-      description: 'Restore a thread as a checkpoint saved it, atomically. Returns records restored.',
+      description: 'Restore a thread as saved (atomic). Returns records.',
       input: z
         .object({ checkpointId, ifRevision: z.number().int().min(0).optional().describe('Fail if changed since'), idempotencyKey })
         .strict(),
-      output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter }),
+      output: z.object({ checkpointId: z.string(), thread: z.string(), run: z.string(), records: counter, budgetsKept: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     }),
     (args, _extra, call) => checkpoints.restore(args, call),

@@ -213,7 +213,7 @@ export function registerPlanTools(host: ToolHost, plans: PlanService, work: Plan
     'plan_delete',
     () => ({
       title: 'Delete a plan',
-      description: 'Delete a plan (not an active one others hold steps of).',
+      description: "Delete a plan (none with others' work).",
       input: z.object({ planId, ifVersion, idempotencyKey }).strict(),
       output: z.object({ deleted: z.boolean() }),
       annotations: write,
