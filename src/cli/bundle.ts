@@ -18,7 +18,7 @@ import { SERVE_FLAGS, print } from './serve.js';
 const STORE_FLAGS = { store: storeFlag('the store'), namespace: namespaceFlag('the namespace (default: none)') };
 const EXPORT_FLAGS = {
   ...STORE_FLAGS,
-  thread: nameFlag('thread', { flag: 'thread', arg: 'ID', help: 'export only this thread (its thread, run and checkpoint records)' }),
+  thread: nameFlag('thread', { flag: 'thread', arg: 'ID', help: "export only this thread's state (its scopes, records and plans; no checkpoints)" }),
   help: helpFlag,
 };
 const IMPORT_FLAGS = {
@@ -73,7 +73,7 @@ export const exportCommand: Command = {
   },
 };
 
-export const IMPORT_HELP = `Usage: mcp-blackboard import FILE [--store URL] [--namespace NS] [--max-value-bytes N]
+export const IMPORT_HELP = `Usage: mcp-blackboard import FILE [--store URL] [--namespace NS] [--max-value-bytes N] [--replace]
 
 Loads a bundle written by export (FILE, or - to read stdin) into the store, creating the store if needed. The whole
 file is checked before anything is written: a corrupt or truncated bundle is refused and changes nothing, and so is
@@ -88,7 +88,7 @@ Exit codes: 0 imported, 1 the file or the store cannot be read, the bundle is co
 `;
 
 export const importCommand: Command = {
-  usage: 'import FILE [--store URL] [--namespace NS] [--max-value-bytes N]',
+  usage: 'import FILE [--store URL] [--namespace NS] [--max-value-bytes N] [--replace]',
   summary: 'load such a bundle; a corrupt file is refused and changes nothing',
   async run(argv) {
     const { values, positionals } = readFlags(IMPORT_FLAGS, argv, { command: 'import', positionals: true });

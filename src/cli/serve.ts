@@ -150,7 +150,7 @@ export const SERVE_FLAGS = {
     arg: 'N',
     default: DEFAULTS.progressIntervalMs as number,
     parse: wholeNumber(50, 15_000),
-    help: 'how often blocking tools (watch, final_answer_get) send progress\nnotifications when asked to',
+    help: 'how often blocking tools (watch, state_changes, inbox,\nfinal_answer_get) send progress notifications when asked to',
   }),
   http: flag<number | undefined>({
     flag: 'http',

@@ -74,7 +74,7 @@ export function parseUiArgs(argv: string[], env: NodeJS.ProcessEnv = process.env
 }
 
 export const uiCommand: Command = {
-  usage: 'ui [--store URL] [--namespace NS] [--port P]',
+  usage: 'ui [--store URL] [--namespace NS] [--port P] [--host H] [--token T | --auth FILE]',
   summary: 'a read-only, live view of the board in a browser',
   async run(argv) {
     const parsed = parseUiArgs(argv);
