@@ -2,6 +2,7 @@
 import { isStoreFrozen } from '../store/frozen.js';
 import { jsonBytes, jsonHead } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
+import { fitPage } from '../services/page-fit.js';
 import { READ_DEFAULT_BYTES, UPDATE_ECHO_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
 import type { Extra } from './define.js';
 
@@ -104,7 +105,7 @@ function largestFitting(lo: number, hi: number, fits: (room: number) => boolean)
  * {@link READ_DEFAULT_BYTES} (an equal part each, at least 256 bytes); a larger value is a preview, and its record says
  * `truncated: true` and `bytes`.
  */
-export function recordsWithin(records: Record<string, unknown>): Record<string, unknown> {
+function recordsWithin(records: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(records);
   const share = shareOf(keys.length);
   const out: Record<string, unknown> = {};
@@ -114,6 +115,29 @@ export function recordsWithin(records: Record<string, unknown>): Record<string, 
     out[key] = bounded?.truncated ? { ...record, v: bounded.value, truncated: true, bytes: bounded.bytes } : record;
   }
   return out;
+}
+
+/**
+ * A page of saved records (a checkpoint's state) within `budget` bytes of JSON, `used` of them taken already: the
+ * records after the key `after` (in their order), their values previewed as {@link recordsWithin} does, as many as fit
+ * with room for the cursor `cursorOf` makes of the last (the first always); `last` is that key when more follow.
+ */
+export function recordsPage(
+  records: Record<string, unknown>,
+  page: { budget: number; used: number; after?: string; cursorOf: (key: string) => string },
+): { records: Record<string, unknown>; last?: string } {
+  const { budget, used, after, cursorOf } = page;
+  const keys = Object.keys(records);
+  const rest = after === undefined ? keys : keys.slice(keys.indexOf(after) + 1);
+  const bounded = recordsWithin(Object.fromEntries(rest.map((key) => [key, records[key]])));
+  const fitted = fitPage(rest, budget, (key) => jsonBytes(key) + jsonBytes(bounded[key] ?? null) + 2, {
+    used,
+    ending: (key) => jsonBytes({ nextCursor: cursorOf(key) }),
+  });
+  return {
+    records: Object.fromEntries(fitted.kept.map((key) => [key, bounded[key]])),
+    ...(fitted.stopped ? { last: fitted.kept.at(-1) } : {}),
+  };
 }
 
 /** A text of at most `maxBytes` UTF-8 bytes (never splitting a character), with "…" when cut. */

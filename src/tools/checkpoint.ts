@@ -1,8 +1,10 @@
 // The checkpoint tools: checkpoint_save, checkpoint_list, checkpoint_restore, checkpoint_delete.
 import * as z from 'zod';
 import type { CheckpointService } from '../services/checkpoint.js';
-import { recordsWithin } from './bounds.js';
-import { counter, cursor, idempotencyKey, isoTime, threadArg } from './common.js';
+import { decodeCursor, encodeCursor, notOurCursor } from '../services/cursor.js';
+import { jsonBytes } from '../store/json-text.js';
+import { recordsPage } from './bounds.js';
+import { READ_DEFAULT_BYTES, counter, cursor, idempotencyKey, isoTime, threadArg } from './common.js';
 import { defineTool, type ToolHost } from './define.js';
 
 const checkpointId = z.string();
@@ -59,10 +61,22 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
       output: z.object({ checkpoints: z.array(info), nextCursor: z.string().optional(), state: savedState.optional() }),
       annotations: { readOnlyHint: true },
     }),
-    async ({ checkpointId: id, ...args }) => {
-      if (id === undefined) return checkpoints.list(args);
+    async ({ checkpointId: id, cursor: from, ...args }) => {
+      if (id === undefined) return checkpoints.list({ ...args, cursor: from });
       const { checkpoint, state } = await checkpoints.get({ checkpointId: id });
-      return { checkpoints: [checkpoint], state: { ...state, records: recordsWithin(state.records) } };
+      // one checkpoint's records come in pages: nextCursor, given back with the same checkpointId, goes on
+      const listing = { label: id, id: `checkpoint:${id}` };
+      const after = from === undefined ? undefined : decodeCursor(from, listing, '');
+      if (after !== undefined && !Object.hasOwn(state.records, after)) throw notOurCursor();
+      const frame = { checkpoints: [checkpoint], state: { ...state, records: {} } };
+      const page = recordsPage(state.records, {
+        budget: READ_DEFAULT_BYTES,
+        used: jsonBytes(frame),
+        after,
+        cursorOf: (key) => encodeCursor(listing, '', key),
+      });
+      const more = page.last === undefined ? {} : { nextCursor: encodeCursor(listing, '', page.last) };
+      return { ...frame, state: { ...state, records: page.records }, ...more };
     },
   );
   defineTool(

@@ -101,6 +101,39 @@ describe('bounded replies', () => {
     expect((await a.ok('state_get', { key: 'list/0', maxBytes: 1024 * 1024 })).value).toEqual(['x'.repeat(5000), 'y'.repeat(5000)]);
   });
 
+  it('checkpoint_list with checkpointId pages a thread of many records: every reply within 16 KiB, every record once', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    for (let batch = 0; batch < 3; batch++) {
+      const ops = Array.from({ length: 100 }, (_, i) => ({
+        op: 'set',
+        key: `k${String(batch * 100 + i).padStart(3, '0')}${'q'.repeat(200)}`,
+        value: '"'.repeat(300),
+        scope: 'thread',
+      }));
+      await a.ok('state_batch', { ops });
+    }
+    const { checkpointId } = await a.ok('checkpoint_save', {});
+    const other = (await a.ok('checkpoint_save', {})).checkpointId;
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const reply = await a.raw('checkpoint_list', { checkpointId, ...(cursor ? { cursor } : {}) });
+      expect(Buffer.byteLength(textOf(reply))).toBeLessThanOrEqual(16 * 1024);
+      const { state, nextCursor } = reply.structuredContent as { state: { records: Record<string, unknown> }; nextCursor?: string };
+      seen.push(...Object.keys(state.records));
+      if (page === 0) {
+        expect(nextCursor).toBeDefined();
+        // a cursor goes on only the checkpoint it came from
+        expect((await a.err('checkpoint_list', { checkpointId: other, cursor: nextCursor })).details).toMatchObject({ path: 'cursor' });
+      }
+      cursor = nextCursor;
+      if (!cursor) break;
+    }
+    expect(seen.filter((key) => key.includes('q'.repeat(200)))).toHaveLength(300);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect((await a.err('checkpoint_list', { checkpointId, cursor: 'bogus' })).code).toBe('INVALID_ARGUMENT');
+  });
+
   it('checkpoint_list with checkpointId answers a thread of large values under 16 KiB: previews with truncated and bytes', async () => {
     const a = await agent({ config: { thread: 'T' } });
     const messages = Array.from({ length: 400 }, (_, i) => ({ content: `${i}: ${'m'.repeat(290)}`, role: 'user' })); // keys in order, as saved
