@@ -18,7 +18,11 @@ import { SERVE_FLAGS, print } from './serve.js';
 const STORE_FLAGS = { store: storeFlag('the store'), namespace: namespaceFlag('the namespace (default: none)') };
 const EXPORT_FLAGS = {
   ...STORE_FLAGS,
-  thread: nameFlag('thread', { flag: 'thread', arg: 'ID', help: "export only this thread's state (its scopes, records and plans; no checkpoints)" }),
+  thread: nameFlag('thread', {
+    flag: 'thread',
+    arg: 'ID',
+    help: "export only this thread's state (its scopes, records and plans; no checkpoints)",
+  }),
   help: helpFlag,
 };
 const IMPORT_FLAGS = {
