@@ -30,6 +30,8 @@ import type { Session } from './session.js';
 export const MESSAGE_MAX_BYTES = 16 * 1024;
 /** How many bytes of messages (as JSON) one inbox reply carries at most (its first message always comes). */
 const PAGE_BYTES = 16 * 1024;
+/** The rest of an inbox reply around its messages (`{"messages":[],"cursor":…,"unread":…,"timedOut":…}`), at most. */
+const INBOX_FRAME_BYTES = 96;
 export const INBOX_DEFAULT_LIMIT = 10;
 export const INBOX_MAX_LIMIT = 100;
 /** How long a caller's unread count is reused for the `_meta` of its other replies (a local send or ack renews it). */
@@ -320,7 +322,7 @@ export class MessageService {
     // with the retention is not shown, and the cursor passes it as it passes the messages before the page's end.
     const present = records.flatMap((entry, at) => (entry === undefined ? [] : [{ at, entry }]));
     const views = mapLazily(present, ({ at, entry }) => ({ at, view: messageView(decode(MessageRecord, entry.value, 'message')) }));
-    const page = fitPage(views, PAGE_BYTES, ({ view }) => jsonBytes(view));
+    const page = fitPage(views, PAGE_BYTES, ({ view }) => jsonBytes(view) + 1, { used: INBOX_FRAME_BYTES });
     const messages = page.kept.map(({ view }) => view);
     const end = page.stopped ? page.next.at : records.length;
     const cursor = end > 0 ? seqs[end - 1] : position.thread;

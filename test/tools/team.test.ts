@@ -352,4 +352,24 @@ describe('teamView (what the board shows)', () => {
       { content: 'kept', to: 'ghost', recipients: [], awaiting: 'ghost' },
     ]);
   });
+
+  it('an inbox page of many messages stays within 16 KiB, its frame and commas counted', async () => {
+    const store = memoryStore();
+    const reader = await agent({ store, config: { agent: 'reader', thread: 'tr' } });
+    const sender = await agent({ store, config: { agent: 'sender', thread: 'ts' } });
+    await reader.ok('whoami'); // on the roster
+    // 66 messages of 246 bytes of JSON fill 16,236: counting the frame and the commas too takes the page to 65
+    for (let i = 0; i < 100; i++) await sender.ok('message_send', { to: 'reader', content: `${i} ${'m'.repeat(136)}` });
+    let cursor: string | undefined;
+    let read = 0;
+    for (let page = 0; page < 10 && read < 100; page++) {
+      const reply = await reader.raw('inbox', { waitMs: 0, limit: 100, ...(cursor ? { ack: cursor } : {}) });
+      expect(reply.isError, JSON.stringify(reply.content)).toBeFalsy();
+      expect(Buffer.byteLength(JSON.stringify(reply.structuredContent))).toBeLessThanOrEqual(16 * 1024);
+      const box = reply.structuredContent as { messages: unknown[]; cursor: string };
+      read += box.messages.length;
+      cursor = box.cursor;
+    }
+    expect(read).toBe(100);
+  });
 });
