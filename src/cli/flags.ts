@@ -1,6 +1,7 @@
 // The flag table: each flag declared once ({flag, env, default, parse, help}); the parser and --help are made from it.
 import { parseArgs } from 'node:util';
 import { namespaceError, nameRule } from '../context.js';
+import { maskPassword } from '../store/url.js';
 import { ConfigError } from '../errors.js';
 
 /**
@@ -108,13 +109,22 @@ export const nameFlag = (
 });
 
 /** The store URL flag, shared by every command; its help lists every kind of store. */
-export const storeFlag = (help = 'the store'): Flag<string | undefined> =>
-  text({
-    flag: 'store',
-    arg: 'URL',
-    env: 'BLACKBOARD_STORE',
-    help: `${help}: sqlite:///abs/path.db, sqlite://relative.db,\nmemory://, postgres://user:pass@host:port/db,\nredis://[:pass@]host:port[/db] or rediss://… (TLS)\n(default: a SQLite file in your data directory, printed at start-up)`,
-  });
+export const storeFlag = (help = 'the store'): Flag<string | undefined> => ({
+  flag: 'store',
+  arg: 'URL',
+  env: 'BLACKBOARD_STORE',
+  default: undefined,
+  parse: storeUrl,
+  help: `${help}: sqlite:///abs/path.db, sqlite://relative.db,\nmemory://, postgres://user:pass@host:port/db,\nredis://[:pass@]host:port[/db] or rediss://… (TLS)\n(default: a SQLite file in your data directory, printed at start-up)`,
+});
+
+/** A store URL of a kind this program serves (its password masked in the refusal); whether it opens is the store's. */
+function storeUrl(raw: string, from: string): string {
+  if (raw === '' || /^(sqlite:\/\/|memory:|postgres(ql)?:|rediss?:)/.test(raw)) return raw;
+  throw new ConfigError(
+    `${from} "${maskPassword(raw).slice(0, 80)}" is not a store URL: use sqlite:///absolute/path.db, sqlite://relative.db, postgres://…, redis://… or memory://.`,
+  );
+}
 
 export const namespaceFlag = (help: string): Flag<string | undefined> => ({
   flag: 'namespace',

@@ -83,6 +83,17 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ['a port out of range', ['--http', '70000'], /--http must be a whole number from 0 to 65535, got "70000"/],
     ['an unknown tool family', ['--tools', 'kv,plannr'], /--tools: unknown tool, family or profile "plannr" \(did you mean planner\?\)/],
     ['a bad namespace', ['--namespace', 'Bad-NS'], /--namespace "Bad-NS" must match/],
+    [
+      'a store URL of no kind this program serves, its password masked',
+      ['--store', 'mysql://u:Sup3r@h/db'],
+      /--store "mysql:\/\/u:\*\*\*@h\/db" is not a store URL: use sqlite:/,
+    ],
+    [
+      'the same from the environment',
+      ['export'],
+      /BLACKBOARD_STORE "mysql:\/\/h\/db" is not a store URL/,
+      { BLACKBOARD_STORE: 'mysql://h/db' },
+    ],
     ['a malformed budget', ['--budget', 'tokens'], /--budget "tokens" must look like NAME=MAX/],
     ['a missing value', ['--thread'], /--thread needs a value\. Run mcp-blackboard --help/],
     [
