@@ -1,5 +1,6 @@
 // One connection to a shared store: its session, its services, and what runs before its writes (MCP server and library alike).
 import type { Config } from './config.js';
+import type { BlackboardError } from './errors.js';
 import { createServices, type Services } from './services/index.js';
 import { Session, type SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
@@ -17,6 +18,8 @@ export interface Connection {
   afterCall(): Promise<{ unread: number } | undefined>;
   /** What the reply of a refused call carries in `_meta` (`unread`), read only: a failed call changes nothing. */
   afterFailure(): Promise<{ unread: number } | undefined>;
+  /** the store's error, for a connection that could not be opened (see {@link unreachableConnection}) */
+  down?: BlackboardError;
 }
 
 /**
@@ -65,4 +68,23 @@ export async function openConnection(
     },
     afterFailure: unreadMeta,
   };
+}
+
+/**
+ * A connection for one request that could not be opened because the store is unavailable: its session made without
+ * reading the store, and every call refused with `error` (STORE_UNAVAILABLE, "nothing was changed") by the server that
+ * serves it. The next request opens a connection anew: a stateless server recovers by itself.
+ */
+export function unreachableConnection(config: Config, store: VersionedStore, identity: SessionOptions, error: BlackboardError): Connection {
+  const session = new Session(store, {
+    namespace: identity.namespace ?? config.namespace,
+    agent: identity.agent ?? config.agent,
+    agentType: identity.agentType ?? config.agentType,
+    thread: identity.thread ?? config.thread ?? '',
+    run: '',
+    rootThread: '',
+    delegateLevel: 0,
+  });
+  const none = async (): Promise<undefined> => undefined;
+  return { session, services: createServices(store, session, config), beforeWrite: none, afterCall: none, afterFailure: none, down: error };
 }

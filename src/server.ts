@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { VERSION, type Config } from './config.js';
 import { BlackboardError } from './errors.js';
 import { SCOPE_FORMS } from './context.js';
-import { openConnection } from './connection.js';
+import { openConnection, unreachableConnection } from './connection.js';
 import type { Services } from './services/index.js';
 import type { Session, SessionOptions } from './services/session.js';
 import type { VersionedStore } from './store/versioned-store.js';
@@ -78,15 +78,23 @@ export async function createServer(
     readOnly,
     onlyTool,
     agentTypeFixed,
+    stateless,
     ...identity
-  }: SessionOptions & { readOnly?: boolean; onlyTool?: string; agentTypeFixed?: boolean } = {},
+  }: SessionOptions & { readOnly?: boolean; onlyTool?: string; agentTypeFixed?: boolean; stateless?: boolean } = {},
 ): Promise<BlackboardServer> {
   const observer = readOnly === true || config.readOnly;
-  const { session, services, beforeWrite, afterCall, afterFailure } = await openConnection(config, store, identity, { observer });
+  const { session, services, beforeWrite, afterCall, afterFailure, down } = await openConnection(config, store, identity, {
+    observer,
+  }).catch((error: unknown) => {
+    // a server made for one request (stateless HTTP) answers its tool call with the store's error, as a tool does
+    if (!(stateless && error instanceof BlackboardError && error.code === 'STORE_UNAVAILABLE')) throw error;
+    return unreachableConnection(config, store, identity, error);
+  });
   // A request whose `_meta` names another thread, parent thread or agent type is served as that identity, by tools
   // over its own connection (a few are kept; the connection's own identity stays the default).
   const others = new Map<string, Promise<ToolHost>>();
   const route = async (extra: Extra): Promise<ToolHost | undefined> => {
+    if (down !== undefined) throw down;
     const asked = metaIdentity(extra._meta as Record<string, unknown> | undefined);
     const base = session.identity;
     if (agentTypeFixed && asked.agentType !== undefined && asked.agentType !== base.agentType) {

@@ -116,7 +116,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     async ({ authInfo }) => {
       const { identity, namespace, onlyTool } = authInfo!.extra as unknown as StatelessRequest;
       const { readOnly, ...who } = identity;
-      const bb = await createServer({ ...config, namespace }, store, { ...who, readOnly, recordOnWrite: true, onlyTool });
+      const bb = await createServer({ ...config, namespace }, store, { ...who, readOnly, recordOnWrite: true, onlyTool, stateless: true });
       return bb.server;
     },
     { maxRequestBodySize: maxBody, onerror: () => {}, bus },

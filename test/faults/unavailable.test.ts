@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/store/sqlite/backend.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { tempDir } from '../contract/backends.js';
+import { defaultConfig } from '../../src/config.js';
+import { serveHttp } from '../../src/transports/http.js';
+import { httpAgent } from '../e2e/http-helpers.js';
 import { runCli, spawnAgent } from '../helpers.js';
 
 const removeDb = (path: string) => {
@@ -44,6 +47,43 @@ describe('a store that becomes unavailable', () => {
     } finally {
       await a.close();
     }
+  });
+
+  it('stateless HTTP: a request the store cannot serve gets its tool error (STORE_UNAVAILABLE), not an HTTP 500; tools/list still answers', async () => {
+    const db = join(tempDir(), 'http.db');
+    const store = new VersionedStore(await SqliteBackend.open(db), { sweepIntervalMs: 0 });
+    for (const [era, maxSessions] of [
+      ['modern', 1000],
+      ['legacy', 0], // a 2025 client of a server that keeps no sessions: every request is served alone
+    ] as const) {
+      const config = defaultConfig({
+        tools: ['all'],
+        http: { port: 0, host: '127.0.0.1', sessionIdleSeconds: 1800, allowedHosts: [], allowedOrigins: [], maxSessions },
+      });
+      const served = await serveHttp(config, store);
+      try {
+        if (era === 'modern') {
+          const before = await httpAgent(served.url, {}, '', era);
+          await before.ok('state_set', { key: 'k', value: 'before' });
+          await before.close();
+          removeDb(db);
+        }
+        const a = await httpAgent(served.url, {}, '', era);
+        expect((await a.client.listTools()).tools.length).toBeGreaterThan(30);
+        for (const [tool, args] of [
+          ['state_get', { key: 'k' }],
+          ['state_set', { key: 'k', value: 'after' }],
+        ] as const) {
+          const error = await a.err(tool, args);
+          expect(error.code, `${era} ${tool}`).toBe('STORE_UNAVAILABLE');
+          expect(error.message).toMatch(/Nothing was changed/);
+        }
+        await a.close();
+      } finally {
+        await served.close();
+      }
+    }
+    await store.close();
   });
 
   it('start-up on a path that cannot hold a database fails at once with a clear message', async () => {
