@@ -12,7 +12,9 @@ const PAUSE_MS = 1000;
  * a bad URL, password, database or certificate are settings a retry cannot mend, so they are not among these.
  */
 export function isLinkFailure(error: unknown): boolean {
-  const text = error instanceof Error ? `${(error as { code?: unknown }).code ?? ''} ${error.message}` : String(error);
+  const said = error instanceof Error ? `${(error as { code?: unknown }).code ?? ''} ${error.message}` : String(error);
+  // the store's URL in the message is not what went wrong (`?connect_timeout=3` names no timeout that happened)
+  const text = said.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*/gi, 'URL');
   // a setting named in the message (`?timeout=abc`, an unknown option, a bad statement_timeout) is still a setting
   if (/unknown .*option|invalid value for parameter|is not a valid|must be /i.test(text)) return false;
   return /timeout|timed out|did not answer|ETIMEDOUT|ECONNRESET|EPIPE|Connection terminated|Socket closed|starting up|shutting down|recovery mode|LOADING|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN/i.test(

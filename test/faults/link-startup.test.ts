@@ -28,6 +28,9 @@ describe('which start-up failures are tried again', () => {
       'unknown Redis URL option "foo" (known: prefix, timeout)',
       'timeout must be milliseconds (100-600000), not "abc"',
       'invalid value for parameter "statement_timeout": "x"',
+      // a URL that names a timeout option, with a cause a retry cannot mend
+      'cannot open the store postgres://bob:***@db/app?connect_timeout=3: password authentication failed for user "bob"',
+      'cannot open the store redis://127.0.0.1:1?timeout=2000: connect ECONNREFUSED 127.0.0.1:1',
     ])
       expect(isLinkFailure(new Error(text)), text).toBe(false);
   });
