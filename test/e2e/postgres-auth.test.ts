@@ -85,6 +85,22 @@ describe('postgres:// with a password', () => {
     expect(a.stderr()).not.toMatch(/error|denied/i);
   }, 60_000);
 
+  it('a role that owns a schema made for it, but may not create schemas, makes its board there', async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    const admin = new pg.Client({ connectionString: server!.url });
+    await admin.connect();
+    await admin.query(`CREATE ROLE bbown LOGIN PASSWORD 'own-pw'`);
+    await admin.query('CREATE SCHEMA made_for_bbown AUTHORIZATION bbown');
+    await admin.end();
+    const agent = await spawnAgent(['--store', `postgres://bbown:own-pw@127.0.0.1:${server!.port}/postgres?schema=made_for_bbown`]);
+    try {
+      await agent.ok('state_set', { key: 'k', value: 1 });
+      expect(await agent.ok('state_get', { key: 'k' })).toMatchObject({ found: true, value: 1 });
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('refuses a wrong password at start-up with one line, naming the cause, not the password', async ({ skip }) => {
     if (skipped) return skip(skipped);
     const wrong = `${PASSWORD}x`;

@@ -75,6 +75,7 @@ export function parsePostgresUrl(url: string): PostgresUrl {
   if (listenHost !== undefined) {
     const direct = new URL(connectionString);
     if (!LISTEN_HOST.test(listenHost)) throw new Error(`listen_host=${listenHost} in ${masked} must be HOST or HOST:PORT`);
+    direct.port = ''; // without a port of its own, Postgres's default (5432), not the pooler's port of the store URL
     direct.host = listenHost;
     listenConnectionString = direct.toString();
   }
@@ -123,7 +124,10 @@ export async function ensureSchema(client: pg.ClientBase, t: Tables): Promise<vo
         );
       }
     } else {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS "${t.schema}"`);
+      // a schema made beforehand (by an administrator, for a role that may not create schemas) is used as it is:
+      // CREATE SCHEMA IF NOT EXISTS would still ask for the database's CREATE privilege
+      const made = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [t.schema]);
+      if (made.rowCount === 0) await client.query(`CREATE SCHEMA "${t.schema}"`);
       // Keys are compared byte-wise (COLLATE "C": UTF-8 byte order = code point order, as on every backend).
       // Records are the JSON text as written, never jsonb, so values come back exactly as stored.
       await client.query(`
