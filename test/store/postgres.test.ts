@@ -48,6 +48,10 @@ describe('postgres URL options', () => {
     expect(pooled.connectionString).toBe('postgres://u:p@pooler:6432/db?sslmode=disable');
     expect(pooled.listenConnectionString).toBe('postgres://u:p@db.internal:5432/db?sslmode=disable');
     expect(parsePostgresUrl('postgres://u:p@h/db?listen_host=[::1]').listenConnectionString).toBe('postgres://u:p@[::1]/db');
+    // without a port of its own, Postgres's default: not the pooler's port of the store URL
+    expect(parsePostgresUrl('postgres://u:p@pooler:6432/db?listen_host=db.internal').listenConnectionString).toBe(
+      'postgres://u:p@db.internal/db',
+    );
     expect(parsePostgresUrl('postgres://u:p@h/db').listenConnectionString).toBeUndefined();
     expect(() => parsePostgresUrl('postgres://u:hunter2@h/db?listen_host=a/b')).toThrow(/listen_host=a\/b in postgres:\/\/u:\*\*\*@h/);
     // pg verifies certificates under prefer, require and verify-ca as under verify-full: that mode is named for it
