@@ -2,7 +2,7 @@
 import { isStoreFrozen } from '../store/frozen.js';
 import { jsonBytes, jsonHead } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
-import { fitPage } from '../services/page-fit.js';
+import { fitPage, mapLazily } from '../services/page-fit.js';
 import { READ_DEFAULT_BYTES, UPDATE_ECHO_BYTES, WAIT_CAP_MS, WAIT_DEFAULT_MS } from './common.js';
 import type { Extra } from './define.js';
 
@@ -100,27 +100,18 @@ function largestFitting(lo: number, hi: number, fits: (room: number) => boolean)
   return lo;
 }
 
-/**
- * Saved records (`{v, ...}` by key, as a checkpoint's state holds them) within one read's size: their values share
- * {@link READ_DEFAULT_BYTES} (an equal part each, at least 256 bytes); a larger value is a preview, and its record says
- * `truncated: true` and `bytes`.
- */
-function recordsWithin(records: Record<string, unknown>): Record<string, unknown> {
-  const keys = Object.keys(records);
-  const share = shareOf(keys.length);
-  const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    const record = records[key] as { v?: Json } | null;
-    const bounded = record !== null && typeof record === 'object' && record.v !== undefined ? boundValue(record.v, share) : undefined;
-    out[key] = bounded?.truncated ? { ...record, v: bounded.value, truncated: true, bytes: bounded.bytes } : record;
-  }
-  return out;
+/** A saved record (`{v, ...}`, as a checkpoint's state holds it) whose value is over `share` bytes, as a preview that says `truncated: true` and `bytes`; any other record as it is. */
+function recordWithin(record: unknown, share: number): unknown {
+  const saved = record as { v?: Json } | null;
+  const bounded = saved !== null && typeof saved === 'object' && saved.v !== undefined ? boundValue(saved.v, share) : undefined;
+  return bounded?.truncated ? { ...saved, v: bounded.value, truncated: true, bytes: bounded.bytes } : record;
 }
 
 /**
  * A page of saved records (a checkpoint's state) within `budget` bytes of JSON, `used` of them taken already: the
- * records after the key `after` (in their order), their values previewed as {@link recordsWithin} does, as many as fit
- * with room for the cursor `cursorOf` makes of the last (the first always); `last` is that key when more follow.
+ * records after the key `after` (in their order), their values sharing {@link READ_DEFAULT_BYTES} (an equal part of it
+ * each, at least 256 bytes, a larger one previewed), as many as fit with room for the cursor `cursorOf` makes of the
+ * last (the first always); `last` is that key when more follow. Only the records looked at are previewed.
  */
 export function recordsPage(
   records: Record<string, unknown>,
@@ -129,14 +120,15 @@ export function recordsPage(
   const { budget, used, after, cursorOf } = page;
   const keys = Object.keys(records);
   const rest = after === undefined ? keys : keys.slice(keys.indexOf(after) + 1);
-  const bounded = recordsWithin(Object.fromEntries(rest.map((key) => [key, records[key]])));
-  const fitted = fitPage(rest, budget, (key) => jsonBytes(key) + jsonBytes(bounded[key] ?? null) + 2, {
+  const share = shareOf(rest.length);
+  const bounded = mapLazily(rest, (key) => ({ key, record: recordWithin(records[key], share) }));
+  const fitted = fitPage(bounded, budget, ({ key, record }) => jsonBytes(key) + jsonBytes(record ?? null) + 2, {
     used,
-    ending: (key) => jsonBytes({ nextCursor: cursorOf(key) }),
+    ending: ({ key }) => jsonBytes({ nextCursor: cursorOf(key) }),
   });
   return {
-    records: Object.fromEntries(fitted.kept.map((key) => [key, bounded[key]])),
-    ...(fitted.stopped ? { last: fitted.kept.at(-1) } : {}),
+    records: Object.fromEntries(fitted.kept.map(({ key, record }) => [key, record])),
+    ...(fitted.stopped ? { last: fitted.kept.at(-1)?.key } : {}),
   };
 }
 
