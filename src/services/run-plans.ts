@@ -25,9 +25,10 @@ export async function expireReplacedRunPlans(tx: StoreTx, keys: Keys, scopeId: s
   for (;;) {
     const page = await tx.list({ ...range, after, limit: PAGE });
     for (const [indexKey, index] of page) {
-      const plan = await tx.get(keys.plan(lastPart(indexKey)));
+      const planKey = keys.plan(lastPart(indexKey));
+      const plan = await tx.get(planKey);
       if (plan === undefined || index.expiresAt !== undefined) continue;
-      await tx.set(keys.plan(lastPart(indexKey)), plan.value, { by, ifVersion: plan.version, ttlMs });
+      await tx.set(planKey, plan.value, { by, ifVersion: plan.version, ttlMs });
       await tx.set(indexKey, index.value, { by, ttlMs });
     }
     if (page.length < PAGE) return;
