@@ -2,6 +2,7 @@
 // refusals of every listing's cursor.
 import { type BlackboardError, invalid } from '../errors.js';
 import type { ResolvedScope } from '../context.js';
+import { jsonBytes } from '../store/json-text.js';
 
 /** INVALID_ARGUMENT for a cursor this server did not issue. */
 export const notOurCursor = (): BlackboardError =>
@@ -13,6 +14,16 @@ export const otherListing = (changed: string): BlackboardError =>
 /** A cursor that continues a listing of `scope` and `prefix` after `lastKey`. */
 export function encodeCursor(scope: ResolvedScope, prefix: string, lastKey: string): string {
   return Buffer.from(JSON.stringify({ s: scope.id, p: prefix, k: lastKey }), 'utf8').toString('base64url');
+}
+
+/**
+ * The bytes `{"nextCursor":…}` takes in a reply for the cursor {@link encodeCursor} would make after `lastKey`, counted
+ * without making it (a page asks this of every item it keeps).
+ */
+export function cursorEndingBytes(scope: ResolvedScope, prefix: string, lastKey: string): number {
+  const text = jsonBytes(scope.id) + jsonBytes(prefix) + jsonBytes(lastKey) + '{"s":,"p":,"k":}'.length;
+  const base64 = Math.floor(text / 3) * 4 + (text % 3 === 0 ? 0 : (text % 3) + 1); // base64url has no padding
+  return '{"nextCursor":""}'.length + base64;
 }
 
 /** The key a cursor continues after; INVALID_ARGUMENT for a cursor of another listing or none of ours. */

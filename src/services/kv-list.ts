@@ -4,7 +4,7 @@ import { checkPrefix, type ResolvedScope } from '../context.js';
 import type { Keys } from '../keyspace.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { cursorEndingBytes, decodeCursor, encodeCursor } from './cursor.js';
 import { fitPage, mapLazily } from './page-fit.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
@@ -48,7 +48,7 @@ export async function listPage(
   // Each key costs its JSON and a comma; a page keeps room for the cursor after its last key, should it end there.
   const { kept: page } = fitPage(listed, args.maxBytes ?? Number.POSITIVE_INFINITY, (item) => jsonBytes(item) + 1, {
     used: jsonBytes({ keys: [] }),
-    ending: (item) => jsonBytes({ nextCursor: encodeCursor(scope, prefix, item.key) }),
+    ending: (item) => cursorEndingBytes(scope, prefix, item.key),
   });
   const more = page.length < entries.length;
   return more ? { keys: page, nextCursor: encodeCursor(scope, prefix, page[page.length - 1].key) } : { keys: page };

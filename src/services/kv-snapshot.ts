@@ -5,7 +5,7 @@ import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { cursorEndingBytes, decodeCursor, encodeCursor } from './cursor.js';
 import { fitPage, mapLazily } from './page-fit.js';
 
 export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
@@ -58,7 +58,7 @@ export async function snapshotPage(
     row.tooLarge ? jsonBytes({ key: row.key, bytes: row.valueBytes }) + 1 : row.size;
   const page = fitPage(measured, maxBytes, sizeOf, {
     used: frame,
-    ending: (row) => jsonBytes({ nextCursor: encodeCursor(scope, prefix, row.key) }),
+    ending: (row) => cursorEndingBytes(scope, prefix, row.key),
   });
   const entries: Record<string, Json> = {};
   const skipped: Array<{ key: string; bytes: number }> = [];
