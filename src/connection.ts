@@ -22,6 +22,16 @@ export interface Connection {
   down?: BlackboardError;
 }
 
+/** The config's identity flags, overridden by `identity`. */
+const sessionOptions = (config: Config, identity: SessionOptions): SessionOptions => ({
+  namespace: config.namespace,
+  agent: config.agent,
+  agentType: config.agentType,
+  thread: config.thread,
+  parentThread: config.parentThread,
+  ...identity,
+});
+
 /**
  * Opens a connection with the config's identity, overridden by `identity`. The first connection to serve a thread
  * fixes its budget maxes: at open, or at the first write for a session that leaves nothing in the store until it
@@ -33,14 +43,7 @@ export async function openConnection(
   identity: SessionOptions = {},
   { observer = false }: { observer?: boolean } = {},
 ): Promise<Connection> {
-  const session = await Session.open(store, {
-    namespace: config.namespace,
-    agent: config.agent,
-    agentType: config.agentType,
-    thread: config.thread,
-    parentThread: config.parentThread,
-    ...identity,
-  });
+  const session = await Session.open(store, sessionOptions(config, identity));
   const services = createServices(store, session, config);
   let budgetsFixed = false;
   const fixBudgets = async (): Promise<void> => {
@@ -76,11 +79,12 @@ export async function openConnection(
  * serves it. The next request opens a connection anew: a stateless server recovers by itself.
  */
 export function unreachableConnection(config: Config, store: VersionedStore, identity: SessionOptions, error: BlackboardError): Connection {
+  const { namespace, agent, agentType, thread = '' } = sessionOptions(config, identity);
   const session = new Session(store, {
-    namespace: identity.namespace ?? config.namespace,
-    agent: identity.agent ?? config.agent,
-    agentType: identity.agentType ?? config.agentType,
-    thread: identity.thread ?? config.thread ?? '',
+    namespace,
+    agent,
+    agentType,
+    thread,
     run: '',
     rootThread: '',
     delegateLevel: 0,
