@@ -260,8 +260,10 @@ export class MessageService {
     const seqs = (await mailOf(this.store, this.keys, agent)).slice(-n);
     const entries = await Promise.all(seqs.map((seq) => this.store.get(this.keys.message(seq))));
     const all = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
-    // the newest that fit in a page's bytes (the newest always comes), oldest first
-    const { kept: messages } = fitPageFromEnd(all, PAGE_BYTES, jsonBytes);
+    // the newest that fit in a page's bytes with the reply around them (the newest always comes), oldest first
+    const { kept: messages } = fitPageFromEnd(all, PAGE_BYTES, (message) => jsonBytes(message) + 1, {
+      used: jsonBytes({ agent, messages: [] }),
+    });
     return { agent, messages, last: seqs.at(-1) ?? 0 };
   }
 

@@ -337,6 +337,21 @@ describe('the inbox resource', () => {
     );
     expect(after.messages.map((m: { content: string }) => m.content.split(' ')[0])).toEqual(['19', 'short']);
   });
+
+  it('counts the reply around the messages: two that fill 16 KiB by themselves do not both come', async () => {
+    const { store, lead } = await crew();
+    const reader = await agent({ store, config: { agent: 'reader', thread: 'tr' } });
+    const uri = 'blackboard://_default/inbox/w1';
+    const text = async (): Promise<string> => ((await reader.client.readResource({ uri })).contents[0] as { text: string }).text;
+    await lead.ok('message_send', { to: 'w1', content: 'x' });
+    const around = Buffer.byteLength(JSON.stringify(JSON.parse(await text()).messages[0])) - 1; // a message's JSON but its content
+    const content = (tag: string): string => tag + 'm'.repeat((16 * 1024) / 2 - around - 1);
+    await lead.ok('message_send', { to: 'w1', content: content('a') });
+    await lead.ok('message_send', { to: 'w1', content: content('b') });
+    const read = await text();
+    expect(Buffer.byteLength(read)).toBeLessThanOrEqual(16 * 1024);
+    expect(JSON.parse(read).messages.map((m: { content: string }) => m.content[0])).toEqual(['b']);
+  });
 });
 
 describe('teamView (what the board shows)', () => {
