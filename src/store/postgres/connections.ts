@@ -154,7 +154,8 @@ export class Connections {
   /**
    * One statement outside a transaction, bounded by the call's time (`deadline`: a call that reads more than once
    * passes its own); once more on a fresh connection when the first failed on its connection (broken while idle in
-   * the pool, reset): a read changes nothing, so a retry is safe.
+   * the pool, reset): a read changes nothing, so a retry is safe. Not once more when this side gave up waiting for it
+   * (statement_timeout + 2 s): a read stuck behind a lock would only wait as long again.
    */
   async read<R extends pg.QueryResultRow>(
     text: string,
@@ -170,7 +171,7 @@ export class Connections {
         return result;
       } catch (error) {
         done(error as Error);
-        if (fresh || !isDriverError(error) || Date.now() > deadline - 200) throw error;
+        if (fresh || !isDriverError(error) || timedOut(error) || Date.now() > deadline - 200) throw error;
       }
     }
   }
