@@ -90,17 +90,26 @@ export class Session {
     const pending = this.unrecorded;
     if (!pending) return;
     pending.recording ??= (async () => {
-      const { result } = await this.store.transact(async (tx) => {
+      const { result } = await this.store.transact(async (tx): Promise<{ owner?: string; info: ThreadInfo }> => {
         const key = this.threadKey(pending.thread);
-        if ((await tx.get(key)) !== undefined) {
-          // another connection recorded the thread meanwhile: join its run
-          return (await this.enterThreadIn(tx, pending.thread, pending.parentThread, false)).next;
+        const known = await tx.get(key);
+        if (known !== undefined) {
+          // another connection recorded the thread meanwhile: join its run, unless another agent now owns it
+          const owner = await barringOwner(this, (k) => tx.get(k), pending.thread);
+          if (owner !== undefined) return { owner, info: threadInfoOf(known.value) ?? { root: pending.thread, level: 0, runs: 0 } };
+          return { info: (await this.enterThreadIn(tx, pending.thread, pending.parentThread, false)).next };
         }
         await tx.set(key, encode(pending.planned), { by: this.by });
-        return pending.planned;
+        return { info: pending.planned };
       });
-      if (this.identity.thread === pending.thread) this.adopt(pending.thread, result);
+      const { owner, info } = result;
+      if (this.identity.thread === pending.thread) this.adopt(pending.thread, { ...info, run: info.run ?? '' });
       this.unrecorded = undefined;
+      if (owner !== undefined) {
+        // served for reading only from now on, as a connection opened on the owned thread is
+        this.visiting = { thread: pending.thread, owner };
+        throw forbiddenThread(pending.thread, owner);
+      }
     })().catch((error: unknown) => {
       pending.recording = undefined;
       throw error;

@@ -116,6 +116,32 @@ describe('handles are not credentials', () => {
     await nameless.ok('state_set', { key: 'k', value: 1, scope: 'thread' });
   });
 
+  it('a thread named before anyone recorded it is still refused once another agent records it first (the race to own it)', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { agent: 'a', thread: 'home-a' } });
+    const b = await agent({ store, config: { agent: 'b', thread: 'home-b' } });
+    const inT = (who: typeof a, name: string, args: Record<string, unknown>) =>
+      who.client.callTool({ name, arguments: args, _meta: { 'blackboard/thread': 'T' } });
+    // b reads in T (recording nothing), then a records T by writing there
+    expect((await inT(b, 'whoami', {})).isError).toBeFalsy();
+    expect((await inT(a, 'state_set', { key: 'k', value: 'a', scope: 'thread' })).isError).toBeFalsy();
+    const revision = await store.revision();
+    for (const [tool, args] of [
+      ['state_set', { key: 'k', value: 'b', scope: 'thread' }],
+      ['final_answer_set', { content: 'hijacked' }],
+    ] as const) {
+      const refused = await inT(b, tool, args);
+      expect(refused.isError, tool).toBe(true);
+      expect(JSON.parse((refused.content[0] as { text: string }).text).error).toMatchObject({
+        code: 'FORBIDDEN',
+        details: { thread: 'T', owner: 'a' },
+      });
+    }
+    expect(await store.revision()).toBe(revision);
+    expect((await b.ok('state_get', { key: 'k', scope: 'thread:T' })).value).toBe('a');
+    expect((await inT(a, 'final_answer_set', { content: 'mine' })).isError).toBeFalsy();
+  });
+
   it('the owner of an ancestor thread may write into its descendants; a child may not write into its parent', async () => {
     const store = memoryStore();
     const lead = await agent({ store, config: { agent: 'lead', thread: 'P' } });
