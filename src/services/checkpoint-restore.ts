@@ -8,6 +8,7 @@ import { fromSaved, type ThreadDocument } from './checkpoint-document.js';
 import { collectState } from './checkpoint-state.js';
 import { restoredPlan } from './plan-restore.js';
 import { lifecycleOf, runEnded } from './lifecycle.js';
+import { AnswerRecord } from './finalizer.js';
 import { encode } from './records.js';
 import { expireReplacedRunPlans } from './run-plans.js';
 import { threadInfoOf } from './thread-info.js';
@@ -54,6 +55,12 @@ export async function restoreState(
     }
   }
   const answer = keys.finalAnswer(doc.thread);
+  // The thread keeps one answer, its latest run's. A run answers once: the answer of now stays — unless the run
+  // restored had answered at the save and the answer of now is another run's, which would leave the restored run
+  // free to answer a second time; then its own answer comes back.
+  const runOf = (value: Json | undefined): string | undefined => AnswerRecord.safeParse(value).data?.run;
+  const answerStays =
+    current.has(answer) && !(runOf(doc.records[keys.relative(answer)]?.v) === doc.run && runOf(current.get(answer)?.value) !== doc.run);
   /**
    * Left as it is now: a budget, a final answer once given (a run answers once), or a plan (with its index entries)
    * that keeps its present record.
@@ -61,7 +68,7 @@ export async function restoreState(
   const kept = (key: string): boolean => {
     if (!keepWork) return false;
     if (key >= budgets.lo && key < budgets.hi) return true;
-    if (key === answer && current.has(answer)) return true;
+    if (key === answer && answerStays) return true;
     const planId = keys.planOf(key);
     return planId !== undefined && plans.get(planId) === 'now';
   };

@@ -88,6 +88,20 @@ describe('checkpoint tools', () => {
     expect((await a.err('final_answer_set', { content: 'B' })).code).toBe('MULTIPLE_FINAL_ANSWERS');
   });
 
+  it("a restore into a run that had answered brings its answer back when a later run's answer replaced it: the run cannot answer twice", async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { agent: 'w', thread: 'T' } });
+    const other = await agent({ store, config: { agent: 'w', thread: 'T' } }); // another connection on the thread
+    await a.ok('final_answer_set', { content: 'one' });
+    const { checkpointId, run } = await a.ok('checkpoint_save', {});
+    await a.ok('run_start', {});
+    await other.ok('final_answer_set', { content: 'two' });
+    expect((await a.ok('checkpoint_restore', { checkpointId })).run).toBe(run);
+    for (const who of [a, other]) expect((await who.ok('final_answer_get', { waitMs: 0 })).answer).toMatchObject({ content: 'one', run });
+    expect((await other.err('final_answer_set', { content: 'three' })).code).toBe('MULTIPLE_FINAL_ANSWERS');
+    expect((await a.ok('final_answer_get', { waitMs: 0, thread: 'T' })).answer.content).toBe('one');
+  });
+
   it('lists newest first and keeps only the newest N per thread', async () => {
     const a = await agent({ config: { keepCheckpoints: 3 } });
     const ids: string[] = [];
