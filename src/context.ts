@@ -201,7 +201,7 @@ export interface Idempotency {
 }
 
 /**
- * The idempotency record of a call: one per (namespace, thread, run, key), holding a fingerprint of the call
+ * The idempotency record of a call: one per (namespace, thread, run, agent, key), holding a fingerprint of the call
  * (the operation and its arguments but the key, as canonical JSON, hashed), so the same key sent with different
  * arguments is refused instead of answered with the first call's result. A key counts within a run: a model that
  * labels its writes "step-1" in each run has them applied in each (`run_start` itself, which moves the thread to a
@@ -216,7 +216,13 @@ export function idempotent<A extends { idempotencyKey?: string | null }>(who: Id
     if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
   const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
   return {
-    idempotencyKey: keyspace.idempotencyKey(who.namespace, who.thread, call.operation === 'run_start' ? key : `${who.run}:${key}`),
+    // the caller's agent is part of it: two agents working in one thread (an ancestor's owner in a child's) who happen
+    // to label a write alike each have it applied (an agent name holds no ":", so the parts cannot run together)
+    idempotencyKey: keyspace.idempotencyKey(
+      who.namespace,
+      who.thread,
+      `${call.operation === 'run_start' ? '' : `${who.run}:`}${who.agent ?? ''}:${key}`,
+    ),
     fingerprint: { hash, key, operation: call.operation },
   };
 }

@@ -134,6 +134,19 @@ describe('kv tools: get, set, delete', () => {
     expect((await a.ok('state_get', { key: 'b' })).value).toBe(1);
   });
 
+  it("idempotencyKey: another agent's write in the same thread, labelled alike, is its own call and is applied", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'P' } });
+    const kid = await agent({ store, config: { agent: 'kid', thread: 'C', parentThread: 'P' } });
+    const increment = { key: 'n', op: 'increment', value: 1, scope: 'thread', idempotencyKey: 'step-1' };
+    await kid.ok('state_update', increment);
+    // the lead, owner of the thread above, works in the child's thread with the same label
+    const inC = await lead.client.callTool({ name: 'state_update', arguments: increment, _meta: { 'blackboard/thread': 'C' } });
+    expect(inC.structuredContent).toMatchObject({ value: 2, version: 2 });
+    expect(await kid.ok('state_update', increment)).toMatchObject({ value: 1, version: 1 }); // the kid's retry: its first result
+    expect((await kid.ok('state_get', { key: 'n', scope: 'thread' })).value).toBe(2);
+  });
+
   it('idempotencyKey: a retry that spells out a default, or names the same scope another way, is the same call', async () => {
     const a = await agent({ config: { thread: 'T', tools: ['all'], maxIterations: 9 } });
     const set = await a.ok('state_set', { key: 'k', value: 1, idempotencyKey: 'A' });
