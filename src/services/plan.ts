@@ -209,10 +209,13 @@ export class PlanService {
           if (!step) throw stepNotFound(record, change.id, `stepUpdates[${u}].id`);
           const reassign = change.owner !== undefined && change.owner !== null;
           const revoking = step.claim !== undefined && !sameHolder(step.claim, holder) && reassign;
+          // taking a held step from its holder is the planner's: whoever may write the plan itself
+          if (revoking) await this.checkScopeWrite(tx, record.scope);
           // a deliberate reassignment (owner set) is a planner's to make; any other status change is a move
           const moving = !reassign && change.status !== undefined && change.status !== null && change.status !== step.status;
           // finished work stays as it was done: another agent's completed or skipped step is not reopened or re-owned
-          if (done(step) && step.owner !== undefined && step.owner !== ownerName(holder) && (moving || reassign)) {
+          const renote = change.note !== undefined && change.note !== null && change.note !== (step.note ?? '');
+          if (done(step) && step.owner !== undefined && step.owner !== ownerName(holder) && (moving || reassign || renote)) {
             throw new BlackboardError(
               'INVALID_TRANSITION',
               `Step ${step.id} is already ${step.status} by ${step.owner}; another agent's finished work is not undone. Nothing was changed. Add a new step for more work on it.`,

@@ -142,6 +142,34 @@ describe('the holder decides; plans cannot be wiped', () => {
     });
   });
 
+  it("steal: a worker cannot take a held step from its holder by reassigning it in a plan it may not write, nor wipe another's report", async () => {
+    const store = memoryStore();
+    const [planner, a, b] = await Promise.all(
+      (['planner', 'a', 'b'] as const).map((name) =>
+        agent({ store, config: { agent: name, thread: `t${name === 'planner' ? 'p' : name}` } }),
+      ),
+    );
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one', 'two'], scope: 'thread' });
+    await a.ok('plan_claim', { planId, stepId: 's1' });
+    await a.ok('plan_step', { planId, stepId: 's1', status: 'completed', note: 'result in key r1' });
+    await a.ok('plan_claim', { planId, stepId: 's2' });
+    const before = await version(planner, planId);
+    for (const owner of ['b', '']) {
+      const stolen = await b.err('plan_update', { planId, stepUpdates: [{ id: 's2', owner, status: 'in_progress' }] });
+      expect(stolen).toMatchObject({ code: 'FORBIDDEN', details: { thread: 'tp', owner: 'planner' } });
+    }
+    expect((await b.err('plan_update', { planId, stepUpdates: [{ id: 's1', note: '' }] })).code).toBe('INVALID_TRANSITION');
+    expect(await version(planner, planId)).toBe(before);
+    expect((await b.ok('history_list', { thread: 'tb', kind: 'plan_reassign' })).entries).toEqual([]);
+    expect((await planner.ok('plan_get', { planId, detail: 'full' })).plan.steps).toMatchObject([
+      { id: 's1', status: 'completed', owner: 'a', note: 'result in key r1' },
+      { id: 's2', status: 'in_progress', owner: 'a', claim: { thread: 'ta' } },
+    ]);
+    // the plan's planner still reassigns deliberately
+    await planner.ok('plan_update', { planId, stepUpdates: [{ id: 's2', owner: 'b' }] });
+    expect((await a.err('plan_step', { planId, stepId: 's2', status: 'completed' })).code).toBe('CLAIM_LOST');
+  });
+
   it('wipe: a replace needs ifVersion, keeps matched steps, and never drops work in progress or done', async () => {
     const { planner, a } = await team();
     const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['collect', 'analyze', 'write'] });
