@@ -17,6 +17,8 @@ interface Room {
 }
 
 const KEEPALIVE_MS = 15_000;
+/** How often the store is asked whether it answers while pages are open (they read only when told to). */
+const HEALTH_MS = 3_000;
 /** Commits that land together (a burst of writes) are told in one event. */
 const COALESCE_MS = 30;
 /** More changed keys than this in one event: the browser re-reads its page of keys instead. */
@@ -27,11 +29,16 @@ const MAX_KEY_CHANGES = 200;
  * sends its streams these events:
  * - `hello` `{revision, ok}` on connect and reconnect: read the whole board;
  * - `change` `{revision, sections, keys?}` after commits (by any process) that touched those sections; `keys` holds
- *   the views of the keys that changed (or `{scope, key, deleted}`), so a page patches those rows and re-reads nothing.
+ *   the views of the keys that changed (or `{scope, key, deleted}`), so a page patches those rows and re-reads nothing;
+ * - `hello` `{revision: null, ok: false, message}` when the store stops answering (nobody need write for a page to
+ *   learn it), and `hello` `{revision, ok: true}` when it answers again.
  */
 export class LiveBoard {
   private readonly rooms = new Map<string, Room>();
   private keepalive?: NodeJS.Timeout;
+  private health?: NodeJS.Timeout;
+  private healthy = true;
+  private probing = false;
   private closed = false;
 
   constructor(private readonly source: BoardSource) {}
@@ -56,6 +63,7 @@ export class LiveBoard {
     this.keepalive ??= setInterval(() => {
       for (const r of this.rooms.values()) for (const viewer of r.viewers) viewer.write(': keepalive\n\n');
     }, KEEPALIVE_MS);
+    this.health ??= setInterval(() => void this.probe(), HEALTH_MS);
   }
 
   close(): void {
@@ -83,6 +91,24 @@ export class LiveBoard {
       () => {},
     );
     return room;
+  }
+
+  /** Tells every open page when the store stops answering, and when it answers again (a page re-reads then). */
+  private async probe(): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    let event: Record<string, unknown> | undefined;
+    try {
+      const revision = await this.source.revision();
+      if (!this.healthy) event = { revision, ok: true };
+      this.healthy = true;
+    } catch (error) {
+      if (this.healthy) event = { revision: null, ok: false, message: (error as Error).message };
+      this.healthy = false;
+    } finally {
+      this.probing = false;
+    }
+    if (event) for (const room of this.rooms.values()) for (const viewer of room.viewers) send(viewer, 'hello', event);
   }
 
   private async flush(room: Room): Promise<void> {
@@ -135,7 +161,10 @@ export class LiveBoard {
     if (this.rooms.get(namespace) === room) this.rooms.delete(namespace);
     if (this.rooms.size === 0) {
       clearInterval(this.keepalive);
+      clearInterval(this.health);
       this.keepalive = undefined;
+      this.health = undefined;
+      this.healthy = true;
     }
   }
 }

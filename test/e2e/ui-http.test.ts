@@ -5,6 +5,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { BlackboardError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
 import { createBoardHandler } from '../../src/ui/handler.js';
 import { tempDir } from '../contract/backends.js';
@@ -239,4 +240,39 @@ describe('createBoardHandler mounted in another server', () => {
     expect(view.plans.map((p) => p.title)).toEqual(['p']);
     expect(view.threads).toBeUndefined();
   });
+
+  it('tells an open page when the store stops answering and when it is back, with nobody writing', async () => {
+    // A page only reads on events: without this, a store that went away while nobody wrote left it saying "Live".
+    const store = memoryStore();
+    let down = false;
+    const flaky = {
+      list: store.list.bind(store),
+      changes: store.changes.bind(store),
+      subscribeRange: store.subscribeRange.bind(store),
+      revision: () => (down ? Promise.reject(new BlackboardError('STORE_UNAVAILABLE', 'The store is down.')) : store.revision()),
+    };
+    const board = createBoardHandler({ store: flaky });
+    close = board.close;
+    server = createServer((req, res) => void board(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const events = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/board/api/events`);
+    const reader = events.body!.getReader();
+    let text = '';
+    const until = async (pattern: RegExp): Promise<void> => {
+      while (!pattern.test(text)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
+        text += new TextDecoder().decode(value);
+      }
+    };
+    await until(/event: hello\ndata: \{"revision":0,"ok":true\}/);
+    down = true;
+    const t0 = Date.now();
+    await until(/event: hello\ndata: \{"revision":null,"ok":false,"message":"The store is down\."\}/);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    down = false;
+    // back: a page re-reads the whole board on hello
+    await until(/"ok":false[\s\S]*event: hello\ndata: \{"revision":0,"ok":true\}/);
+    await reader.cancel();
+  }, 15_000);
 });
