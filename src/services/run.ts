@@ -55,8 +55,9 @@ export class RunService {
   }
 
   /**
-   * Begins a new run of this thread (or of `thread`, switching to it): a new run id; the thread's previous run scope,
-   * scratchpad and final answer are gone, its plans expire after the plan TTL, its lifecycle is back to `loading`;
+   * Begins a new run of this thread (or of `thread`, switching to it): a new run id; the thread's previous run scope
+   * and scratchpad are gone, its final answer is no longer this run's (others read it until the new run answers),
+   * its plans expire after the plan TTL, its lifecycle is back to `loading`;
    * thread state is kept. Every connection serving the thread follows. One transaction, so a retry with the same
    * `idempotencyKey` starts nothing new.
    */

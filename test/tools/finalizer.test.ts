@@ -54,4 +54,22 @@ describe('finalizer tools', () => {
     expect(await waiting).toMatchObject({ isSet: true, timedOut: false, answer: { content: 'child result', thread: 'child' } });
     expect((await parent.err('final_answer_get', { waitMs: 700_000 })).code).toBe('INVALID_ARGUMENT');
   });
+
+  it("after run_start the new run has no answer, and other threads read the old run's until the new one answers", async () => {
+    const store = memoryStore();
+    const parent = await agent({ store, config: { thread: 'parent' } });
+    const child = await agent({ store, config: { thread: 'child', parentThread: 'parent' } });
+    await child.ok('final_answer_set', { content: 'first run' });
+    await child.ok('run_start', {});
+    expect(await child.ok('final_answer_get', { waitMs: 0 })).toEqual({ isSet: false, timedOut: true });
+    expect(await parent.ok('final_answer_get', { thread: 'child', waitMs: 0 })).toMatchObject({
+      isSet: true,
+      answer: { content: 'first run' },
+    });
+    await child.ok('final_answer_set', { content: 'second run' });
+    expect(await parent.ok('final_answer_get', { thread: 'child', waitMs: 0 })).toMatchObject({
+      isSet: true,
+      answer: { content: 'second run' },
+    });
+  });
 });
