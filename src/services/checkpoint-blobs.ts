@@ -78,7 +78,9 @@ export class CheckpointBlobs {
       await this.setRefs(tx, h, 1);
       return { ...out, d: (prev.d ?? 0) + 1 };
     }
-    const text = d.text();
+    // the value's own text: the hash's canonical text has every object's members sorted, and a restore writes back
+    // what it reads, so a value whose members are in another order would come back changed (and at a new version)
+    const text = JSON.stringify(value);
     if (text.length >= COMPRESS_FROM) {
       const z = deflateRawSync(text).toString('base64');
       if (z.length <= text.length * 0.8) {

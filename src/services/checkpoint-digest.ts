@@ -8,14 +8,13 @@ import type { Json } from '../store/types.js';
 export const hashOf = (value: Json): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
 /**
- * A value's hash `h`, its canonical JSON's size `b` and text, and (when asked for with a prefix length shorter than
+ * A value's hash `h`, its canonical JSON's size `b`, and (when asked for with a prefix length shorter than
  * the value) the hash of its first elements or characters, `prefix`.
  */
 export interface Digest {
   h: string;
   b: number;
   prefix?: string;
-  text(): string;
 }
 
 /**
@@ -48,9 +47,9 @@ export function digest(value: Json, prefixLength?: number, prefixHash?: string):
   const h = createHash('sha256').update(text).digest('hex');
   const b = Buffer.byteLength(text, 'utf8');
   if (prefixLength !== undefined && typeof value === 'string' && value.length > prefixLength) {
-    return { h, b, prefix: hashOf(value.slice(0, prefixLength)), text: () => text };
+    return { h, b, prefix: hashOf(value.slice(0, prefixLength)) };
   }
-  return { h, b, text: () => text };
+  return { h, b };
 }
 
 function digestList(value: Json[], prefixLength?: number, prefixHash?: string): Digest {
@@ -65,7 +64,7 @@ function digestList(value: Json[], prefixLength?: number, prefixHash?: string): 
       const h = state.copy().update(']').digest('hex');
       forget(prefixHash as string);
       remember(h, { elements: value, chars: known.chars + tail.length, state, bytes });
-      return { h, b: bytes + 1, prefix: prefixHash, text: () => canonicalJson(value) };
+      return { h, b: bytes + 1, prefix: prefixHash };
     }
   }
   const state = createHash('sha256').update('[');
@@ -86,7 +85,7 @@ function digestList(value: Json[], prefixLength?: number, prefixHash?: string): 
   const b = Buffer.byteLength(text, 'utf8');
   const h = state.copy().update(']').digest('hex');
   if (text.length >= REMEMBER_FROM) remember(h, { elements: value, chars: text.length, state, bytes: b - 1 });
-  return { h, b, ...(prefix !== undefined ? { prefix } : {}), text: () => text };
+  return { h, b, ...(prefix !== undefined ? { prefix } : {}) };
 }
 
 function remember(h: string, hashed: Hashed): void {

@@ -8,7 +8,6 @@ import type { Json } from '../../src/store/types.js';
 function expectExact(value: Json, d: ReturnType<typeof digest>, n?: number): void {
   const text = canonicalJson(value);
   expect(d.h).toBe(hashOf(value));
-  expect(d.text()).toBe(text);
   expect(d.b).toBe(Buffer.byteLength(text, 'utf8'));
   if (n !== undefined && (Array.isArray(value) || typeof value === 'string') && value.length > n)
     expect(d.prefix).toBe(hashOf(value.slice(0, n)));

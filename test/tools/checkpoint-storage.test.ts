@@ -86,6 +86,27 @@ describe('checkpoint storage', () => {
     expect((await a.ok('state_get', { key: 'doc', scope: 'thread', maxBytes: 1048576 })).value).toEqual(doc);
   });
 
+  it('a compressed value comes back with its members in their order; unchanged since the save, it keeps its version', async () => {
+    const a = await agent();
+    // members out of alphabetical order, as most messages are ({role, content})
+    const messages = Array.from({ length: 20 }, (_, i) => message(i));
+    const { version } = await a.ok('state_set', { key: 'messages', value: messages, scope: 'thread' });
+    const cp = await a.ok('checkpoint_save', {});
+    expect((await blobs(a)).map((b) => b.by)).toEqual(['checkpoint-pack']);
+    const whole = await a.bb.services.checkpoints.get({ checkpointId: cp.checkpointId });
+    expect(JSON.stringify(Object.values(whole.state.records).find((r) => Array.isArray(r.v))?.v)).toBe(JSON.stringify(messages));
+    // restored while unchanged: nothing to write, the version stays
+    await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
+    let now = await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 });
+    expect(now.version).toBe(version);
+    expect(JSON.stringify(now.value)).toBe(JSON.stringify(messages));
+    // restored after a change: the same text as saved
+    await a.ok('state_set', { key: 'messages', value: 'changed', scope: 'thread' });
+    await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
+    now = await a.ok('state_get', { key: 'messages', scope: 'thread', maxBytes: 1048576 });
+    expect(JSON.stringify(now.value)).toBe(JSON.stringify(messages));
+  });
+
   it('a damaged part of a chain makes the checkpoints built on it CHECKPOINT_CORRUPT, changing nothing', async () => {
     const a = await agent({ config: { keepCheckpoints: 1000 } });
     const ids: string[] = [];
