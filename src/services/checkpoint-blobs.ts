@@ -3,7 +3,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx } from '../store/versioned-store.js';
-import { digest, hashOf, type Digest } from './checkpoint-digest.js';
+import { canonicalHashOf, digest, hashOf, type Digest } from './checkpoint-digest.js';
 
 export { hashOf } from './checkpoint-digest.js';
 
@@ -139,7 +139,8 @@ export class CheckpointBlobs {
       else if (typeof value === 'string' && typeof tail === 'string') value += tail;
       else return undefined;
     }
-    return hashOf(value as Json) === hash ? value : undefined;
+    // a blob an earlier version stored is addressed by its canonical JSON's hash
+    return hashOf(value as Json) === hash || canonicalHashOf(value as Json) === hash ? value : undefined;
   }
 
   private async put(tx: StoreTx, hash: string, value: Json | Packed, packed: boolean): Promise<void> {

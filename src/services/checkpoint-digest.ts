@@ -1,14 +1,21 @@
-// Checkpoint value hashes: SHA-256 of canonical JSON; a list that grew since it was last hashed costs its new part.
+// Checkpoint value hashes: SHA-256 of JSON text; a list that grew since it was last hashed costs its new part.
 import { createHash, type Hash } from 'node:crypto';
 import { sameJson } from '../store/json-text.js';
 import { canonicalJson } from '../store/ops.js';
 import type { Json } from '../store/types.js';
 
-/** The address of a value: SHA-256 of its canonical JSON, so equal values share one blob. */
-export const hashOf = (value: Json): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
+/**
+ * The address of a value: SHA-256 of its JSON text, so equal values share one blob. The text keeps each object's
+ * members in their order: a restore must write back the very value (in canonical JSON, a value whose members are in
+ * another order would share a blob with it and come back reordered).
+ */
+export const hashOf = (value: Json): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+
+/** The address checkpoints saved by earlier versions gave a value: SHA-256 of its canonical JSON (members sorted). */
+export const canonicalHashOf = (value: Json): string => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
 /**
- * A value's hash `h`, its canonical JSON's size `b`, and (when asked for with a prefix length shorter than
+ * A value's hash `h`, its JSON's size `b`, and (when asked for with a prefix length shorter than
  * the value) the hash of its first elements or characters, `prefix`.
  */
 export interface Digest {
@@ -19,7 +26,7 @@ export interface Digest {
 
 /**
  * A list hashed lately: its elements, its size in characters of JSON, and the SHA-256 state and byte count of its
- * canonical JSON less the closing bracket, ready to go on with appended elements.
+ * JSON text less the closing bracket, ready to go on with appended elements.
  */
 interface Hashed {
   elements: Json[];
@@ -43,7 +50,7 @@ const REMEMBER_CHARS = 4 * 1024 * 1024;
  */
 export function digest(value: Json, prefixLength?: number, prefixHash?: string): Digest {
   if (Array.isArray(value)) return digestList(value, prefixLength, prefixHash);
-  const text = canonicalJson(value);
+  const text = JSON.stringify(value);
   const h = createHash('sha256').update(text).digest('hex');
   const b = Buffer.byteLength(text, 'utf8');
   if (prefixLength !== undefined && typeof value === 'string' && value.length > prefixLength) {
@@ -58,7 +65,10 @@ function digestList(value: Json[], prefixLength?: number, prefixHash?: string): 
   if (known !== undefined && known.elements.length === prefixLength) {
     // Compared value by value, without writing either list's text (a large text is costly to make).
     if (known.elements.every((element, i) => sameJson(element, value[i]))) {
-      const tail = `${prefixLength > 0 ? ',' : ''}${value.slice(prefixLength).map(canonicalJson).join(',')}`;
+      const tail = `${prefixLength > 0 ? ',' : ''}${value
+        .slice(prefixLength)
+        .map((e) => JSON.stringify(e))
+        .join(',')}`;
       const state = known.state.copy().update(tail);
       const bytes = known.bytes + Buffer.byteLength(tail, 'utf8');
       const h = state.copy().update(']').digest('hex');
@@ -71,15 +81,15 @@ function digestList(value: Json[], prefixLength?: number, prefixHash?: string): 
   let text: string;
   let prefix: string | undefined;
   if (grows) {
-    const head = canonicalJson(value.slice(0, prefixLength));
+    const head = JSON.stringify(value.slice(0, prefixLength));
     state.update(head.slice(1, -1));
     prefix = state.copy().update(']').digest('hex');
-    const rest = canonicalJson(value.slice(prefixLength));
+    const rest = JSON.stringify(value.slice(prefixLength));
     const tail = `${prefixLength > 0 ? ',' : ''}${rest.slice(1, -1)}`;
     state.update(tail);
     text = `${head.slice(0, -1)}${tail}]`;
   } else {
-    text = canonicalJson(value);
+    text = JSON.stringify(value);
     state.update(text.slice(1, -1));
   }
   const b = Buffer.byteLength(text, 'utf8');

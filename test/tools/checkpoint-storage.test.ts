@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashOf } from '../../src/services/checkpoint-blobs.js';
+import { canonicalHashOf } from '../../src/services/checkpoint-digest.js';
 import { prefixEnd } from '../../src/store/keys.js';
 import { agentsClosedAfterEach, type Connected } from '../helpers.js';
 
@@ -107,6 +107,20 @@ describe('checkpoint storage', () => {
     expect(JSON.stringify(now.value)).toBe(JSON.stringify(messages));
   });
 
+  it("values equal but for their members' order are stored apart: each comes back as it was", async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'x', value: { a: 1, b: 2 }, scope: 'thread' });
+    const { version } = await a.ok('state_set', { key: 'y', value: { b: 2, a: 1 }, scope: 'thread' });
+    const cp = await a.ok('checkpoint_save', {});
+    await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
+    let y = await a.ok('state_get', { key: 'y', scope: 'thread' });
+    expect([JSON.stringify(y.value), y.version]).toEqual(['{"b":2,"a":1}', version]);
+    await a.ok('state_set', { key: 'y', value: 0, scope: 'thread' });
+    await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId });
+    y = await a.ok('state_get', { key: 'y', scope: 'thread' });
+    expect(JSON.stringify(y.value)).toBe('{"b":2,"a":1}');
+  });
+
   it('a damaged part of a chain makes the checkpoints built on it CHECKPOINT_CORRUPT, changing nothing', async () => {
     const a = await agent({ config: { keepCheckpoints: 1000 } });
     const ids: string[] = [];
@@ -171,7 +185,8 @@ describe('checkpoint listing and reading', () => {
     const keys = a.bb.session.keys;
     const thread = a.bb.session.identity.thread;
     const rel = keys.relative(entry[0]);
-    const h = hashOf(entry[1].value);
+    // addressed as the previous version did: by the hash of its canonical JSON (members sorted)
+    const h = canonicalHashOf(entry[1].value);
     const id = 'cp-000000001-0000abcd';
     // the layout of the previous version: a manifest without lengths, index entries of 1, blobs holding the value
     await a.store.transact(async (tx) => {
