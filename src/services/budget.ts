@@ -8,6 +8,7 @@ import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import type { LifecycleService } from './lifecycle.js';
 import { decode, encode } from './records.js';
 import type { Session } from './session.js';
+import { threadInfoOf } from './thread-info.js';
 
 export interface BudgetView {
   name: string;
@@ -104,11 +105,20 @@ export class BudgetService {
     }
     await this.session.refresh();
     const who = this.session.identity; // the run this step is charged in, whatever the connection sees meanwhile
-    const chain = [who.thread, ...(await this.session.ancestors())];
+    const known = [who.thread, ...(await this.session.ancestors())];
     const { result } = await this.store.transact(
       async (tx) => {
         await this.lifecycle.assertActive(tx, who);
         await this.adoptIn(tx, who.thread);
+        // A parent, once set, never changes, but the topmost thread may have been given one since: then the step
+        // charges the threads above it too (read here, so a parent given meanwhile is not missed).
+        const chain = [...known];
+        for (let top = chain.at(-1)!; chain.length < 65; ) {
+          const parent = threadInfoOf((await tx.get(this.session.threadKey(top)))?.value)?.parent;
+          if (parent === undefined || chain.includes(parent)) break;
+          chain.push(parent);
+          top = parent;
+        }
         const records: Array<{ thread: string; record: BudgetRecord }> = [];
         for (const thread of chain) {
           const record = budgetOf((await tx.get(this.key(thread, name)))?.value);

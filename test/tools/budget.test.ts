@@ -41,6 +41,26 @@ describe('budget tools', () => {
     expect((await child.ok('budget_status')).budgets[0].current).toBe(3);
   });
 
+  it('a step charges a parent the thread was given while the step began (the chain is read in its transaction)', async () => {
+    const store = memoryStore();
+    const config = { agent: 'lead', maxIterations: 5 };
+    const parent = await agent({ store, config: { ...config, thread: 'P' } });
+    const worker = await agent({ store, config: { ...config, thread: 'X' } });
+    // the next transaction (the step's) starts only once another connection has opened X under P
+    const transact = store.transact.bind(store);
+    let armed = true;
+    store.transact = (async (...args: Parameters<typeof transact>) => {
+      if (armed) {
+        armed = false;
+        await agent({ store, config: { ...config, thread: 'X', parentThread: 'P' } });
+      }
+      return transact(...args);
+    }) as typeof store.transact;
+    expect(await worker.ok('budget_step', { amount: 2 })).toMatchObject({ current: 2 });
+    expect(armed).toBe(false);
+    expect((await parent.ok('budget_status')).budgets[0]).toMatchObject({ current: 2 });
+  });
+
   it('admin tools exist only with --allow-budget-admin', async () => {
     const plain = await agent({ config: { maxIterations: 1 } });
     const names = (await plain.client.listTools()).tools.map((t) => t.name);
