@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
@@ -9,7 +9,8 @@ import { BlackboardError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
 import { createBoardHandler } from '../../src/ui/handler.js';
 import { tempDir } from '../contract/backends.js';
-import { CLI, agentsClosedAfterEach, memoryStore, runCli } from '../helpers.js';
+import { startUi as startBoard } from './ui-helpers.js';
+import { agentsClosedAfterEach, memoryStore, runCli } from '../helpers.js';
 
 // The board over real HTTP, without a browser: the token cookie, Host and Origin checks, the subcommand's flags, and
 // the handler mounted in another server (as the HTTP transport mounts it at GET /).
@@ -22,19 +23,9 @@ async function startUi(args: string[]): Promise<string> {
   // The board never creates a store: make one first.
   const url = `sqlite://${join(tempDir(), 'ui.db')}`;
   await (await openStore(url)).close();
-  const child = spawn(process.execPath, [CLI, 'ui', '--store', url, '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    child.stderr!.on('data', (c: Buffer) => {
-      stderr += c.toString();
-      const m = /board at (http:\/\/\S+\/)/.exec(stderr);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
-  });
+  const ui = await startBoard(['--store', url, '--port', '0', ...args]);
+  children.push(ui.child);
+  return ui.url;
 }
 
 /** A raw GET with exactly the headers given (fetch would not let a test set Host). */

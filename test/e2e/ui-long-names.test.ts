@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBlackboard } from '../../src/index.js';
 import { tempDir } from '../contract/backends.js';
-import { CLI } from '../helpers.js';
+import { startUi } from './ui-helpers.js';
 
 // Names and values as long as the rules allow, without a space to break at: agents and threads of 128 characters,
 // a history event and a step of one long word. The page must still fit its width (it works at 1280×800 and phone
@@ -27,16 +27,7 @@ describe.skipIf(!haveChromium)('the board with long names', () => {
     await bb.history.append({ kind: 'tool_call', content: 'H'.repeat(2000) });
     await bb.finalAnswer.set({ content: 'F'.repeat(2000) });
     await bb.close();
-    child = spawn(process.execPath, [CLI, 'ui', '--store', store, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    url = await new Promise<string>((resolve, reject) => {
-      let stderr = '';
-      child.stderr!.on('data', (c: Buffer) => {
-        stderr += c.toString();
-        const m = /board at (http:\/\/\S+\/)/.exec(stderr);
-        if (m) resolve(m[1]);
-      });
-      child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
-    });
+    ({ child, url } = await startUi(['--store', store, '--port', '0']));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   });
   afterAll(async () => {

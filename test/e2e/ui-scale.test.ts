@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../contract/backends.js';
-import { CLI, type Spawned, sleep, spawnAgent } from '../helpers.js';
+import { type Spawned, sleep, spawnAgent } from '../helpers.js';
+import { startUi } from './ui-helpers.js';
 
 // The board at scale, in Chromium: 10,000 keys in 50 scopes, another process writing 20 keys a second. The page must
 // show a write within a second, never block its main thread for more than 200 ms (long tasks, measured in the page),
@@ -12,20 +13,6 @@ import { CLI, type Spawned, sleep, spawnAgent } from '../helpers.js';
 const CHROMIUM = process.env.BLACKBOARD_CHROMIUM ?? '/usr/bin/chromium';
 const SCOPES = 50;
 const PER_SCOPE = 200;
-
-async function startUi(store: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'ui', '--store', store, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    child.stderr!.on('data', (c: Buffer) => {
-      stderr += c.toString();
-      const m = /board at (http:\/\/\S+\/)/.exec(stderr);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
-  });
-  return { child, url };
-}
 
 describe.skipIf(!existsSync(CHROMIUM))('the board at 10,000 keys and 20 writes a second', () => {
   let writer: Spawned;
@@ -49,7 +36,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the board at 10,000 keys and 20 writes a
     }
     await writer.ok('state_set', { key: 'needle', value: 'the one to find', scope: 'thread:research-42' });
     await writer.ok('budget_step', { amount: 3 });
-    ui = await startUi(store);
+    ui = await startUi(['--store', store, '--port', '0']);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   }, 180_000);
 

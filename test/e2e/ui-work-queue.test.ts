@@ -5,7 +5,7 @@ import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { tempDir } from '../contract/backends.js';
-import { CLI } from '../helpers.js';
+import { startUi } from './ui-helpers.js';
 
 // Three agent processes work a plan (examples/work-queue.mjs) while a person watches the board: the page shows the
 // steps being claimed and finished live, without a reload.
@@ -16,16 +16,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the board while agents work a plan', () 
   it("shows steps claimed by their owners, workers working, a killed worker's claim lapsing, and the plan complete, live", async () => {
     const store = `sqlite://${join(tempDir(), 'queue.db')}`;
     await (await openStore(store)).close(); // the board never creates a store
-    const ui = spawn(process.execPath, [CLI, 'ui', '--store', store, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let stderr = '';
-      ui.stderr!.on('data', (c: Buffer) => {
-        stderr += c.toString();
-        const m = /board at (http:\/\/\S+\/)/.exec(stderr);
-        if (m) resolve(m[1]);
-      });
-      ui.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
-    });
+    const { child: ui, url } = await startUi(['--store', store, '--port', '0']);
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [

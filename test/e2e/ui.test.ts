@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../contract/backends.js';
-import { CLI, spawnAgent, type Spawned } from '../helpers.js';
+import { spawnAgent, type Spawned } from '../helpers.js';
+import { startUi, type Ui } from './ui-helpers.js';
 
 // The board in a real browser: Debian's Chromium driven by playwright-core, the `ui` subcommand of the built bin on
 // a temp SQLite store, and agents writing through real MCP clients in other processes.
@@ -13,27 +13,16 @@ const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`ui.test.ts: skipped, no Chromium at ${CHROMIUM} (apt-get install -y --no-install-recommends chromium).`);
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'ui');
 
-/** Starts `mcp-blackboard ui` and resolves with its URL once it listens. */
-async function startUi(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'ui', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  let stdout = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (c: Buffer) => {
-      stderr += c.toString();
-      const m = /board at (http:\/\/\S+\/)/.exec(stderr);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`ui exited ${code}: ${stderr}`)));
-  });
-  expect(stdout).toBe('');
-  return { child, url, stderr: () => stderr };
+/** Starts `mcp-blackboard ui`: it writes nothing to stdout. */
+async function startQuietUi(args: string[]): Promise<Ui> {
+  const ui = await startUi(args);
+  expect(ui.stdout()).toBe('');
+  return ui;
 }
 
 describe.skipIf(!haveChromium)('the board in a browser', () => {
   let db: string;
-  let ui: Awaited<ReturnType<typeof startUi>>;
+  let ui: Ui;
   let planner: Spawned;
   let worker: Spawned;
   let context: BrowserContext;
@@ -109,7 +98,7 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await worker.ok('final_answer_set', { content: 'Hosting: pgvector is cheapest where Postgres already runs.' });
     await worker.ok('agent_state_set', { state: 'finished' });
 
-    ui = await startUi(['--store', `sqlite://${db}`, '--port', '0']);
+    ui = await startQuietUi(['--store', `sqlite://${db}`, '--port', '0']);
     context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
       executablePath: CHROMIUM,
       headless: true,
@@ -257,7 +246,7 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     await page.locator('#conn[data-state="reconnecting"]').waitFor({ timeout: 5000 });
     await expect(page.locator('#conn-text').textContent()).resolves.toContain('reconnecting');
     await worker.ok('state_set', { key: 'while-away', value: 'written while the board was down' });
-    ui = await startUi(['--store', `sqlite://${db}`, '--port', port]);
+    ui = await startQuietUi(['--store', `sqlite://${db}`, '--port', port]);
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
     await page.locator('.scope[data-scope="global"] tr[data-key="while-away"]').waitFor({ timeout: 2000 });
     await page.close();
