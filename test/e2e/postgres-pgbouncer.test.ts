@@ -1,6 +1,9 @@
 // Server processes on one Postgres behind a real PgBouncer in transaction mode (1.18 on Debian 12: a pooler that does
 // not carry prepared statements between its server connections): reads, writes, claims and waits stay right.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { openStore } from '../../src/store/open.js';
+import type { VersionedStore } from '../../src/store/versioned-store.js';
 import { spawnAgent, type Spawned } from '../helpers.js';
 import { startPgBouncer, type PgBouncerHandle } from '../services/pgbouncer.js';
 import { testPostgres, withFreshSchema } from '../services/postgres.js';
@@ -82,18 +85,68 @@ describe('behind PgBouncer in transaction mode', () => {
     for (const ms of later) expect(ms).toBeLessThan(600);
   }, 60_000);
 
+  it("boards in other schemas behind one pooler never run each other's prepared statements", async ({ skip }) => {
+    if (skipped) return skip(skipped);
+    // A pooler of two server connections, steered by clients that hold one of them in a transaction: board A
+    // prepares its reads on one server connection, board B on the other; then each read is sent where the other board
+    // prepared its statements. A name given to a statement must mean that statement (its schema's table) everywhere.
+    const pool = await startPgBouncer(direct!.href, 2);
+    if ('skipped' in pool) return skip(pool.skipped);
+    const holders = [new pg.Client({ connectionString: pool.url }), new pg.Client({ connectionString: pool.url })];
+    const stores: VersionedStore[] = [];
+    try {
+      await Promise.all(holders.map((h) => h.connect()));
+      const hold = (h: pg.Client) => h.query('BEGIN').then(() => h.query('SELECT 1'));
+      const free = (h: pg.Client) => h.query('COMMIT');
+      const [h1, h2] = holders;
+      const open = async (name: string): Promise<VersionedStore> => {
+        const store = await openStore(withFreshSchema(pool.url, name));
+        stores.push(store);
+        await store.transact(async (tx) => tx.set('k', `board ${name}`, { by: name }));
+        expect((await store.get('k'))?.value).toBe(`board ${name}`);
+        return store;
+      };
+      await hold(h1); // server connection 1 held: A opens and prepares on 2
+      const a = await open('a');
+      await hold(h2); // 2 held
+      await free(h1); // B opens and prepares on 1
+      const b = await open('b');
+      await hold(h1); // 1 held: A reads on 2, where its statements are
+      await free(h2);
+      expect((await a.get('k'))?.value).toBe('board a');
+      await hold(h2); // 2 held: each reads on 1, where B's statements are
+      await free(h1);
+      expect((await b.get('k'))?.value).toBe('board b');
+      expect((await a.get('k'))?.value).toBe('board a');
+      await hold(h1); // and on 2, where A's are
+      await free(h2);
+      expect((await b.get('k'))?.value).toBe('board b');
+      expect((await a.get('k'))?.value).toBe('board a');
+      await free(h1);
+    } finally {
+      await Promise.allSettled(stores.map((store) => store.close()));
+      await Promise.allSettled(holders.map((h) => h.end()));
+      await pool.stop();
+    }
+  }, 60_000);
+
   it('with listen_host naming Postgres itself, the listener hears doorbells past the pooler: a watch wakes at once', async ({ skip }) => {
     if (skipped) return skip(skipped);
     const url = `${withFreshSchema(bouncer!.url)}&listen_host=${direct!.host}`;
     const [a, b] = await Promise.all([server(url, 'a'), server(url, 'b')]);
-    for (let i = 1; i <= 3; i++) {
+    const latencies: number[] = [];
+    for (let i = 1; i <= 9; i++) {
       const { version } = await a.ok('state_set', { key: 'w', value: 0 });
       const started = Date.now();
       const woke = b.ok('watch', { key: 'w', afterVersion: version, waitMs: 15_000 });
       setTimeout(() => void a.ok('state_set', { key: 'w', value: i }), 100);
       expect(await woke).toMatchObject({ found: true, value: i });
-      // the first one too: no safety poll needed (2 s), and not the 200 ms poll either
-      expect(Date.now() - started - 100).toBeLessThan(150);
+      latencies.push(Date.now() - started - 100);
     }
+    // the first one too: no safety poll needed (2 s); and not the 200 ms poll either, whose wake-ups would spread
+    // evenly over 0-200 ms (the median, not each, so that a loaded machine's odd slow one does not fail it)
+    latencies.sort((x, y) => x - y);
+    expect(latencies.at(-1), String(latencies)).toBeLessThan(1_500);
+    expect(latencies[4], String(latencies)).toBeLessThan(60);
   }, 60_000);
 });

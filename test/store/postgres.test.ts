@@ -191,7 +191,10 @@ describe('postgres backend', () => {
     };
     await reads(b);
     await reads(b);
-    expect(await prepared(b)).toEqual(['mcp_blackboard_1', 'mcp_blackboard_2', 'mcp_blackboard_3']);
+    // each named by its text's hash: a name means one statement (its schema's) on any connection
+    const names = await prepared(b);
+    expect(names).toHaveLength(3);
+    for (const name of names) expect(name).toMatch(/^mcp_blackboard_[0-9a-f]{40}$/);
     // A reset drops them while the driver still takes them for prepared (a pooler's other connection would not have them).
     await on(b).query('DEALLOCATE ALL');
     await reads(b);
@@ -199,7 +202,7 @@ describe('postgres backend', () => {
     expect(await prepared(b)).toEqual([]);
     // A connection that has one of the names already (a pooler's connection another client prepared it on).
     const c = await open(url);
-    await on(c).query('PREPARE mcp_blackboard_1 AS SELECT 1');
+    await on(c).query(`PREPARE ${names[0]} AS SELECT 1`);
     await reads(c);
     await reads(c);
     // (the connection that refused was given up, as after any error)

@@ -1,5 +1,6 @@
 // The Postgres backend's connections: the pool, fresh connections past it, statements bounded by a call's time, and
 // the plain reads prepared once per connection.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { boundedQuery, CALL_BUDGET_MS, isDriverError } from './fate.js';
 import type { PostgresUrl } from './schema.js';
@@ -11,6 +12,14 @@ import type { PostgresUrl } from './schema.js';
 const preparedRefused = (error: unknown): boolean =>
   error instanceof pg.DatabaseError &&
   (error.code === '26000' || error.code === '42P05' || (error.code === '0A000' && /cached plan/.test(error.message)));
+
+/**
+ * The name a statement is prepared under: its text's hash, so that a name means one statement wherever it is found.
+ * Behind a pooler in transaction mode a connection's prepared statements stay on the server connection they were made
+ * on, for any client of the pooler to run by name: numbered in order of first use, a name ran another process's
+ * statement there — another schema's table (another board's records), or another statement altogether.
+ */
+const statementName = (text: string): string => `mcp_blackboard_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
 
 /** Whether a statement was given up on this side (the connection's or the call's time ran out). */
 const timedOut = (error: unknown): boolean => error instanceof Error && /Query read timeout/.test(error.message);
@@ -43,7 +52,7 @@ export class Connections {
   private readonly connectTimeoutMs: number;
   /** Each connection's last statement, for the next to wait for. */
   private readonly running = new WeakMap<pg.ClientBase, Promise<unknown>>();
-  /** The names plain reads are prepared under, by statement text (the same on every connection). */
+  /** The names plain reads are prepared under, by statement text (see {@link statementName}). */
   private readonly names = new Map<string, string>();
   /** Whether plain reads are prepared: until a server refuses a prepared statement (see {@link readPrepared}). */
   private prepares = true;
@@ -187,7 +196,7 @@ export class Connections {
     if (!this.prepares) return this.read<R>(text, values, undefined, deadline);
     let name = this.names.get(text);
     if (name === undefined) {
-      name = `mcp_blackboard_${this.names.size + 1}`;
+      name = statementName(text);
       this.names.set(text, name);
     }
     try {
