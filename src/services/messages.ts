@@ -251,7 +251,10 @@ export class MessageService {
       },
       { prefetch: keys },
     );
-    this.cache().delete(this.cacheId());
+    // a named agent's position is also that of its other threads: their counts change with it
+    const cache = this.cache();
+    const mine = this.cacheId(agent !== undefined ? { agent, thread: '' } : undefined);
+    for (const id of cache.keys()) if (agent !== undefined ? id.startsWith(mine) : id === mine) cache.delete(id);
     return result;
   }
 

@@ -196,6 +196,21 @@ describe('message_send and inbox', () => {
     expect(refused._meta?.unread).toBe(1);
   });
 
+  it("an ack in one of an agent's threads refreshes the unread hint of its other threads in the process at once", async () => {
+    const { store, lead } = await crew();
+    const t1 = await agent({ store, config: { agent: 'w', thread: 'w-1' } });
+    const t2 = await agent({ store, config: { agent: 'w', thread: 'w-2' } });
+    await t1.ok('whoami');
+    await t2.ok('whoami');
+    await lead.ok('message_send', { to: 'w', content: 'for w, in any thread' });
+    expect((await t1.raw('state_get', { key: 'k' }))._meta?.unread).toBe(1); // the hint is now held for a second
+    const box = await t2.ok('inbox', { waitMs: 0 });
+    await t2.ok('inbox', { waitMs: 0, ack: box.cursor });
+    const after = await t1.raw('whoami');
+    expect((after.structuredContent as { unread: number }).unread).toBe(0);
+    expect(after._meta?.unread).toBeUndefined();
+  });
+
   it('refuses what it cannot deliver: too large, unknown recipient (with the closest name), nobody for all; changes nothing', async () => {
     const { lead, w1 } = await crew();
     expect((await lead.err('message_send', { to: 'w1', content: 'x'.repeat(16 * 1024 + 1) })).code).toBe('VALUE_TOO_LARGE');
