@@ -263,6 +263,16 @@ export class Keys {
     const parsed = parseKey(this.namespace, storage);
     return parsed?.kind === 'family' && parsed.family === FAMILY.mailbox ? parsed.owner : undefined;
   }
+  /** Every entry kept for a recipient not yet on the roster, and the agent name one kept for a name is for. */
+  mailboxWaitsRange(): KeyRange {
+    return familyOwnersRange(this.namespace, FAMILY.mailboxWait);
+  }
+  mailboxWaitAgent(storage: string): string | undefined {
+    const parsed = parseKey(this.namespace, storage);
+    return parsed?.kind === 'family' && parsed.family === FAMILY.mailboxWait && parsed.owner.startsWith('a.')
+      ? parsed.owner.slice(2)
+      : undefined;
+  }
   /** The sequence number of a message log, mailbox or awaited-recipient key. */
   messageSeq(storage: string): number {
     const last = lastPart(storage);

@@ -79,14 +79,23 @@ export class StoreEventBus implements ServerEventBus {
       }
       started();
     })();
-    void this.followInboxes(namespace, controller.signal);
+    const keys = keysOf(namespace);
+    void this.followInboxes(namespace, keys.mailboxesRange(), (key) => keys.mailboxAgent(key), controller.signal);
+    // mail kept for an agent name not on the roster yet is that agent's too
+    void this.followInboxes(namespace, keys.mailboxWaitsRange(), (key) => keys.mailboxWaitAgent(key), controller.signal);
     return ready;
   }
 
-  /** Publishes `resource_updated` for `blackboard://{namespace}/inbox/{agent}` after every new message to an agent. */
-  private async followInboxes(namespace: string | undefined, signal: AbortSignal): Promise<void> {
-    const keys = keysOf(namespace);
-    const { lo, hi } = keys.mailboxesRange();
+  /**
+   * Publishes `resource_updated` for `blackboard://{namespace}/inbox/{agent}` after every new entry of `range` that
+   * `agentOf` says is an agent's mail.
+   */
+  private async followInboxes(
+    namespace: string | undefined,
+    { lo, hi }: { lo: string; hi: string },
+    agentOf: (key: string) => string | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     let after: number | undefined;
     while (!signal.aborted) {
       try {
@@ -101,7 +110,7 @@ export class StoreEventBus implements ServerEventBus {
           { timeoutMs: WAIT_MS, signal },
         );
         for (const change of page.changes) {
-          const agent = keys.mailboxAgent(change.key);
+          const agent = agentOf(change.key);
           if (agent === undefined || change.deleted) continue;
           const uri = `blackboard://${namespace ?? DEFAULT_NAMESPACE_URI}/inbox/${encodeURIComponent(agent)}`;
           this.publish({ kind: 'resource_updated', uri, params: revisionParams(change.revision) });

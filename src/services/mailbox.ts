@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { AGENT_MAILBOX, type KeyRange, type Keys } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { decode } from './records.js';
+import { readSigns, type RosterTimes } from './roster.js';
 
 /** Unread counts stop at this. */
 export const UNREAD_CAP = 1000;
@@ -116,3 +117,24 @@ export async function pendingOf(store: VersionedStore, k: Keys, who: Recipient, 
 /** How many messages a recipient has after its acknowledged positions. */
 export const unreadOf = async (store: VersionedStore, k: Keys, who: Recipient): Promise<number> =>
   (await pendingOf(store, k, who, await positionOf(store, k, who))).length;
+
+/**
+ * Where an agent's mail in any of its threads is, as its inbox resource shows it: its mailboxes, what is kept for its
+ * name, and what is kept for the threads and types it is on the roster with.
+ */
+export async function agentMailRanges(store: VersionedStore, k: Keys, agent: string, times: RosterTimes): Promise<KeyRange[]> {
+  const awaited = new Set([`a.${agent}`]);
+  for (const s of (await readSigns(store, k, store.now(), times)).values()) {
+    if (s.agent !== agent) continue;
+    awaited.add(`t.${s.thread}`);
+    if (s.agentType !== undefined) awaited.add(`y.${s.agentType}`);
+  }
+  return [k.mailboxRange(agent), ...[...awaited].map((a) => k.mailboxWaitRange(a))];
+}
+
+/** The sequence numbers in `ranges` (an agent's mail, {@link agentMailRanges}), oldest first, at most {@link UNREAD_CAP} of the newest. */
+export async function mailIn(store: VersionedStore, k: Keys, ranges: KeyRange[]): Promise<number[]> {
+  const pages = await Promise.all(ranges.map((range) => store.list({ ...range, limit: 10 * UNREAD_CAP })));
+  const seqs = new Set(pages.flatMap(({ entries }) => entries.map(([key]) => k.messageSeq(key))));
+  return [...seqs].sort((a, b) => a - b).slice(-UNREAD_CAP);
+}

@@ -10,7 +10,8 @@ import { decode, encode } from './records.js';
 import {
   InboxPosition,
   MessageRecord,
-  UNREAD_CAP,
+  agentMailRanges,
+  mailIn,
   mailRanges,
   messageView,
   pendingOf,
@@ -19,7 +20,7 @@ import {
   type Message,
   type Position,
 } from './mailbox.js';
-import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
+import { AGENT_MAILBOX } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, readSigns, type RosterTimes } from './roster.js';
 import { mailboxesOf, noRecipient, parseTo, recipientsOf } from './mail-address.js';
@@ -260,7 +261,7 @@ export class MessageService {
 
   /** What the inbox resource of `agent` shows: its newest messages (any thread), oldest first, and the newest's number. */
   async recentFor(agent: string, n = 20): Promise<{ agent: string; messages: Message[]; last: number }> {
-    const seqs = (await mailOf(this.store, this.keys, agent)).slice(-n);
+    const seqs = (await mailIn(this.store, this.keys, await agentMailRanges(this.store, this.keys, agent, this.times))).slice(-n);
     const entries = await Promise.all(seqs.map((seq) => this.store.get(this.keys.message(seq))));
     const all = entries.flatMap((e) => (e === undefined ? [] : [messageView(decode(MessageRecord, e.value, 'message'))]));
     // the newest that fit in a page's bytes with the reply around them (the newest always comes), oldest first
@@ -272,11 +273,16 @@ export class MessageService {
 
   /** Waits until `agent` (any thread) has a message numbered above `after`; the newest number, or `undefined` at the deadline. */
   async waitForMail(agent: string, after: number, waitMs: number, signal?: AbortSignal): Promise<number | undefined> {
-    const range = this.keys.mailboxRange(agent);
+    const ranges = await agentMailRanges(this.store, this.keys, agent, this.times);
     const { value, timedOut } = await this.store.waitFor(
-      (wake) => this.store.subscribeRange(range.lo, range.hi, wake),
+      (wake) => {
+        const stops = ranges.map((range) => this.store.subscribeRange(range.lo, range.hi, wake));
+        return () => {
+          for (const stop of stops) stop();
+        };
+      },
       async () => {
-        const last = (await mailOf(this.store, this.keys, agent)).at(-1) ?? 0;
+        const last = (await mailIn(this.store, this.keys, ranges)).at(-1) ?? 0;
         return { ready: last > after, value: last };
       },
       { timeoutMs: waitMs, signal },
@@ -334,10 +340,4 @@ export class MessageService {
     this.remember(seqs.length); // the reply's own unread count serves the _meta of this call and the next second's
     return { messages, cursor: String(cursor), unread: seqs.length, ...(timedOut ? { timedOut } : {}) };
   }
-}
-
-/** The sequence numbers in an agent's mailboxes (all its threads), oldest first, at most {@link UNREAD_CAP} of the newest. */
-async function mailOf(store: VersionedStore, k: Keys, agent: string): Promise<number[]> {
-  const { entries } = await store.list({ ...k.mailboxRange(agent), limit: 10 * UNREAD_CAP });
-  return [...new Set(entries.map(([key]) => k.messageSeq(key)))].sort((a, b) => a - b).slice(-UNREAD_CAP);
 }

@@ -111,4 +111,21 @@ describe('the team across processes (SQLite file)', () => {
     const read = await listener.client.readResource({ uri: 'blackboard://_default/inbox/w1' });
     expect(JSON.parse((read.contents[0] as { text: string }).text).messages).toMatchObject([{ content: 'wake up' }]);
   });
+
+  it('a listener on the inbox URI of an agent not here yet hears of mail kept for it, and reads it', async () => {
+    const store = db();
+    const listener = await spawnAgent(['--store', store, '--agent', 'watcher'], {}, undefined, 'modern');
+    open.push(listener);
+    const lead = await agentProcess(store, 'lead');
+    const uri = 'blackboard://_default/inbox/late';
+    const updates: string[] = [];
+    listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
+    await listener.client.listen({ resourceSubscriptions: [uri] });
+    await sleep(200);
+    await lead.ok('message_send', { to: 'late', content: 'for when you come', waitForRecipient: true });
+    for (const end = Date.now() + 5000; updates.length === 0 && Date.now() < end; ) await sleep(50);
+    expect(updates).toContain(uri);
+    const read = await listener.client.readResource({ uri });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).messages).toMatchObject([{ content: 'for when you come' }]);
+  });
 });

@@ -338,6 +338,27 @@ describe('the inbox resource', () => {
     await expect(watcher.client.readResource({ uri: 'blackboard://_default/inbox/bad name' })).rejects.toMatchObject({ code: -32602 });
   });
 
+  it('shows the mail kept for the agent (waitForRecipient, by name, type or thread) as its inbox does; a subscriber hears of mail kept for its name', async () => {
+    const { store, lead } = await crew();
+    const watcher = await agent({ store, config: { agent: 'watcher', thread: 'tw' }, era: 'legacy' });
+    const updated: string[] = [];
+    watcher.client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+    const uri = 'blackboard://_default/inbox/bob';
+    await watcher.client.subscribeResource({ uri });
+    await sleep(50);
+    await lead.ok('message_send', { to: 'bob', content: 'by name', waitForRecipient: true });
+    for (const end = Date.now() + 3000; updated.length < 1 && Date.now() < end; ) await sleep(20);
+    expect(updated).toEqual([uri]);
+    await lead.ok('message_send', { to: 'agentType:tester', content: 'by type', waitForRecipient: true });
+    await lead.ok('message_send', { to: 'thread:tb', content: 'by thread', waitForRecipient: true });
+    const bob = await agent({ store, config: { agent: 'bob', agentType: 'tester', thread: 'tb' } });
+    const box = await bob.ok('inbox', { waitMs: 0 });
+    const contents = ['by name', 'by type', 'by thread'];
+    expect(box.messages.map((m: { content: string }) => m.content)).toEqual(contents);
+    const read = JSON.parse(((await watcher.client.readResource({ uri })).contents[0] as { text: string }).text);
+    expect(read.messages.map((m: { content: string }) => m.content)).toEqual(contents);
+  });
+
   it('reading it stays within about 16 KiB: the newest messages that fit, the newest always', async () => {
     const { store, lead } = await crew();
     const reader = await agent({ store, config: { agent: 'reader', thread: 'tr' } });
