@@ -60,6 +60,23 @@ describe('team_list: the roster the server keeps', () => {
     expect(again.w2.status).toBe('active');
   });
 
+  it('an agent silent past the roster window leaves the roster: not listed, and mail to it is NOT_FOUND', async () => {
+    const store = memoryStore();
+    const config = { rosterWindowSeconds: 1, claimLeaseSeconds: 1 };
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'tl', ...config } });
+    const w = await agent({ store, config: { agent: 'w', thread: 'tw', ...config } });
+    await w.ok('whoami');
+    await lead.ok('whoami');
+    expect((await lead.ok('team_list')).agents.map((a: { agent: string }) => a.agent).sort()).toEqual(['lead', 'w']);
+    await sleep(1500);
+    await lead.ok('whoami');
+    expect((await lead.ok('team_list')).agents.map((a: { agent: string }) => a.agent)).toEqual(['lead']);
+    expect((await lead.err('message_send', { to: 'w', content: 'hi' })).code).toBe('NOT_FOUND');
+    // kept for it, mail reaches it when it calls again
+    expect(await lead.ok('message_send', { to: 'w', content: 'when back', waitForRecipient: true })).toMatchObject({ awaiting: 'w' });
+    expect((await w.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'when back' }]);
+  });
+
   it('an agent whose new process is already calling is not gone when its old connection closes', async () => {
     const store = memoryStore();
     const config = { agent: 'w', thread: 'tw', claimLeaseSeconds: 1 };
