@@ -179,6 +179,13 @@ function fitPad(pad: Scratchpad, maxBytes: number): ScratchpadRead {
   return read;
 }
 
+/** The first `n` characters (code points, never half of one) of `text`, or `undefined` when it has no more. */
+function headOf(text: string, n: number): string | undefined {
+  let at = 0;
+  for (let i = 0; i < n && at < text.length; i++) at += text.codePointAt(at)! > 0xffff ? 2 : 1;
+  return at < text.length ? text.slice(0, at) : undefined;
+}
+
 /** A compact text rendering for a prompt. */
 export function render(pad: Scratchpad): string {
   const lines: string[] = [];
@@ -187,7 +194,8 @@ export function render(pad: Scratchpad): string {
     lines.push('Variables:');
     for (const name of names) {
       const text = JSON.stringify(pad.variables[name]);
-      lines.push(`- ${name} = ${text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text}`);
+      const cut = headOf(text, PREVIEW_CHARS);
+      lines.push(`- ${name} = ${cut !== undefined ? `${cut}…` : text}`);
     }
   }
   if (pad.observations.length > 0) {

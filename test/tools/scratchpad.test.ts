@@ -39,6 +39,17 @@ describe('scratchpad tools', () => {
     expect((await a.ok('scratchpad_read')).variables).toEqual({});
   });
 
+  it('context cuts a long value at 200 characters, never inside one (an emoji is one character)', async () => {
+    const a = await agent();
+    await a.ok('scratchpad_write', { kind: 'variable', name: 'faces', value: '😀'.repeat(300) });
+    await a.ok('scratchpad_write', { kind: 'variable', name: 'few', value: '😀'.repeat(150) });
+    const { context } = await a.ok('scratchpad_read');
+    const lines = context.split('\n');
+    expect(lines[1]).toBe(`- faces = "${'😀'.repeat(199)}…`);
+    expect(lines[2]).toBe(`- few = "${'😀'.repeat(150)}"`);
+    expect(context).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+  });
+
   it("belongs to the thread's current run: shared by its connections, fresh after run_start, not seen by other threads", async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T' } });
