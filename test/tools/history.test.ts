@@ -67,6 +67,17 @@ describe('history tools', () => {
     expect((await a.err('history_prune', { keepLast: -1 })).code).toBe('INVALID_ARGUMENT');
   });
 
+  it('a checkpoint restore puts the counter back with the events: the numbers after the save are given again', async () => {
+    const a = await agent({ config: { thread: 'R' } });
+    for (let i = 1; i <= 3; i++) await a.ok('history_append', { kind: 'note', content: `kept ${i}` });
+    const { checkpointId } = await a.ok('checkpoint_save', {});
+    for (let i = 4; i <= 6; i++) await a.ok('history_append', { kind: 'note', content: `undone ${i}` });
+    await a.ok('checkpoint_restore', { checkpointId });
+    expect((await a.ok('history_list', { order: 'asc' })).entries.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3]);
+    expect(await a.ok('history_append', { kind: 'note', content: 'after the restore' })).toEqual({ seq: 4 });
+    expect((await a.ok('history_list', { afterSeq: 3 })).entries).toMatchObject([{ seq: 4, content: 'after the restore' }]);
+  });
+
   it('concurrent appends get distinct sequence numbers', async () => {
     const a = await agent();
     const seqs = await Promise.all(Array.from({ length: 40 }, (_, i) => a.ok('history_append', { kind: 'x', content: String(i) })));
