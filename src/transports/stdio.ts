@@ -93,6 +93,8 @@ export class LimitedStdioTransport implements Transport {
       return;
     }
     if ('method' in message && 'id' in message) this.pending.add(message.id);
+    // a cancelled request is never answered: it is no longer waited for (nor kept, call after call)
+    else if ('method' in message && message.method === 'notifications/cancelled') this.settle(message.params?.requestId as RequestId);
     this.onmessage?.(message);
   }
 
@@ -118,15 +120,7 @@ export class LimitedStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (
-      'id' in message &&
-      message.id !== undefined &&
-      ('result' in message || 'error' in message) &&
-      this.pending.delete(message.id) &&
-      this.pending.size === 0
-    ) {
-      this.onAnswered?.();
-    }
+    if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) this.settle(message.id);
     return new Promise((resolve) => {
       if (this.stdoutFailed) return resolve(); // nobody reads any more
       if (this.stdout.write(serializeMessage(message))) resolve();
@@ -137,8 +131,13 @@ export class LimitedStdioTransport implements Transport {
     });
   }
 
+  /** A request answered or cancelled: once none is left, whoever waits for that is told. */
+  private settle(id: RequestId | undefined): void {
+    if (id !== undefined && this.pending.delete(id) && this.pending.size === 0) this.onAnswered?.();
+  }
+
   /**
-   * Resolves once every request read so far is answered, or after `ms`: when stdin ends, the calls already made (a
+   * Resolves once every request read so far is answered (or cancelled), or after `ms`: when stdin ends, the calls already made (a
    * write, say) still get their replies out to a client that reads on, while one that waits (a watch) does not hold
    * the exit for long.
    */

@@ -3,9 +3,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtocolErrorCode as ErrorCode, ProtocolError as McpError } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { defaultConfig } from '../../src/config.js';
+import { createServer } from '../../src/server.js';
 import { findRequestId } from '../../src/transports/stdio-lines.js';
+import { LimitedStdioTransport } from '../../src/transports/stdio.js';
 import { tempDir } from '../contract/backends.js';
-import { CLI, runCli, sleep, spawnAgent } from '../helpers.js';
+import { CLI, memoryStore, runCli, sleep, spawnAgent } from '../helpers.js';
 
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
 let running: Spawned[] = [];
@@ -268,5 +273,50 @@ describe('a message over the stdio size limit', () => {
     expect(id('{"params":{"a":1}', '{"b":{"id":5}}')).toBeUndefined(); // nested id at the end
     expect(id('{"method":"a \\"id\\":3","params":{', 'x"}}')).toBeUndefined(); // "id" inside a string
     expect(id('{"id":1.5,', '')).toBeUndefined(); // not a request id
+  });
+});
+
+describe('a request cancelled over stdio', () => {
+  it('a cancelled wait is never answered and no longer held: stdin ending after 100 of them does not wait out the grace', async () => {
+    const store = memoryStore();
+    const bb = await createServer(defaultConfig({ progressIntervalMs: 100 }), store);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    const transport = new LimitedStdioTransport(1 << 20, stdin, stdout, () => {});
+    const entry = serveStdio(() => bb.server, { transport });
+    const replies: { id?: number; method?: string }[] = [];
+    let buffered = '';
+    stdout.on('data', (chunk: Buffer) => {
+      const lines = (buffered + chunk.toString()).split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) replies.push(JSON.parse(line));
+    });
+    const send = (m: unknown) => stdin.write(`${JSON.stringify(m)}\n`);
+    try {
+      send({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      for (let id = 1; id <= 100; id++) {
+        const _meta = { progressToken: `p${id}` };
+        send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'watch', arguments: { key: `k${id}`, waitMs: 60_000 }, _meta } });
+      }
+      await sleep(300);
+      for (let id = 1; id <= 100; id++)
+        send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'done' } });
+      await sleep(300);
+      // every request read is answered or cancelled: nothing is left to wait for (before: each cancelled id, forever)
+      const settled = await Promise.race([transport.answered(60_000).then(() => 'settled'), sleep(10_000).then(() => 'still waiting')]);
+      expect(settled).toBe('settled');
+      send({ jsonrpc: '2.0', id: 101, method: 'tools/call', params: { name: 'state_set', arguments: { key: 'k1', value: 1 } } });
+      for (let i = 0; i < 500 && !replies.some((r) => r.id === 101); i++) await sleep(20);
+      expect(replies.find((r) => r.id === 101)).toMatchObject({ result: { structuredContent: { version: 1 } } });
+      expect(replies.filter((r) => r.id !== undefined && r.id >= 1 && r.id <= 100)).toEqual([]);
+    } finally {
+      await entry.close();
+      await bb.close();
+    }
   });
 });
