@@ -62,12 +62,18 @@ export async function restoreState(
   const answerStays =
     current.has(answer) && !(runOf(doc.records[keys.relative(answer)]?.v) === doc.run && runOf(current.get(answer)?.value) !== doc.run);
   /**
-   * Left as it is now: a budget, a final answer once given (a run answers once), or a plan (with its index entries)
-   * that keeps its present record.
+   * Left as it is now: a budget, a final answer once given (a run answers once), the history counter when not behind
+   * the saved one, or a plan (with its index entries) that keeps its present record.
    */
+  // History numbers never go back: the events after the save go, but the next one takes the number after the
+  // highest given (a follower's afterSeq from before the restore still sees it).
+  const counter = keys.historyCounter(doc.thread);
+  const counterOf = (value: Json | undefined): number => (typeof value === 'number' ? value : 0);
+  const counterStays = counterOf(current.get(counter)?.value) >= counterOf(doc.records[keys.relative(counter)]?.v);
   const kept = (key: string): boolean => {
     if (!keepWork) return false;
     if (key >= budgets.lo && key < budgets.hi) return true;
+    if (key === counter && current.has(counter) && counterStays) return true;
     if (key === answer && answerStays) return true;
     const planId = keys.planOf(key);
     return planId !== undefined && plans.get(planId) === 'now';

@@ -67,15 +67,21 @@ describe('history tools', () => {
     expect((await a.err('history_prune', { keepLast: -1 })).code).toBe('INVALID_ARGUMENT');
   });
 
-  it('a checkpoint restore puts the counter back with the events: the numbers after the save are given again', async () => {
+  it('a checkpoint restore takes the events after the save away, but never their numbers: a follower misses nothing', async () => {
     const a = await agent({ config: { thread: 'R' } });
     for (let i = 1; i <= 3; i++) await a.ok('history_append', { kind: 'note', content: `kept ${i}` });
-    const { checkpointId } = await a.ok('checkpoint_save', {});
+    const early = await a.ok('checkpoint_save', {});
     for (let i = 4; i <= 6; i++) await a.ok('history_append', { kind: 'note', content: `undone ${i}` });
-    await a.ok('checkpoint_restore', { checkpointId });
+    const late = await a.ok('checkpoint_save', {});
+    await a.ok('checkpoint_restore', { checkpointId: early.checkpointId });
     expect((await a.ok('history_list', { order: 'asc' })).entries.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3]);
-    expect(await a.ok('history_append', { kind: 'note', content: 'after the restore' })).toEqual({ seq: 4 });
-    expect((await a.ok('history_list', { afterSeq: 3 })).entries).toMatchObject([{ seq: 4, content: 'after the restore' }]);
+    // a follower that had read up to 6 before the restore sees the next event
+    expect(await a.ok('history_append', { kind: 'note', content: 'after the restore' })).toEqual({ seq: 7 });
+    expect((await a.ok('history_list', { afterSeq: 6 })).entries).toMatchObject([{ seq: 7, content: 'after the restore' }]);
+    // nor back to a later checkpoint's: its events come back with their numbers, and the next is after the highest
+    await a.ok('checkpoint_restore', { checkpointId: late.checkpointId });
+    expect((await a.ok('history_list', { order: 'asc' })).entries.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await a.ok('history_append', { kind: 'note', content: 'after the second restore' })).toEqual({ seq: 8 });
   });
 
   it('concurrent appends get distinct sequence numbers', async () => {
