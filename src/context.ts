@@ -1,8 +1,10 @@
 // Who is calling and where their keys live: identity, name, scope and key checks, scope resolution.
 import { createHash } from 'node:crypto';
 import { BlackboardError, invalid } from './errors.js';
+import type { Json } from './store/types.js';
 import type { Fingerprint } from './store/versioned-store.js';
 import * as keyspace from './keyspace.js';
+import { canonicalJson } from './store/ops.js';
 import type { KeyRange } from './keyspace.js';
 
 /**
@@ -211,9 +213,9 @@ export function idempotent<A extends { idempotencyKey?: string | null }>(who: Id
   const key = args.idempotencyKey;
   if (key === undefined || key === null) return {};
   checkKey(key, 'idempotencyKey');
-  const rest: Record<string, unknown> = {};
+  const rest: Record<string, Json> = {};
   for (const [name, value] of Object.entries(args))
-    if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value;
+    if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value as Json;
   const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
   return {
     // the caller's agent is part of it: two agents working in one thread (an ancestor's owner in a child's) who happen
@@ -225,19 +227,6 @@ export function idempotent<A extends { idempotencyKey?: string | null }>(who: Id
     ),
     fingerprint: { hash, key, operation: call.operation },
   };
-}
-
-/** JSON with object keys sorted at every level (and `undefined` members left out), so equal values print equal. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${members.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** A name as an error message echoes it: its first 80 characters (a model's bad input is not sent back whole). */

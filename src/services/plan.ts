@@ -1,7 +1,8 @@
 // The plan service: create, read, list, update and delete plans; claims and step moves are in plan-work.ts.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { canonicalJson, idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
+import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
+import { canonicalJson } from '../store/ops.js';
 import type { Json, KeyRange } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './arguments.js';
