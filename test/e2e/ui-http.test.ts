@@ -28,6 +28,20 @@ async function startUi(args: string[]): Promise<string> {
   return ui.url;
 }
 
+/** The board's event stream read as it comes: `until` waits for what it has sent so far to match `pattern`. */
+function eventStream(events: Response) {
+  const reader = events.body!.getReader();
+  let text = '';
+  const until = async (pattern: RegExp): Promise<void> => {
+    while (!pattern.test(text)) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+  };
+  return { until, reader };
+}
+
 /** A raw GET with exactly the headers given (fetch would not let a test set Host). */
 function get(
   url: string,
@@ -200,15 +214,7 @@ describe('createBoardHandler mounted in another server', () => {
 
     const events = await fetch(`${base}/board/api/events?ns=team`);
     expect(events.headers.get('content-type')).toContain('text/event-stream');
-    const reader = events.body!.getReader();
-    let text = '';
-    const until = async (pattern: RegExp): Promise<void> => {
-      while (!pattern.test(text)) {
-        const { done, value } = await reader.read();
-        if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
-        text += new TextDecoder().decode(value);
-      }
-    };
+    const { until, reader } = eventStream(events);
     await until(/event: hello/);
     await agent.ok('state_set', { key: 'k', value: 1 });
     // (a caller's first call also records its sign of life, which the threads section shows)
@@ -247,15 +253,7 @@ describe('createBoardHandler mounted in another server', () => {
     server = createServer((req, res) => void board(req, res));
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const events = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/board/api/events`);
-    const reader = events.body!.getReader();
-    let text = '';
-    const until = async (pattern: RegExp): Promise<void> => {
-      while (!pattern.test(text)) {
-        const { done, value } = await reader.read();
-        if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
-        text += new TextDecoder().decode(value);
-      }
-    };
+    const { until, reader } = eventStream(events);
     await until(/event: hello\ndata: \{"revision":0,"ok":true\}/);
     down = true;
     const t0 = Date.now();
