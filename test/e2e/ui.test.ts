@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../contract/backends.js';
 import { spawnAgent, type Spawned } from '../helpers.js';
 import { startUi, type Ui } from './ui-helpers.js';
@@ -116,6 +116,11 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
     mkdirSync(SHOTS, { recursive: true });
   });
 
+  // a test that failed midway leaves its page open: closed here, so its errors (the board going down in a later test) are
+  // not counted against the tests after it
+  afterEach(async () => {
+    for (const page of context?.pages() ?? []) await page.close();
+  });
   afterAll(async () => {
     await context?.close();
     ui?.child.kill();
@@ -180,13 +185,14 @@ describe.skipIf(!haveChromium)('the board in a browser', () => {
         { id: 's3', status: 'in_progress', owner: 'worker-1' },
       ],
     });
+    // (a plan's change re-reads the board: on a loaded machine that can take past a second; the keys above are patched)
     await page
       .locator(`.plan[data-plan="${planId}"] .step.st-in_progress .owner`)
       .filter({ hasText: 'worker-1' })
-      .waitFor({ timeout: 1000 });
+      .waitFor({ timeout: 3000 });
     await expect(page.locator(`.plan[data-plan="${planId}"] .progress`).textContent()).resolves.toBe('2/4');
     await planner.ok('agent_state_set', { state: 'paused', reason: 'waiting for pricing data' });
-    await page.locator('.thread[data-thread="research-root"] .badge.a-paused').waitFor({ timeout: 1000 });
+    await page.locator('.thread[data-thread="research-root"] .badge.a-paused').waitFor({ timeout: 3000 });
     await expect(page.locator('.thread[data-thread="research-root"] .reason').textContent()).resolves.toContain('waiting for pricing data');
     await planner.ok('agent_state_set', { state: 'running' });
     // The timeline says who wrote what, newest first; a key's name shows that key's changes alone.
