@@ -23,7 +23,10 @@ const SSE_RETRY_MS = 1000;
 export interface HttpServer {
   /** the MCP endpoint of the configured namespace, e.g. `http://127.0.0.1:7411/mcp` */
   url: string;
-  /** Re-reads the auth file (throws, keeping the old one, when it is malformed) and closes sessions of removed clients. */
+  /**
+   * Re-reads the auth file (throws, keeping the old one, when it is malformed); closes the sessions of removed or changed
+   * clients and ends their open requests (listen streams, waits).
+   */
   reload(): void;
   /** Closes every session and the listener; the store is the caller's to close. */
   close(): Promise<void>;
@@ -97,6 +100,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   const auth = new HttpAuth({ token: http.token, authFile: http.auth?.file, clients: http.auth?.clients });
   const events = options.events ?? new EventLog();
   const sessions = new Map<string, LiveSession>();
+  /** the open requests without a session (listen streams, waits) and whose they are: a reload ends a removed client's */
+  const unbound = new Map<ServerResponse, string>();
   let opening = 0;
 
   // On a loopback bind, a Host that is not loopback means a web page reached us by DNS rebinding.
@@ -214,6 +219,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       }
       const extra: StatelessRequest = { identity: statelessIdentity(identity, body, principal), namespace: endpoint.namespace, onlyTool };
       (req as { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: extra as never };
+      unbound.set(res, principal.id);
+      res.once('close', () => unbound.delete(res));
       return statelessNode(req, res, body);
     }
     if (sessions.size + opening >= http.maxSessions) {
@@ -294,6 +301,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     reload: () => {
       auth.reload();
       for (const [id, s] of sessions) if (!auth.stillValid(s.principal)) closeSession(id, s);
+      for (const [res, id] of unbound) if (!auth.stillValid(id)) res.destroy();
     },
     close: async () => {
       clearInterval(reaper);

@@ -108,7 +108,7 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
     expect((await raw(port, { path: '/mcp/team', headers: { cookie, 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
   });
 
-  it('SIGHUP re-reads the auth file: a removed token is refused and its sessions closed; a malformed file is not taken', async () => {
+  it('SIGHUP re-reads the auth file: a removed token is refused, its sessions closed and its listen streams and waits ended; a malformed file is not taken', async () => {
     const file = writeAuthFile([client(A, 'alpha'), client(B, 'beta')]);
     const server = start(['--http', '0', '--host', '0.0.0.0', '--auth', file]);
     await waitFor(() => /at (http:\/\/\S+\/mcp)/.test(server.stderr()));
@@ -129,6 +129,28 @@ describe('mcp-blackboard --http start-up and SIGHUP', () => {
     const gamma = await httpAgent(url, bearer(C));
     open.push(gamma);
     expect((await gamma.ok('whoami')).agent).toBe('gamma');
+
+    // a removed client's open requests without a session end too: its listen stream and its wait hear nothing more
+    const listener = await httpAgent(url, bearer(C), '', 'modern');
+    open.push(listener);
+    const updates: unknown[] = [];
+    listener.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params));
+    await listener.client.listen({ resourceSubscriptions: ['blackboard://_default/global/k'] });
+    const waiting = gamma.raw('watch', { key: 'k', afterVersion: 0, waitMs: 20_000 }).then(
+      (r) => `answered: ${JSON.stringify(r.structuredContent)}`,
+      () => 'ended',
+    );
+    await new Promise((r) => setTimeout(r, 300)); // the watch is waiting
+    writeFileSync(file, JSON.stringify({ clients: [client(B, 'beta')] }));
+    server.child.kill('SIGHUP');
+    await waitFor(() => server.stderr().split('re-read the auth file').length === 3);
+    await beta.ok('state_set', { key: 'k', value: 'after gamma was removed' });
+    expect(await waiting).toBe('ended');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(updates).toEqual([]);
+    writeFileSync(file, JSON.stringify({ clients: [client(B, 'beta'), client(C, 'gamma')] }));
+    server.child.kill('SIGHUP');
+    await waitFor(() => server.stderr().split('re-read the auth file').length === 4);
 
     writeFileSync(file, '{"clients": []}');
     server.child.kill('SIGHUP');
