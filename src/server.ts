@@ -80,12 +80,17 @@ export async function createServer(
     agentTypeFixed,
     stateless,
     ...identity
-  }: SessionOptions & { readOnly?: boolean; onlyTool?: string; agentTypeFixed?: boolean; stateless?: boolean } = {},
+  }: SessionOptions & { readOnly?: boolean; onlyTool?: string; stateless?: boolean } = {},
 ): Promise<BlackboardServer> {
   const observer = readOnly === true || config.readOnly;
-  const { session, services, beforeWrite, afterCall, afterFailure, down } = await openConnection(config, store, identity, {
-    observer,
-  }).catch((error: unknown) => {
+  const { session, services, beforeWrite, afterCall, afterFailure, down } = await openConnection(
+    config,
+    store,
+    { ...identity, agentTypeFixed },
+    {
+      observer,
+    },
+  ).catch((error: unknown) => {
     // a server made for one request (stateless HTTP) answers its tool call with the store's error, as a tool does
     if (!(stateless && error instanceof BlackboardError && error.code === 'STORE_UNAVAILABLE')) throw error;
     return unreachableConnection(config, store, identity, error);
@@ -118,7 +123,7 @@ export async function createServer(
         const theirs = await openConnection(
           config,
           store,
-          { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true },
+          { namespace: base.namespace, agent: base.agent, ...want, recordOnWrite: true, agentTypeFixed },
           { observer },
         );
         const h = new ToolHost(

@@ -68,6 +68,13 @@ export class RunService {
     if (args.agentType !== undefined) checkName('agent type', args.agentType, 'agentType');
     await this.session.refresh();
     const who = this.session.identity;
+    if (args.agentType !== undefined && this.session.agentTypeFixed && args.agentType !== who.agentType) {
+      throw new BlackboardError(
+        'FORBIDDEN',
+        `This client's agent type is "${who.agentType}", fixed by the server's configuration; it cannot act as "${args.agentType}". Nothing was changed. Call {tool:run_start} without agentType.`,
+        { path: 'agentType', agentType: who.agentType },
+      );
+    }
     const thread = args.thread ?? who.thread;
     const above = await this.session.ancestors();
     const { result } = await this.store.transact(

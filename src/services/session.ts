@@ -19,6 +19,8 @@ export interface SessionOptions {
    * that only reads leaves nothing behind (HTTP sessions, which clients open freely).
    */
   recordOnWrite?: boolean;
+  /** the agent type is the caller's for good (an auth file's client sets it): no call may name another */
+  agentTypeFixed?: boolean;
 }
 
 export const newId = (): string => randomUUID();
@@ -35,6 +37,8 @@ export class Session {
   private unrecorded?: { thread: string; parentThread?: string; planned: ThreadInfo; recording?: Promise<void> };
   /** the thread this connection was opened on when another agent owns it: served, but only for reading */
   private visiting?: { thread: string; owner: string };
+  /** whether the agent type was fixed for this connection (see {@link SessionOptions.agentTypeFixed}) */
+  agentTypeFixed = false;
 
   constructor(
     readonly store: VersionedStore,
@@ -53,6 +57,7 @@ export class Session {
       rootThread: '',
       delegateLevel: 0,
     });
+    session.agentTypeFixed = options.agentTypeFixed === true;
     const { thread } = session.identity;
     const read = readOnce(store);
     // A thread is a handle, not a credential: naming another agent's thread serves it for reading only, as it is

@@ -55,7 +55,7 @@ export function endpointOf(path: string, configured: string | undefined): { name
  * What a new session is: its identity (from the auth file's client, the identity headers and the flags) and access;
  * `agentTypeFixed` when the auth file sets the client's agent type, so that a request's `_meta` may not name another.
  */
-export type NewSession = SessionOptions & { readOnly: boolean; agentTypeFixed?: boolean };
+export type NewSession = SessionOptions & { readOnly: boolean };
 
 /**
  * The identity of a session opened by `initialize`, from its `X-Blackboard-*` headers. With an auth file the client's

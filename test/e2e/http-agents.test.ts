@@ -178,6 +178,19 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     expect(res.body).toMatch(/FORBIDDEN/);
   });
 
+  it('an agent type the auth file sets cannot be changed by run_start either: FORBIDDEN, and mail to another type stays away', async () => {
+    const worker = await agent('/mcp/team', { ...bearer(CODER), 'X-Blackboard-Agent-Type': 'worker' }, 'team_');
+    await worker.ok('message_send', { to: 'agentType:worker', content: 'for workers only', waitForRecipient: true });
+    for (const era of ['modern', 'legacy'] as const) {
+      const planner = await agent('/mcp/team', bearer(PLANNER), 'team_', era);
+      expect(await planner.err('run_start', { agentType: 'worker' }), era).toMatchObject({ code: 'FORBIDDEN' });
+      expect(await planner.ok('whoami'), era).toMatchObject({ agentType: 'planner' });
+      expect((await planner.ok('inbox', { waitMs: 0 })).messages, era).toEqual([]);
+      // naming its own type is no change
+      expect((await planner.ok('run_start', { agentType: 'planner' })).run, era).toBeTruthy();
+    }
+  });
+
   it('401 carries WWW-Authenticate: Bearer; a session is bound to its token and its path', async () => {
     for (const headers of [{}, bearer('not-a-token-of-this-server'), { authorization: 'Basic abc' }]) {
       const res = await rawInitialize(s.port, headers, '/mcp/team');
