@@ -14,6 +14,8 @@ type Target = { scope: string; key: string } | { plan: string } | { inbox: strin
 /** How the unnamespaced store is named in URIs (a namespace cannot start with "_"). */
 export const DEFAULT_NAMESPACE_URI = '_default';
 const LIST_LIMIT = 200;
+/** how many resources one connection may follow with `resources/subscribe` (each is a watch the server keeps) */
+export const MAX_SUBSCRIPTIONS = 1000;
 
 /** The `_meta` key (and plain param) carrying the namespace revision of a change notification. */
 export const META_REVISION = 'blackboard/revision';
@@ -177,6 +179,14 @@ export function registerResources(
   server.server.setRequestHandler('resources/subscribe', async (request) => {
     const uri = request.params.uri;
     const t = target(uri);
+    if (!subscriptions.has(uri) && subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        tools.render(
+          `This connection follows ${MAX_SUBSCRIPTIONS} resources already, the most it may: stop following one with resources/unsubscribe first. Follow many keys at once with {tool:state_changes}.`,
+        ),
+      );
+    }
     if (!subscriptions.has(uri)) {
       const controller = new AbortController();
       subscriptions.set(uri, controller);

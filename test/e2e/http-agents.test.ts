@@ -191,6 +191,18 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     }
   });
 
+  it('a session follows at most 1,000 resources: one client cannot make the server hold a watch per URI without end', async () => {
+    const auditor = await agent('/mcp/team', bearer(AUDITOR), 'team_', 'legacy');
+    const uri = (i: number) => `blackboard://team/global/followed-${i}`;
+    for (let i = 0; i < 1000; i += 100) {
+      await Promise.all(Array.from({ length: 100 }, (_, j) => auditor.client.subscribeResource({ uri: uri(i + j) })));
+    }
+    await auditor.client.subscribeResource({ uri: uri(0) }); // one already followed is no more
+    await expect(auditor.client.subscribeResource({ uri: uri(1000) })).rejects.toThrow(/follows 1000 resources.*resources\/unsubscribe/);
+    await auditor.client.unsubscribeResource({ uri: uri(0) });
+    await auditor.client.subscribeResource({ uri: uri(1000) });
+  }, 60_000);
+
   it('401 carries WWW-Authenticate: Bearer; a session is bound to its token and its path', async () => {
     for (const headers of [{}, bearer('not-a-token-of-this-server'), { authorization: 'Basic abc' }]) {
       const res = await rawInitialize(s.port, headers, '/mcp/team');
