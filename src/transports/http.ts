@@ -208,7 +208,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       const onlyTool = (body as { method?: unknown } | null)?.method === 'tools/call' && typeof name === 'string' ? name : undefined;
       const method = (body as { method?: unknown } | null)?.method;
       if (method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
-      if (method === 'resources/subscribe') {
+      const batched = Array.isArray(body) ? body.map((m) => (m as { method?: unknown } | null)?.method) : [];
+      if (method === 'resources/subscribe' || batched.includes('resources/subscribe')) {
         // updates of a 2025 subscription travel on its session's stream: without one, a subscription would never be told
         throw new HttpError(
           400,

@@ -161,6 +161,13 @@ describe('HTTP details real clients trip over', () => {
       id: 'sub-1',
       error: { code: -32601, message: expect.stringMatching(/^resources\/subscribe needs a session/) },
     });
+    // nor inside a batch, beside another request
+    const read = { jsonrpc: '2.0', id: 'r', method: 'resources/list', params: {} };
+    const batch = await raw(s.port, { headers, body: `[${JSON.stringify(read)},${body}]` });
+    expect(batch.status).toBe(400);
+    expect(JSON.parse(batch.body)).toMatchObject({
+      error: { code: -32601, message: expect.stringMatching(/^resources\/subscribe needs a session/) },
+    });
   });
 
   it('SSE streams of a 2025 session tell the client when to reconnect (retry:)', async () => {
