@@ -131,6 +131,25 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     expect((await child.ok('state_get', { key: 'goal', scope: 'thread:lead-1' })).value).toBe('ship');
     const again = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'lead-1' }, 'team_');
     expect((await again.ok('state_get', { key: 'goal', scope: 'thread' })).value).toBe('ship');
+    // in the tree it joined, another agent's child writes the tree's shared scope (as the README warns), not its threads
+    await child.ok('state_set', { key: 'note', value: 'from the child', scope: 'parent' });
+    expect((await again.ok('state_get', { key: 'note', scope: 'parent' })).value).toBe('from the child');
+    expect(await child.err('state_set', { key: 'goal', value: 'x', scope: 'thread:lead-1' })).toMatchObject({ code: 'FORBIDDEN' });
+    // a thread of one's own with no parent yet joins the same way; one with a parent keeps it
+    const own = await agent('/mcp/team', { ...bearer(CODER), 'X-Blackboard-Thread': 'own-1' }, 'team_');
+    await own.ok('state_set', { key: 'mine', value: 1, scope: 'thread' });
+    const joined = await agent(
+      '/mcp/team',
+      { ...bearer(CODER), 'X-Blackboard-Thread': 'own-1', 'X-Blackboard-Parent-Thread': 'lead-1' },
+      'team_',
+    );
+    expect(await joined.ok('whoami')).toMatchObject({ thread: 'own-1', parentThread: 'lead-1' });
+    const moved = await agent(
+      '/mcp/team',
+      { ...bearer(CODER), 'X-Blackboard-Thread': 'own-1', 'X-Blackboard-Parent-Thread': 'child-1' },
+      'team_',
+    );
+    expect(await moved.ok('whoami')).toMatchObject({ thread: 'own-1', parentThread: 'lead-1' });
   });
 
   it("a thread is a handle, not a credential: a client naming another's thread as its own reads it and writes nothing", async () => {
