@@ -16,6 +16,8 @@ import { EventLog, type SessionEventStore } from './event-store.js';
 import { checkOrigin, endpointOf, HttpError, isLoopbackAddress, LOOPBACK_HOSTNAMES, sessionIdentity, type NewSession } from './requests.js';
 
 const RETRY_AFTER_SECONDS = 30;
+/** how many `subscriptions/listen` streams one `--auth` client may hold open: none takes the others' share */
+export const LISTENS_PER_CLIENT = 32;
 /** how soon a client whose SSE stream broke should reconnect (the `retry:` field of each stream's first event) */
 const SSE_RETRY_MS = 1000;
 
@@ -102,6 +104,8 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
   const sessions = new Map<string, LiveSession>();
   /** the open requests without a session (listen streams, waits) and whose they are: a reload ends a removed client's */
   const unbound = new Map<ServerResponse, string>();
+  /** the open listen streams of each `--auth` client */
+  const listening = new Map<string, number>();
   let opening = 0;
 
   // On a loopback bind, a Host that is not loopback means a web page reached us by DNS rebinding.
@@ -159,6 +163,25 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     await bus.follow(namespace);
   };
 
+  /** Counts a listen stream of client `id` while `res` is open; refuses one beyond {@link LISTENS_PER_CLIENT}. */
+  const holdListen = (id: string, res: ServerResponse, rpcId: string | number | null): void => {
+    const open = listening.get(id) ?? 0;
+    if (open >= LISTENS_PER_CLIENT) {
+      throw new HttpError(
+        429,
+        `Too many listen streams: this client holds ${LISTENS_PER_CLIENT} listen streams open already, the most it may. Follow more resources in one stream (resourceSubscriptions takes many URIs), or close one first.`,
+        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+        { code: -32603, id: rpcId },
+      );
+    }
+    listening.set(id, open + 1);
+    res.once('close', () => {
+      const left = (listening.get(id) ?? 1) - 1;
+      if (left > 0) listening.set(id, left);
+      else listening.delete(id);
+    });
+  };
+
   const closeSession = (id: string, s: LiveSession): void => {
     sessions.delete(id);
     s.events.dispose();
@@ -207,7 +230,10 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
       const onlyTool = (body as { method?: unknown } | null)?.method === 'tools/call' && typeof name === 'string' ? name : undefined;
       const method = (body as { method?: unknown } | null)?.method;
-      if (method === 'subscriptions/listen') await listenTo(body, endpoint.namespace);
+      if (method === 'subscriptions/listen') {
+        await listenTo(body, endpoint.namespace);
+        if (principal.client) holdListen(principal.id, res, (body as { id?: string | number }).id ?? null);
+      }
       const batched = Array.isArray(body) ? body.map((m) => (m as { method?: unknown } | null)?.method) : [];
       if (method === 'resources/subscribe' || batched.includes('resources/subscribe')) {
         // updates of a 2025 subscription travel on its session's stream: without one, a subscription would never be told

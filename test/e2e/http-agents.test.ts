@@ -222,6 +222,27 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     await auditor.client.subscribeResource({ uri: uri(1000) });
   }, 60_000);
 
+  it("a client holds at most 32 listen streams: one client cannot take the server's listen capacity from the others", async () => {
+    const auditor = await agent('/mcp/team', bearer(AUDITOR), 'team_', 'modern');
+    const uris = ['blackboard://team/global/listened'];
+    const streams = await Promise.all(Array.from({ length: 32 }, () => auditor.client.listen({ resourceSubscriptions: uris })));
+    await expect(auditor.client.listen({ resourceSubscriptions: uris })).rejects.toThrow(/32 listen streams/);
+    // another client still listens, and the first may again once one of its streams ends
+    const planner = await agent('/mcp/team', bearer(PLANNER), 'team_', 'modern');
+    const other = await planner.client.listen({ resourceSubscriptions: uris });
+    await streams[0].close();
+    for (let i = 0; ; i++) {
+      const again = await auditor.client.listen({ resourceSubscriptions: uris }).catch(() => undefined);
+      if (again) {
+        streams.push(again);
+        break;
+      }
+      expect(i).toBeLessThan(50);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await Promise.all([...streams.slice(1), other].map((x) => x.close()));
+  });
+
   it('401 carries WWW-Authenticate: Bearer; a session is bound to its token and its path', async () => {
     for (const headers of [{}, bearer('not-a-token-of-this-server'), { authorization: 'Basic abc' }]) {
       const res = await rawInitialize(s.port, headers, '/mcp/team');
