@@ -35,16 +35,15 @@ export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: st
   if (!label.startsWith(runs)) return;
   const current = await runOf(tx, session.keys, thread);
   const lifecycle = lifecycleOf((await tx.get(session.keys.lifecycle(thread)))?.value);
+  // ended by run_end (in any state), or moved to `finished` by agent_state_set, as the run-scope writes' rule
+  const ended = runEnded(lifecycle, current) || (lifecycle?.run === current && lifecycle.state === 'finished');
   const over =
-    label !== runScopeId(thread, current)
-      ? 'is not the current run of this thread'
-      : runEnded(lifecycle, current)
-        ? `has ended (${lifecycle?.state})`
-        : undefined;
+    label !== runScopeId(thread, current) ? 'is not the current run of this thread' : ended ? `has ended (${lifecycle?.state})` : undefined;
   if (over !== undefined) {
+    const next = ended ? 'Begin a new run with {tool:run_start}' : 'Make a new plan in this run';
     throw new BlackboardError(
       'RUN_FINISHED',
-      `This plan belongs to run ${label.slice(runs.length)}, which ${over}: its plans no longer change. Nothing was changed. Make a new plan in this run, or in scope thread to outlive runs.`,
+      `This plan belongs to run ${label.slice(runs.length)}, which ${over}: its plans no longer change. Nothing was changed. ${next}, or make the plan in scope thread to outlive runs.`,
       { scope: label },
     );
   }

@@ -55,6 +55,7 @@ describe('lifecycle tools', () => {
   it("after finished the run's mutating tools fail with RUN_FINISHED until run_start", async () => {
     const a = await agent({ config: { maxIterations: 10 } });
     await a.ok('state_set', { key: 'k', value: 1, scope: 'run' });
+    const { planId } = await a.ok('plan_create', { title: 'p', steps: ['x'], scope: 'run' });
     await reach(a, 'finished');
     const blocked: Array<[string, Record<string, unknown>]> = [
       ['state_set', { key: 'k', value: 2, scope: 'run' }],
@@ -66,6 +67,9 @@ describe('lifecycle tools', () => {
       ['scratchpad_write', { kind: 'failed_approach', value: 'a' }],
       ['final_answer_set', { content: 'too late' }],
       ['budget_step', {}],
+      // a plan of the run: none made in it, and its plans no longer change (as after run_end)
+      ['plan_create', { title: 'late', steps: ['y'], scope: 'run' }],
+      ['plan_update', { planId, title: 'renamed' }],
       ['agent_state_set', { state: 'running' }],
     ];
     for (const [tool, args] of blocked) {
