@@ -187,4 +187,15 @@ describe('run tools', () => {
     expect((await a.ok('checkpoint_list')).checkpoints).toHaveLength(1);
     expect((await a.ok('history_list', { kind: 'run_end' })).entries).toHaveLength(1);
   });
+
+  it('run_end says it saves a checkpoint only on a server whose run_end saves one', async () => {
+    const description = async (a: Awaited<ReturnType<typeof agent>>) =>
+      (await a.client.listTools()).tools.find((t) => t.name === 'run_end')?.description ?? '';
+    const bare = await agent({ config: { tools: ['run'] } });
+    expect(await description(bare)).not.toMatch(/saves|checkpoint_save/);
+    expect(await bare.ok('run_end', { status: 'finished' })).not.toHaveProperty('checkpointId');
+    const full = await agent({ config: { tools: ['all'] } });
+    expect(await description(full)).toContain('checkpoint_save');
+    expect(await full.ok('run_end', { status: 'finished' })).toHaveProperty('checkpointId');
+  });
 });
