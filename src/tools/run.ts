@@ -65,7 +65,7 @@ export function registerRunTools(
     'run_end',
     () => ({
       title: 'End the run',
-      description: 'End this run (after {tool:final_answer_set}); {tool:checkpoint_save} too. Returns state, checkpointId.',
+      description: 'End the run (after {tool:final_answer_set}); runs {tool:checkpoint_save}. Returns state, checkpointId.',
       input: z.object({ status: z.enum(END_STATES), reason: z.string().optional(), idempotencyKey }).strict(),
       output: z.object({ thread: z.string(), run: z.string(), state: z.string(), checkpointId: z.string().optional() }),
       // destructive: its checkpoint may prune the oldest one
