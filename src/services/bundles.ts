@@ -13,7 +13,7 @@ import {
   type SavedRecord,
   type ThreadDocument,
 } from './checkpoint-document.js';
-import { restoreState } from './checkpoint-restore.js';
+import { counterStays, restoreState } from './checkpoint-restore.js';
 import { collectState, stateOf } from './checkpoint-state.js';
 import type { Session } from './session.js';
 
@@ -33,7 +33,8 @@ const EXAMPLES = 3;
  * Export and import. An import loads a document into the store in one transaction. It never silently replaces what
  * is there: a record the store holds with another value, or (for a thread) a record of the thread the document does
  * not have, makes it refuse with `VERSION_CONFLICT`, changing nothing, unless `replace` is given. Loading the same
- * document again changes nothing (each record keeps its version).
+ * document again changes nothing (each record keeps its version). A sequence counter (history, messages) the store
+ * has further along than the document stays as it is: the numbers it gave are never given again.
  */
 export class BundleService {
   constructor(
@@ -112,7 +113,11 @@ export class BundleService {
       const records = Object.keys(doc.records).length;
       if (doc.kind === 'thread')
         await restoreState(tx, this.keys, this.who, this.session.by, doc, { keepWork: false, planTtlMs: this.planTtlMs });
-      else for (const [rel, r] of Object.entries(doc.records)) await tx.putEntry(this.keys.absolute(rel), fromSaved(r));
+      else
+        for (const [rel, r] of Object.entries(doc.records)) {
+          const key = this.keys.absolute(rel);
+          if (!counterStays(rel, (await tx.get(key))?.value, r.v)) await tx.putEntry(key, fromSaved(r));
+        }
       return { records, replaced: replaced.length, removed: removed.length };
     });
     return result;
@@ -152,6 +157,7 @@ export class BundleService {
       for (const [key, e] of entries) {
         const rel = this.keys.relative(key);
         const r = doc.records[rel];
+        if (counterStays(rel, e.value, r?.v)) continue;
         if (r === undefined) removed.push(rel);
         else if (!sameJson(e.value, r.v)) replaced.push(rel);
       }
@@ -159,7 +165,7 @@ export class BundleService {
     }
     for (const [rel, r] of Object.entries(doc.records)) {
       const e = await tx.get(this.keys.absolute(rel));
-      if (e !== undefined && !sameJson(e.value, r.v)) replaced.push(rel);
+      if (e !== undefined && !sameJson(e.value, r.v) && !counterStays(rel, e.value, r.v)) replaced.push(rel);
     }
     return { replaced, removed };
   }

@@ -1,7 +1,7 @@
 // What a restore writes: the thread's state as saved, with its budgets, and the work in its plans, as they are now.
 import { BlackboardError } from '../errors.js';
 import { runScopeId, type Identity } from '../context.js';
-import type { Keys } from '../keyspace.js';
+import { FAMILY, isFamilyRelative, type Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { fromSaved, type ThreadDocument } from './checkpoint-document.js';
@@ -14,11 +14,21 @@ import { expireReplacedRunPlans } from './run-plans.js';
 import { threadInfoOf } from './thread-info.js';
 
 /**
+ * Whether a sequence counter (a thread's history, the namespace's messages) keeps the value it has now rather than the
+ * saved one: numbers once given are never given again, so a counter never goes back — whether restored or imported.
+ */
+export const counterStays = (relative: string, now: Json | undefined, saved: Json | undefined): boolean =>
+  isFamilyRelative(relative, [FAMILY.historySeq, FAMILY.messageSeq]) &&
+  typeof now === 'number' &&
+  now >= (typeof saved === 'number' ? saved : 0);
+
+/**
  * Replaces the thread's state by the document's, and moves the thread to the document's run; returns how many records
  * the document has. Records the document does not have are deleted; the others are rewritten, keeping their version
  * when they are unchanged since the save and continuing above it otherwise (a version never goes back or repeats).
  *
- * With `keepWork` (a restore; an import of a document loads it as it is) spending and other agents' work are not
+ * The history counter never goes back: when the thread's is further along, it stays (and the next event gets a new
+ * number). With `keepWork` (a restore; an import of a document loads it as it is) spending and other agents' work are not
  * undone: the thread's budgets stay as they are now, and each plan keeps the steps in progress or completed now, and
  * its fences (see {@link restoredPlan}); a plan made since the save stays if it has such a step, with its index entry.
  */
@@ -62,18 +72,17 @@ export async function restoreState(
   const answerStays =
     current.has(answer) && !(runOf(doc.records[keys.relative(answer)]?.v) === doc.run && runOf(current.get(answer)?.value) !== doc.run);
   /**
-   * Left as it is now: a budget, a final answer once given (a run answers once), the history counter when not behind
-   * the saved one, or a plan (with its index entries) that keeps its present record.
+   * Left as it is now: the history counter when not behind the saved one (an import too), and on a restore a budget, a
+   * final answer once given (a run answers once), or a plan (with its index entries) that keeps its present record.
    */
   // History numbers never go back: the events after the save go, but the next one takes the number after the
   // highest given (a follower's afterSeq from before the restore still sees it).
   const counter = keys.historyCounter(doc.thread);
-  const counterOf = (value: Json | undefined): number => (typeof value === 'number' ? value : 0);
-  const counterStays = counterOf(current.get(counter)?.value) >= counterOf(doc.records[keys.relative(counter)]?.v);
+  const counterKept = counterStays(keys.relative(counter), current.get(counter)?.value, doc.records[keys.relative(counter)]?.v);
   const kept = (key: string): boolean => {
+    if (key === counter && counterKept) return true;
     if (!keepWork) return false;
     if (key >= budgets.lo && key < budgets.hi) return true;
-    if (key === counter && current.has(counter) && counterStays) return true;
     if (key === answer && answerStays) return true;
     const planId = keys.planOf(key);
     return planId !== undefined && plans.get(planId) === 'now';
