@@ -1,6 +1,6 @@
 // The portable, versioned JSON of a thread's (or a namespace's) state: what checkpoints, export and import share.
 import { BlackboardError } from '../errors.js';
-import { MAX_KEY_CHARS, checkName, isScopeId } from '../context.js';
+import { MAX_KEY_CHARS, checkKey, checkName, isScopeId } from '../context.js';
 import { familyRecordProblem } from '../families/schemas.js';
 import { isRelativeKey, relativeScope, relativeUserKey, showRelative } from '../keyspace.js';
 import { nesting } from '../store/json-text.js';
@@ -154,15 +154,32 @@ function checkSaved(rel: string, r: unknown): asserts r is SavedRecord {
 
 /**
  * A bundle's record must be one the tools could have written (a checkpoint's were, by the server itself): a user key
- * in a scope a tool can name, or a record of a family this version knows that decodes with the family's schema. A
- * record in an unknown scope could never be read; a malformed family record would make every tool that reads it fail.
+ * (as every tool checks it: no control characters, well-formed Unicode) in a scope a tool can name, or a record of a
+ * family this version knows that decodes with the family's schema. A record in an unknown scope could never be read;
+ * a malformed family record would make every tool that reads it fail; a key with a lone surrogate would be stored as
+ * another key.
  */
 function checkReachable(rel: string, value: Json): void {
   const scope = relativeScope(rel);
   const family = scope.startsWith('~') ? scope.slice(1).split(':')[0] : undefined;
-  const problem =
-    family !== undefined ? familyRecordProblem(family, value) : isScopeId(scope) ? undefined : 'its scope is not one a tool can name';
+  const problem = !rel.isWellFormed()
+    ? 'its key is not well-formed Unicode (it has a lone surrogate)'
+    : family !== undefined
+      ? familyRecordProblem(family, value)
+      : isScopeId(scope)
+        ? userKeyProblem(rel)
+        : 'its scope is not one a tool can name';
   if (problem !== undefined) throw new Unusable(`record ${JSON.stringify(showRelative(rel))} cannot be loaded: ${problem}`);
+}
+
+/** Why no tool could name a record's user key (control characters, a separator among them), or undefined. */
+function userKeyProblem(rel: string): string | undefined {
+  try {
+    checkKey(relativeUserKey(rel) ?? '');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/\.$/, '');
+  }
 }
 
 function migrateV1(doc: Record<string, unknown>): ThreadDocument {

@@ -183,6 +183,8 @@ describe('export and import bundles', () => {
       ['long key', record(`global\u001f${'k'.repeat(513)}`, { v: 1, ver: 1, at: 1, by: 'x' })],
       ['deep value', record('global\u001fk', { v: JSON.parse(`${'['.repeat(2000)}${']'.repeat(2000)}`), ver: 1, at: 1, by: 'x' })],
       ['scope no tool can name', record('nosuch:x\u001fk', { v: 1, ver: 1, at: 1, by: 'x' })],
+      ['control character in a key', record('global\u001fa\u001fb', { v: 1, ver: 1, at: 1, by: 'x' })],
+      ['lone surrogate in a key', record('global\u001fk\ud800', { v: 1, ver: 1, at: 1, by: 'x' })],
       ['unknown family', record('~nosuch:x\u001fk', { v: 1, ver: 1, at: 1, by: 'x' })],
       ['malformed plan record', record('~plan:id\u001fp1', { v: { steps: 'none' }, ver: 1, at: 1, by: 'x' })],
     ]) {
