@@ -66,8 +66,12 @@ export async function listPlans(
         ];
   const tag = `plans:${scopes.join(',')}:${args.status ?? ''}`;
   const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, { label: tag, id: tag }, '');
-  const [afterRevision, afterId] = after === undefined ? [Infinity, ''] : [Number(after.split(' ')[0]), after.split(' ')[1] ?? ''];
-  const found: Array<{ revision: number; plan: PlanSummary }> = [];
+  // a cursor is the last plan's revision, time and id
+  const [afterRevision, afterAt, afterId] =
+    after === undefined
+      ? [Infinity, Infinity, '']
+      : ([Number(after.split(' ')[0]), Number(after.split(' ')[1]), after.split(' ')[2] ?? ''] as const);
+  const found: Array<{ revision: number; at: number; plan: PlanSummary }> = [];
   const reader = plans.reader();
   for (const scopeId of scopes) {
     const { entries } = await plans.store.list({ ...plans.indexRange(scopeId), limit: SCOPE_SCAN });
@@ -80,17 +84,20 @@ export async function listPlans(
       await settle(record, (h) => plans.presence.readIn(reader, h), reader.now);
       const { steps: _steps, createdAt: _c, updatedBy: _u, ...summary } = planView(planId, record, entry, new Map(), 'summary');
       if (summary.title.length > LIST_TITLE_CHARS) summary.title = `${summary.title.slice(0, LIST_TITLE_CHARS)}…`;
-      found.push({ revision: entry.revision, plan: summary });
+      found.push({ revision: entry.revision, at: entry.updatedAt, plan: summary });
     }
   }
-  // The latest change first: the revision that wrote each plan orders them even within one millisecond.
-  found.sort((a, b) => b.revision - a.revision || (a.plan.planId < b.plan.planId ? -1 : 1));
-  const rest = found.filter((f) => f.revision < afterRevision || (f.revision === afterRevision && f.plan.planId > afterId));
+  // The latest change first: the revision that wrote each plan orders them even within one millisecond, and the time
+  // each was written orders the plans one transaction wrote (an import keeps each plan's time).
+  const order = (a: (typeof found)[number], b: { revision: number; at: number; id: string }): number =>
+    b.revision - a.revision || b.at - a.at || (a.plan.planId < b.id ? -1 : a.plan.planId > b.id ? 1 : 0);
+  found.sort((a, b) => order(a, { ...b, id: b.plan.planId }));
+  const rest = found.filter((f) => order(f, { revision: afterRevision, at: afterAt, id: afterId }) > 0);
   const page = rest.slice(0, limit);
   const out: PlanList = { plans: page.map((f) => f.plan) };
   if (rest.length > limit) {
     const last = page[page.length - 1];
-    out.nextCursor = encodeCursor({ label: tag, id: tag }, '', `${last.revision} ${last.plan.planId}`);
+    out.nextCursor = encodeCursor({ label: tag, id: tag }, '', `${last.revision} ${last.at} ${last.plan.planId}`);
   }
   if (found.length === 0) {
     // each tool mention in a sentence of its own, so a server without one of them keeps the rest

@@ -78,4 +78,22 @@ describe('import', () => {
     expect(changes.map((c) => c.key)).toEqual([]);
     expect(await store.revision()).toBe(before);
   });
+
+  it('an imported namespace lists its plans as the store it came from did, newest first (one transaction wrote them all)', async () => {
+    const a = await agent({ store: memoryStore(), config: { agent: 'a', thread: 't' } });
+    for (const title of ['p1', 'p2', 'p3', 'p4', 'p5', 'p6']) {
+      await a.ok('plan_create', { title, steps: ['s'] });
+      await new Promise((r) => setTimeout(r, 3)); // each written at its own millisecond
+    }
+    const titles = async (x: typeof a) => {
+      const first = await x.ok('plan_list', { limit: 4 });
+      const rest = await x.ok('plan_list', { limit: 4, cursor: first.nextCursor });
+      return [...first.plans, ...rest.plans].map((p: { title: string }) => p.title);
+    };
+    expect(await titles(a)).toEqual(['p6', 'p5', 'p4', 'p3', 'p2', 'p1']);
+    const { doc } = await a.bb.services.bundles.exportNamespace();
+    const b = await agent({ store: memoryStore(), config: { agent: 'b', thread: 'u' } });
+    await b.bb.services.bundles.import(doc);
+    expect(await titles(b)).toEqual(['p6', 'p5', 'p4', 'p3', 'p2', 'p1']);
+  });
 });
