@@ -54,7 +54,7 @@ export const exportCommand: Command = {
     const { values } = readFlags(EXPORT_FLAGS, argv, { command: 'export' });
     if (values.help) return print(EXPORT_HELP);
     const url = values.store;
-    if (url === 'memory://' || url === 'memory:')
+    if (isMemory(url))
       throw new ConfigError('--store memory:// is empty in a new process: there is nothing to export. Give the SQLite store to read.');
     const store = await openCommandStore(url, { sweepIntervalMs: 0 }, { command: 'export', mustExist: true, blackboardOnly: true });
     try {
@@ -99,6 +99,11 @@ export const importCommand: Command = {
     if (values.help) return print(IMPORT_HELP);
     if (positionals.length !== 1) {
       throw new ConfigError(`import takes one FILE (or - for stdin), got ${positionals.length}. Run mcp-blackboard import --help.`);
+    }
+    if (isMemory(values.store)) {
+      throw new ConfigError(
+        '--store memory:// is gone when import exits: nothing would be kept. Give the store your servers use (sqlite://, postgres://, redis://).',
+      );
     }
     const file = positionals[0];
     let content: string;
@@ -152,6 +157,9 @@ function writeAll(text: string): void {
     }
   }
 }
+
+/** A memory store lives as long as the process: empty for an export, lost after an import. */
+const isMemory = (url: string | undefined): boolean => url === 'memory://' || url === 'memory:';
 
 function servicesFor(store: VersionedStore, namespace: string | undefined, thread: string): ReturnType<typeof createServices> {
   const session = new Session(store, { namespace, thread, run: '', rootThread: '', delegateLevel: 0 });

@@ -116,6 +116,17 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ],
     ['import: no file', ['import'], /^mcp-blackboard import: import takes one FILE \(or - for stdin\), got 0/],
     ['import: two files', ['import', 'a.json', 'b.json'], /takes one FILE .*got 2/],
+    [
+      'import: into a store that is gone when it exits',
+      ['import', 'a.json', '--store', 'memory://'],
+      /memory:\/\/ is gone when import exits: nothing would be kept/,
+    ],
+    [
+      'import: the same from the environment',
+      ['import', 'a.json'],
+      /memory:\/\/ is gone when import exits/,
+      { BLACKBOARD_STORE: 'memory:' },
+    ],
   ])('%s', async (_name, args, message, env) => {
     const r = await cli(args, env);
     expect(oneLine(r, 2)).toMatch(message);
