@@ -107,7 +107,7 @@ function parseDocument(text: string): ThreadDocument | NamespaceDocument {
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Unusable('it is not a JSON object');
   const doc = raw as Record<string, unknown>;
-  if (doc.format === 1) return migrateV1(doc);
+  if (doc.format === 1) return checkNames(migrateV1(doc));
   if (doc.format !== FORMAT) throw new Unusable(`its format ${JSON.stringify(doc.format)} is not one this version reads (1 or ${FORMAT})`);
   if (typeof doc.records !== 'object' || doc.records === null || Array.isArray(doc.records)) throw new Unusable('it has no records');
   const records = doc.records as Record<string, unknown>;
@@ -115,12 +115,22 @@ function parseDocument(text: string): ThreadDocument | NamespaceDocument {
   if (doc.kind === 'namespace') return { format: FORMAT, kind: 'namespace', records: records as Record<string, SavedRecord> };
   if (doc.kind !== 'thread' || typeof doc.thread !== 'string' || typeof doc.run !== 'string')
     throw new Unusable('it names no thread and run');
-  try {
-    checkName('thread', doc.thread);
-  } catch {
-    throw new Unusable('its thread id is not valid');
+  return checkNames({ format: FORMAT, kind: 'thread', thread: doc.thread, run: doc.run, records: records as Record<string, SavedRecord> });
+}
+
+/** A thread document's thread and run ids are ones the server could have given (the thread becomes that run's). */
+function checkNames(doc: ThreadDocument): ThreadDocument {
+  for (const [what, value] of [
+    ['thread', doc.thread],
+    ['run', doc.run],
+  ] as const) {
+    try {
+      checkName(what, value);
+    } catch {
+      throw new Unusable(`its ${what} id ${JSON.stringify(value.slice(0, 80))} is not valid`);
+    }
   }
-  return { format: FORMAT, kind: 'thread', thread: doc.thread, run: doc.run, records: records as Record<string, SavedRecord> };
+  return doc;
 }
 
 const isTime = (t: unknown): boolean => typeof t === 'number' && Number.isFinite(t) && Math.abs(t) <= MAX_TIME;
