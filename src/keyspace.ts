@@ -123,7 +123,7 @@ export const THREAD_OWNER = 'meta';
 /** The sequence number of a history event's key (`e:` and the number, zero-padded so key order is number order). */
 export const historySeq = (storage: string): number => Number(lastPart(storage).slice(2));
 
-const SEQ_WIDTH = 16;
+export const SEQ_WIDTH = 16;
 /**
  * The mailbox part of an agent's own mail, read in whichever thread the agent reads (no thread id starts with "~"),
  * and of its acknowledged position over all its threads.

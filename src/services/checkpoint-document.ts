@@ -2,7 +2,7 @@
 import { BlackboardError } from '../errors.js';
 import { MAX_KEY_CHARS, checkKey, checkName, isScopeId } from '../context.js';
 import { familyRecordProblem } from '../families/schemas.js';
-import { isRelativeKey, relativeScope, relativeUserKey, showRelative } from '../keyspace.js';
+import { FAMILY, SEQ_WIDTH, isRelativeKey, relativeScope, relativeUserKey, showRelative } from '../keyspace.js';
 import { nesting } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
@@ -175,11 +175,25 @@ function checkReachable(rel: string, value: Json): void {
   const problem = !rel.isWellFormed()
     ? 'its key is not well-formed Unicode (it has a lone surrogate)'
     : family !== undefined
-      ? familyRecordProblem(family, value)
+      ? (familyKeyProblem(family, rel) ?? familyRecordProblem(family, value))
       : isScopeId(scope)
         ? userKeyProblem(rel)
         : 'its scope is not one a tool can name';
   if (problem !== undefined) throw new Unusable(`record ${JSON.stringify(showRelative(rel))} cannot be loaded: ${problem}`);
+}
+
+/** The keys of the families whose records are numbered: the number, zero-padded, as the services write it. */
+const NUMBERED_KEYS: Record<string, RegExp> = {
+  [FAMILY.history]: new RegExp(`^e:\\d{${SEQ_WIDTH}}$`),
+  [FAMILY.message]: new RegExp(`^\\d{${SEQ_WIDTH}}$`),
+  [FAMILY.mailbox]: new RegExp(`:\\d{${SEQ_WIDTH}}$`),
+  [FAMILY.mailboxWait]: new RegExp(`^\\d{${SEQ_WIDTH}}$`),
+};
+
+/** Why a numbered family's record key is not one its service writes (a listing of the family would stop at it). */
+function familyKeyProblem(family: string, rel: string): string | undefined {
+  const re = NUMBERED_KEYS[family];
+  return re === undefined || re.test(rel.slice(relativeScope(rel).length + 1)) ? undefined : `its key is not a ${family} record's`;
 }
 
 /** Why no tool could name a record's user key (control characters, a separator among them), or undefined. */

@@ -186,6 +186,10 @@ describe('export and import bundles', () => {
       ['control character in a key', record('global\u001fa\u001fb', { v: 1, ver: 1, at: 1, by: 'x' })],
       ['lone surrogate in a key', record('global\u001fk\ud800', { v: 1, ver: 1, at: 1, by: 'x' })],
       ['unknown family', record('~nosuch:x\u001fk', { v: 1, ver: 1, at: 1, by: 'x' })],
+      [
+        'a history event key that is no number',
+        record('~history:T\u001fe:zzz', { v: { kind: 'note', content: 'hi' }, ver: 1, at: 1, by: 'x' }),
+      ],
       ['a thread bundle without a run', JSON.stringify({ format: 2, kind: 'thread', thread: 'T', run: '', records: {} })],
       ['a run id no server gives', JSON.stringify({ format: 2, kind: 'thread', thread: 'T', run: 'a/../b c', records: {} })],
       ['a format-1 thread id no tool accepts', JSON.stringify({ format: 1, thread: 'a b', run: 'r', records: {} })],
