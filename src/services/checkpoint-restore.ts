@@ -13,14 +13,25 @@ import { encode } from './records.js';
 import { expireReplacedRunPlans } from './run-plans.js';
 import { threadInfoOf } from './thread-info.js';
 
+/** The number a record that only moves forward holds (a sequence counter, an acknowledged inbox position), if it is one. */
+function forwardOf(relative: string, value: Json | undefined): number | undefined {
+  const n = isFamilyRelative(relative, [FAMILY.historySeq, FAMILY.messageSeq])
+    ? value
+    : isFamilyRelative(relative, [FAMILY.inboxPosition]) && typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? value.seq
+      : undefined;
+  return typeof n === 'number' ? n : undefined;
+}
+
 /**
- * Whether a sequence counter (a thread's history, the namespace's messages) keeps the value it has now rather than the
- * saved one: numbers once given are never given again, so a counter never goes back — whether restored or imported.
+ * Whether a record that only moves forward keeps the value it has now rather than the saved one: a sequence counter (a
+ * thread's history, the namespace's messages), whose numbers once given are never given again, or a recipient's
+ * acknowledged inbox position, which never moves back — whether restored or imported.
  */
-export const counterStays = (relative: string, now: Json | undefined, saved: Json | undefined): boolean =>
-  isFamilyRelative(relative, [FAMILY.historySeq, FAMILY.messageSeq]) &&
-  typeof now === 'number' &&
-  now >= (typeof saved === 'number' ? saved : 0);
+export const counterStays = (relative: string, now: Json | undefined, saved: Json | undefined): boolean => {
+  const current = forwardOf(relative, now);
+  return current !== undefined && current >= (forwardOf(relative, saved) ?? 0);
+};
 
 /**
  * Replaces the thread's state by the document's, and moves the thread to the document's run; returns how many records

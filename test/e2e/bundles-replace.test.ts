@@ -42,6 +42,35 @@ describe('import --replace into a store that holds more than the bundle', () => 
     }
   });
 
+  it("a namespace bundle with an older acknowledged position: the recipient's position does not move back", async () => {
+    const [a, b] = [join(tempDir(), 'a.db'), join(tempDir(), 'b.db')];
+    await mail(a, 2, 'from a');
+    await mail(b, 5, 'from b');
+    const ack = async (db: string): Promise<void> => {
+      const bob = await spawnAgent(['--store', `sqlite://${db}`, '--thread', 'TB', '--agent', 'bob']);
+      try {
+        const { cursor } = await bob.ok('inbox', { waitMs: 0, limit: 50 });
+        await bob.ok('inbox', { waitMs: 0, ack: cursor });
+      } finally {
+        await bob.close();
+      }
+    };
+    await ack(a); // the bundle's position: message 2
+    await ack(b); // the store's: message 5
+    const file = join(tempDir(), 'a.json');
+    writeFileSync(file, (await runCli(['export', '--store', `sqlite://${a}`])).stdout);
+    const r = await runCli(['import', file, '--store', `sqlite://${b}`, '--replace']);
+    expect(r.code, r.stderr).toBe(0);
+    const bob = await spawnAgent(['--store', `sqlite://${b}`, '--thread', 'TB', '--agent', 'bob']);
+    try {
+      const inbox = await bob.ok('inbox', { waitMs: 0, limit: 50 });
+      expect(inbox.messages).toEqual([]);
+      expect(inbox.unread).toBe(0);
+    } finally {
+      await bob.close();
+    }
+  });
+
   it("a thread bundle: the thread's next history event gets a number it never had", async () => {
     const [a, b] = [join(tempDir(), 'a.db'), join(tempDir(), 'b.db')];
     await mail(a, 2, 'from a');
