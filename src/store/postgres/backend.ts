@@ -158,10 +158,15 @@ export class PostgresBackend implements Backend {
     const deadline = this.db.deadline();
     // The version floor is read by every transaction that creates a key: fetching it up front saves a round trip.
     const keys = [...new Set([...prefetch, VERSION_FLOOR_KEY])];
-    for (let attempt = 0; ; attempt++) {
-      const outcome = await this.attempt(fn, keys, ranges, deadline, attempt > 0);
-      if ('value' in outcome) return outcome.value;
-      if (attempt > 0 || Date.now() > deadline - 200) throw outcome.unchanged;
+    const done = await this.db.turn(deadline);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const outcome = await this.attempt(fn, keys, ranges, deadline, attempt > 0);
+        if ('value' in outcome) return outcome.value;
+        if (attempt > 0 || Date.now() > deadline - 200) throw outcome.unchanged;
+      }
+    } finally {
+      done();
     }
   }
 

@@ -56,6 +56,10 @@ export class Connections {
   private readonly names = new Map<string, string>();
   /** Whether plain reads are prepared: until a server refuses a prepared statement (see {@link readPrepared}). */
   private prepares = true;
+  /** How many transactions may hold a connection at once (see {@link turn}): half the pool, at least one. */
+  private turns: number;
+  /** Transactions waiting for a turn, oldest first: each is called with the turn it is handed. */
+  private readonly waiting: Array<(granted: boolean) => void> = [];
   /** Set when the store closes; {@link ended} rejects then. */
   private ending = false;
   private endNow: (error: Error) => void = () => {};
@@ -89,6 +93,7 @@ export class Connections {
     this.connectTimeoutMs = parsed.connectTimeoutMs;
     // Idle connections are closed after 10 s, before a middlebox's idle timeout is likely to have cut them.
     this.pool = new pg.Pool({ ...this.config, max: parsed.poolMax, idleTimeoutMillis: 10_000 });
+    this.turns = Math.max(1, Math.floor(parsed.poolMax / 2));
     // Its 'error' events must never go unheard: that would end the process.
     this.pool.on('error', () => {});
     this.pool.on('connect', (client) => client.on('error', () => {}));
@@ -129,6 +134,42 @@ export class Connections {
       throw error;
     });
     return { client: own, done: (error) => (error ? dropAfter(error, this.config, own, end) : end()) };
+  }
+
+  /**
+   * A turn for one transaction (all its attempts), waited for until `deadline`; call the function returned to give it
+   * back. Every transaction waits for the board's one lock row, so more at once would only wait there, each on a
+   * connection: behind a lock held long (an operator's open transaction, a frozen host) they took the whole pool, the
+   * plain reads (which need no lock) failed after waiting 5 s for a connection, and each write retried on a connection
+   * of its own past the pool (133 open for `pool_max=10`). A turn not come by the deadline fails, nothing changed.
+   */
+  async turn(deadline: number): Promise<() => void> {
+    if (this.ending) throw closedError();
+    const give = (): void => {
+      const next = this.waiting.shift();
+      if (next) next(true);
+      else this.turns++;
+    };
+    if (this.turns > 0) {
+      this.turns--;
+      return give;
+    }
+    const granted = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(take), 1);
+        resolve(false);
+      }, deadline - Date.now());
+      const take = (turn: boolean): void => {
+        clearTimeout(timer);
+        resolve(turn);
+      };
+      this.waiting.push(take);
+    });
+    if (!granted || this.ending) {
+      if (granted) give();
+      throw this.ending ? closedError() : new Error("timeout: no turn to write within the call's time (the store's lock is held)");
+    }
+    return give;
   }
 
   /** An unconnected client of its own, connecting within the call's time. */
@@ -212,6 +253,7 @@ export class Connections {
   async end(): Promise<void> {
     this.ending = true;
     this.endNow(closedError());
+    for (const take of this.waiting.splice(0)) take(false);
     await this.pool.end().catch(() => {});
   }
 }
