@@ -6,7 +6,7 @@ import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { encode } from './records.js';
 import { barringOwner, forbiddenThread } from './ownership.js';
-import { threadInfoOf, type ThreadInfo } from './thread-info.js';
+import { sameThreadInfo, threadInfoOf, type ThreadInfo } from './thread-info.js';
 
 export interface SessionOptions {
   namespace?: string;
@@ -74,6 +74,12 @@ export class Session {
       if (before.runs === 0) {
         session.adopt(thread, next);
         session.unrecorded = { thread, parentThread: options.parentThread, planned: next };
+        return session;
+      }
+      // a thread whose record says already what entering it would write (its run, its place in the tree): nothing to
+      // write. A client without a session opens a connection per request, and its reads must not write.
+      if (sameThreadInfo(before, next)) {
+        session.adopt(thread, next);
         return session;
       }
     }

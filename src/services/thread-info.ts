@@ -20,6 +20,9 @@ export const ThreadInfoRecord = z.object({
   owner: z.string().optional(),
 });
 export type ThreadInfo = z.infer<typeof ThreadInfoRecord>;
+/** Whether two thread infos say the same (a connection entering a thread that says so already has nothing to write). */
+export const sameThreadInfo = (a: ThreadInfo, b: ThreadInfo): boolean =>
+  a.parent === b.parent && a.root === b.root && a.level === b.level && a.runs === b.runs && a.run === b.run && a.owner === b.owner;
 /** What is known of a thread, from its stored record (`undefined` when none). */
 export const threadInfoOf = (value: Json | undefined): ThreadInfo | undefined =>
   value === undefined ? undefined : decode(ThreadInfoRecord, value, 'thread');

@@ -258,6 +258,15 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     expect((await raw(s.port, { path: '/mcp/team', headers: { ...headers, ...bearer(PLANNER) }, body: list })).status).toBe(200);
   });
 
+  it('a 2026-07-28 client whose thread is recorded writes nothing when it only reads (each request opens its connection)', async () => {
+    const writer = await agent('/mcp/team', bearer(CODER), 'team_', 'modern');
+    await writer.ok('state_set', { key: 'read-often', value: 1 });
+    const revision = await s.store.revision();
+    for (let i = 0; i < 5; i++) expect((await writer.ok('state_get', { key: 'read-often' })).value).toBe(1);
+    await writer.ok('whoami');
+    expect(await s.store.revision()).toBe(revision);
+  });
+
   it('a session that only connected and read leaves no thread record; its first write records it', async () => {
     const reader = await agent('/mcp/team', bearer(AUDITOR), 'team_', 'legacy');
     const writer = await agent('/mcp/team', bearer(CODER), 'team_', 'legacy');
