@@ -103,10 +103,12 @@ export class SqliteCommitListener {
     if (this.listeners.size === 0 || !this.options.usable()) return;
     const r = this.options.reader;
     const events: CommitEvent[] = [];
+    // the last row read when a page came full: the next page starts after it, within the same commit if it was cut
+    let after: { revision: number; key: string } | undefined;
     try {
       for (;;) {
         const { rows, revision, compacted } = r.snapshot(() => ({
-          rows: r.since.all(this.seen, CATCH_UP_ROWS),
+          rows: after ? r.sinceRow.all(after.revision, after.key, CATCH_UP_ROWS) : r.since.all(this.seen, CATCH_UP_ROWS),
           revision: r.revision.get()!.value,
           compacted: r.compacted.get()!.value,
         }));
@@ -124,8 +126,10 @@ export class SqliteCommitListener {
           this.seen = Math.max(this.seen, revision);
           break;
         }
-        this.seen = rows[rows.length - 1].revision - 1; // re-read the last commit whole if it was cut
-        events.pop();
+        // A commit cut by the page (one of more than CATCH_UP_ROWS changes, such as a sweep expiring 1000 keys)
+        // goes on in the next page, whose rows join its event above.
+        after = rows[rows.length - 1];
+        this.seen = after.revision - 1;
       }
     } catch {
       // Busy or failing: the next notification or poll tick tries again.

@@ -233,6 +233,10 @@ export function readerStatements(db: Database.Database, knownFromBytes = KNOWN_F
     since: db.prepare<[number, number], { revision: number; key: string }>(
       `SELECT rev AS revision, key FROM ${CHANGES} WHERE rev > ? ORDER BY rev, key LIMIT +?`,
     ),
+    /** the change log after one of its rows (keyset on the primary key): the next page of a commit cut by the limit */
+    sinceRow: db.prepare<[number, string, number], { revision: number; key: string }>(
+      `SELECT rev AS revision, key FROM ${CHANGES} WHERE (rev, key) > (?, ?) ORDER BY rev, key LIMIT +?`,
+    ),
     ...sizedStatements(db, knownFromBytes),
   };
 }
