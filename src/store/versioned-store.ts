@@ -7,6 +7,9 @@ import type { Backend, ChangeQuery, ChangeRow, Json, KeyRange, RangeQuery, TxCon
 
 export { StoreTx, type Entry, type WriteOptions } from './tx.js';
 
+/** How long one sweep may go on in batches before it leaves the rest to the next. */
+const SWEEP_PASS_MS = 5000;
+
 export interface StoreOptions {
   /** largest value accepted, as UTF-8 JSON bytes */
   maxValueBytes?: number;
@@ -233,11 +236,25 @@ export class VersionedStore {
   }
 
   /**
-   * Housekeeping, in one transaction: expired records become tombstones (a logged delete, so followers see them go),
-   * tombstones older than the change retention are removed (raising the version floor, so versions still never
-   * repeat), and change log entries older than the retention are pruned. Returns how many records it touched.
+   * Housekeeping: expired records become tombstones (a logged delete, so followers see them go), tombstones older than
+   * the change retention are removed (raising the version floor, so versions still never repeat), and change log
+   * entries older than the retention are pruned — in batches of `limit` (each one transaction) until nothing more is
+   * due, for at most {@link SWEEP_PASS_MS}, so a store that logs more than a batch between two sweeps does not fall
+   * behind. Returns how many records it touched.
    */
   async sweep(limit = 1000): Promise<number> {
+    const until = Date.now() + SWEEP_PASS_MS;
+    let touched = 0;
+    for (;;) {
+      const batch = await this.sweepBatch(limit);
+      touched += batch.touched;
+      if (!batch.more || Date.now() >= until) return touched;
+      await new Promise((resolve) => setImmediate(resolve)); // calls go on between batches
+    }
+  }
+
+  /** One batch of {@link sweep}; `more` when a part of it came full (more may be due). */
+  private async sweepBatch(limit: number): Promise<{ touched: number; more: boolean }> {
     const now = this.now();
     const tombstonesBefore = now - this.changeRetentionMs;
     const keys = await this.io('sweep', () => this.backend.due({ now, tombstonesBefore, limit }));
@@ -259,8 +276,9 @@ export class VersionedStore {
         return count;
       }));
     }
-    await this.io('sweep', () => this.backend.pruneChanges(tombstonesBefore, limit));
-    return touched;
+    const pruned = await this.io('sweep', () => this.backend.pruneChanges(tombstonesBefore, limit));
+    // (due keys another process swept meanwhile touch nothing here: no more is due then)
+    return { touched, more: (keys.length >= limit && touched > 0) || pruned >= limit };
   }
 
   async close(): Promise<void> {

@@ -89,6 +89,25 @@ export function changesCases(backend: BackendCase): void {
       expect(page.changes[0].revision).toBe(recent.revision);
     });
 
+    it('a sweep keeps up with more than one batch: every change past the retention is pruned, every expired key swept', async () => {
+      store = await backend.open({ changeRetentionMs: 300 });
+      let last = 0;
+      for (let t = 0; t < 5; t++) {
+        ({ revision: last } = await store.transact(async (tx) => {
+          for (let i = 0; i < 100; i++) await tx.set(`k${t}-${i}`, i, { by: 'x', ...(t === 0 ? { ttlMs: 50 } : {}) });
+        }));
+      }
+      await sleep(400);
+      // batches of 40: the 500 changes and the 100 expired keys take several
+      expect(await store.sweep(40)).toBe(100);
+      const page = await store.changes({ after: 0, ...ALL, limit: 1000 });
+      expect(page.compacted).toBe(last);
+      // what is left is the sweep's own logged deletes of the expired keys
+      expect(page.changes).toHaveLength(100);
+      expect(page.changes.every((c) => c.deleted && c.key.startsWith('k0-'))).toBe(true);
+      expect((await store.list({ ...ALL, limit: 1000 })).entries).toHaveLength(400);
+    });
+
     it('an expired record becomes a logged delete when swept, so followers see it go', async () => {
       store = await backend.open();
       await store.transact((tx) => tx.set('t', 1, { by: 'x', ttlMs: 50 }));
