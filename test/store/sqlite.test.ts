@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createHook } from 'node:async_hooks';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -72,6 +72,22 @@ describe('SQLite backend', () => {
     release();
     await writing;
     expect((await store.get('k'))!.value).toBe('uncommitted');
+    await store.close();
+  });
+
+  it('the -wal file does not stay large: past 16 MiB it is checkpointed and truncated by a later commit', async () => {
+    const path = join(tempDir(), 'wal-size.db');
+    const store = new VersionedStore(await SqliteBackend.open(path), { sweepIntervalMs: 0 });
+    const walBytes = () => statSync(`${path}-wal`).size;
+    const big = 'x'.repeat(1000 * 1024);
+    await store.transact(async (tx) => {
+      for (let i = 0; i < 24; i++) await tx.set(`big-${i}`, `${i}${big}`, { by: 'x' });
+    });
+    expect(walBytes()).toBeGreaterThan(16 * 1024 * 1024);
+    // SQLite's own checkpoints reuse the file from its start but never shrink it: it stayed at its largest
+    for (let i = 0; i < 40; i++) await store.transact((tx) => tx.set('small', i, { by: 'x' }));
+    expect(walBytes()).toBeLessThan(16 * 1024 * 1024);
+    expect((await store.get('big-19'))!.value).toBe(`19${big}`);
     await store.close();
   });
 });

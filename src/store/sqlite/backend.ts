@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import type Keyv from 'keyv';
 import { corrupt, ENVELOPE_PREFIX, isRecord } from '../codec.js';
 import type { KeyvSqlite } from './keyv-sqlite.js';
-import { databaseFile, type FileIdentityCheck, NotifyFile } from './files.js';
+import { databaseFile, type FileIdentityCheck, NotifyFile, shrinkWal } from './files.js';
 import { SqliteCommitListener } from './listener.js';
 import { isBusy, openDatabase, type ReaderStatements, type WriterStatements, writeRows } from './schema.js';
 import { KnownRecords, type WrittenRow } from '../known-records.js';
@@ -299,6 +299,7 @@ export class SqliteBackend implements Backend {
         this.w.commit.run();
         this.stats.commits++;
         this.stats.transactions += done.length;
+        if (this.stats.commits % 16 === 0) shrinkWal(this.writer, `${this.path}-wal`); // (a stat: not on every commit)
       } catch (error) {
         aborted = error;
       }
