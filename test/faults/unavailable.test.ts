@@ -70,9 +70,11 @@ describe('a store that becomes unavailable', () => {
         }
         const a = await httpAgent(served.url, {}, '', era);
         expect((await a.client.listTools()).tools.length).toBeGreaterThan(30);
+        // the write first: it checks the file at once, where a read checks it at least once a second (a read of a
+        // caller whose thread is recorded writes nothing); from then on every call fails
         for (const [tool, args] of [
-          ['state_get', { key: 'k' }],
           ['state_set', { key: 'k', value: 'after' }],
+          ['state_get', { key: 'k' }],
         ] as const) {
           const error = await a.err(tool, args);
           expect(error.code, `${era} ${tool}`).toBe('STORE_UNAVAILABLE');
