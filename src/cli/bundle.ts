@@ -7,6 +7,7 @@ import { loadDocument } from '../services/checkpoint.js';
 import { EXPORT_TRIES } from '../services/bundles.js';
 import { createServices } from '../services/index.js';
 import { Session } from '../services/session.js';
+import { isMemoryUrl } from '../store/url.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { type Command, openCommandStore } from './command.js';
 import { flagHelp, helpFlag, nameFlag, namespaceFlag, readFlags, storeFlag, switchFlag } from './flags.js';
@@ -54,7 +55,7 @@ export const exportCommand: Command = {
     const { values } = readFlags(EXPORT_FLAGS, argv, { command: 'export' });
     if (values.help) return print(EXPORT_HELP);
     const url = values.store;
-    if (isMemory(url))
+    if (isMemoryUrl(url))
       throw new ConfigError('--store memory:// is empty in a new process: there is nothing to export. Give the SQLite store to read.');
     const store = await openCommandStore(url, { sweepIntervalMs: 0 }, { command: 'export', mustExist: true, blackboardOnly: true });
     try {
@@ -100,7 +101,7 @@ export const importCommand: Command = {
     if (positionals.length !== 1) {
       throw new ConfigError(`import takes one FILE (or - for stdin), got ${positionals.length}. Run mcp-blackboard import --help.`);
     }
-    if (isMemory(values.store)) {
+    if (isMemoryUrl(values.store)) {
       throw new ConfigError(
         '--store memory:// is gone when import exits: nothing would be kept. Give the store your servers use (sqlite://, postgres://, redis://).',
       );
@@ -157,9 +158,6 @@ function writeAll(text: string): void {
     }
   }
 }
-
-/** A memory store lives as long as the process: empty for an export, lost after an import. */
-const isMemory = (url: string | undefined): boolean => url === 'memory://' || url === 'memory:';
 
 function servicesFor(store: VersionedStore, namespace: string | undefined, thread: string): ReturnType<typeof createServices> {
   const session = new Session(store, { namespace, thread, run: '', rootThread: '', delegateLevel: 0 });

@@ -1,7 +1,7 @@
 // Store URLs to backends: parsing a URL, opening a backend or a store.
 import { MemoryBackend } from './memory/backend.js';
 import type { PostgresOptions } from './postgres/backend.js';
-import { defaultStorePath, maskPassword, storeFile } from './url.js';
+import { defaultStorePath, isMemoryUrl, maskPassword, storeFile } from './url.js';
 import { SqliteBackend, type SqliteOptions } from './sqlite/backend.js';
 import { VersionedStore, type StoreOptions } from './versioned-store.js';
 import type { Backend } from './types.js';
@@ -15,7 +15,7 @@ export { inspectFile as inspectStoreFile } from './sqlite/schema.js';
  */
 export async function openBackend(url: string | undefined, options: SqliteOptions & PostgresOptions = {}): Promise<Backend> {
   if (url === undefined || url === '') return SqliteBackend.open(defaultStorePath(), options);
-  if (url === 'memory://' || url === 'memory:') return new MemoryBackend();
+  if (isMemoryUrl(url)) return new MemoryBackend();
   if (url.startsWith('sqlite://')) {
     const rest = url.slice('sqlite://'.length);
     if (rest === '') throw new Error('sqlite:// needs a path: sqlite:///absolute/path.db or sqlite://relative.db');

@@ -61,6 +61,9 @@ export function storeFile(url: string | undefined): string | undefined {
   return rest === '' ? undefined : isAbsolute(rest) ? rest : resolve(rest);
 }
 
+/** Whether a store URL is the in-process memory store (`memory://`, also written `memory:`), which lives as long as its process. */
+export const isMemoryUrl = (url: string | undefined): boolean => url === 'memory://' || url === 'memory:';
+
 /**
  * How every command names a store to people (banners, errors): the URL with its password masked, or the default
  * SQLite file when none was given. Commands print store URLs only through this.
