@@ -20,7 +20,7 @@ import {
   type Message,
   type Position,
 } from './mailbox.js';
-import { AGENT_MAILBOX, type KeyRange } from '../keyspace.js';
+import { AGENT_MAILBOX } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, readSigns, type RosterTimes } from './roster.js';
 import { mailboxesOf, noRecipient, parseTo, recipientsOf } from './mail-address.js';
@@ -271,19 +271,11 @@ export class MessageService {
     return { agent, messages, last: seqs.at(-1) ?? 0 };
   }
 
-  /** Wakes `wake` on a change in any of `ranges`; returns how to stop. */
-  private subscribeAll(ranges: KeyRange[], wake: () => void): () => void {
-    const stops = ranges.map((range) => this.store.subscribeRange(range.lo, range.hi, wake));
-    return () => {
-      for (const stop of stops) stop();
-    };
-  }
-
   /** Waits until `agent` (any thread) has a message numbered above `after`; the newest number, or `undefined` at the deadline. */
   async waitForMail(agent: string, after: number, waitMs: number, signal?: AbortSignal): Promise<number | undefined> {
     const ranges = await agentMailRanges(this.store, this.keys, agent, this.times);
     const { value, timedOut } = await this.store.waitFor(
-      (wake) => this.subscribeAll(ranges, wake),
+      (wake) => this.store.subscribeRanges(ranges, wake),
       async () => {
         const last = (await mailIn(this.store, this.keys, ranges)).at(-1) ?? 0;
         return { ready: last > after, value: last };
@@ -323,7 +315,7 @@ export class MessageService {
     if (waitMs === 0) seqs = (await attempt()).value;
     else {
       const subscribe = (wake: () => void): (() => void) =>
-        this.subscribeAll(
+        this.store.subscribeRanges(
           this.ranges().map(({ range }) => range),
           wake,
         );

@@ -170,6 +170,14 @@ export class VersionedStore {
     return this.feed.subscribeRange(lo, hi, listener);
   }
 
+  /** {@link subscribeRange} for each of `ranges`, one listener for all; returns the unsubscribe of all. */
+  subscribeRanges(ranges: readonly KeyRange[], listener: () => void): () => void {
+    const stops = ranges.map((range) => this.subscribeRange(range.lo, range.hi, listener));
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }
+
   /**
    * Resolves when `ready(entry)` holds for the key's live entry (`undefined` when absent), re-checking after every
    * change to the key (in this process or another), and at the entry's expiry. Gives up with `timedOut: true` after

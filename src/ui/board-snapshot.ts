@@ -12,7 +12,7 @@ import { done } from '../services/plan-steps.js';
 export type { BoardSnapshot } from './board-views.js';
 
 /** What the board tools read through: the store's reads, its change feed and its wait (never its writes). */
-export type BoardStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange' | 'changes' | 'waitFor'>;
+export type BoardStore = Pick<VersionedStore, 'list' | 'revision' | 'subscribeRange' | 'subscribeRanges' | 'changes' | 'waitFor'>;
 
 /** What a snapshot keeps: the most recently changed keys, plans and threads, values and histories cut short. */
 const SNAPSHOT = { keys: 120, plans: 20, threads: 24, valueChars: 240, history: 6 } as const;
@@ -60,12 +60,7 @@ export class BoardService {
     }
     const ranges = boardWaitRanges(this.namespace);
     const { timedOut } = await this.store.waitFor(
-      (wake) => {
-        const stops = ranges.map((range) => this.store.subscribeRange(range.lo, range.hi, wake));
-        return () => {
-          for (const stop of stops) stop();
-        };
-      },
+      (wake) => this.store.subscribeRanges(ranges, wake),
       async () => {
         for (const range of ranges) {
           const page = await this.store.changes({ after: afterRevision, ...range, limit: 1 });
