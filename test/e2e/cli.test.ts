@@ -82,6 +82,7 @@ describe('a bad flag or value is one line and exit code 2', () => {
     ['ui: an empty token', ['ui', '--token='], /^mcp-blackboard ui: --token must not be empty/],
     ['a port out of range', ['--http', '70000'], /--http must be a whole number from 0 to 65535, got "70000"/],
     ['an unknown tool family', ['--tools', 'kv,plannr'], /--tools: unknown tool, family or profile "plannr" \(did you mean planner\?\)/],
+    ['two letters swapped', ['--tools', 'agnet'], /--tools: unknown tool, family or profile "agnet" \(did you mean agent\?\)/],
     ['a bad namespace', ['--namespace', 'Bad-NS'], /--namespace "Bad-NS" must match/],
     [
       'a store URL of no kind this program serves, its password masked',
