@@ -31,6 +31,7 @@ import {
   type CheckpointInfo,
 } from './checkpoint-manifest.js';
 import { restoreState } from './checkpoint-restore.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { collectState, firstReads, prefetchForDelete } from './checkpoint-state.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
@@ -154,7 +155,9 @@ export class CheckpointService {
     const limit = args.limit ?? DEFAULT_LIST;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST)
       throw invalid(`limit must be a whole number from 1 to ${MAX_LIST}.`, { path: 'limit' });
-    const before = args.cursor === undefined ? undefined : checkCursor(args.cursor);
+    // a cursor names the thread it pages, so that another thread's cursor is refused rather than paging this one
+    const listing = { label: thread, id: `checkpoints:${thread}` };
+    const before = args.cursor === undefined ? undefined : checkCursor(decodeCursor(args.cursor, listing, '', 'thread'));
     // `top` only says where the window (which reaches the index's end) starts: this process's last save of the thread
     // is a floor for it, without reading the store's revision; checkpoints saved since by others come in a wider window.
     const saved = before === undefined ? this.latest.get(thread)?.id : undefined;
@@ -173,7 +176,7 @@ export class CheckpointService {
       if (manifest.success) checkpoints.push(infoOfManifest(id, manifest.data));
     }
     const last = page.entries[page.entries.length - 1];
-    return { checkpoints, ...(page.more && last ? { nextCursor: lastPart(last[0]) } : {}) };
+    return { checkpoints, ...(page.more && last ? { nextCursor: encodeCursor(listing, '', lastPart(last[0])) } : {}) };
   }
 
   /** One checkpoint and the thread state it holds, as a thread document (the format of export); changes nothing. */

@@ -26,8 +26,11 @@ export function cursorEndingBytes(scope: ResolvedScope, prefix: string, lastKey:
   return '{"nextCursor":""}'.length + base64;
 }
 
-/** The key a cursor continues after; INVALID_ARGUMENT for a cursor of another listing or none of ours. */
-export function decodeCursor(cursor: string, scope: ResolvedScope, prefix: string): string {
+/**
+ * The key a cursor continues after; INVALID_ARGUMENT for a cursor of another listing (`changed` says what tells the
+ * listings apart) or none of ours.
+ */
+export function decodeCursor(cursor: string, scope: ResolvedScope, prefix: string, changed = 'scope or prefix'): string {
   let parsed: { s?: unknown; p?: unknown; k?: unknown };
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -35,7 +38,7 @@ export function decodeCursor(cursor: string, scope: ResolvedScope, prefix: strin
     throw notOurCursor();
   }
   if (parsed?.s !== scope.id || parsed.p !== prefix || typeof parsed.k !== 'string') {
-    throw otherListing('scope or prefix');
+    throw otherListing(changed);
   }
   return parsed.k;
 }

@@ -65,7 +65,7 @@ export async function listPlans(
           ]),
         ];
   const tag = `plans:${scopes.join(',')}:${args.status ?? ''}`;
-  const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, { label: tag, id: tag }, '');
+  const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, { label: tag, id: tag }, '', 'scope or status');
   // a cursor is the last plan's revision, time and id
   const [afterRevision, afterAt, afterId] =
     after === undefined

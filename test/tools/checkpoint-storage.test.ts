@@ -167,6 +167,11 @@ describe('checkpoint listing and reading', () => {
     expect(last.checkpoints[0]).toMatchObject({ checkpointId: ids[22], label: '#22', records: 1 });
     expect((await a.err('checkpoint_list', { limit: 0 })).code).toBe('INVALID_ARGUMENT');
     expect((await a.err('checkpoint_list', { cursor: 'nope' })).code).toBe('INVALID_ARGUMENT');
+    // a cursor pages the thread it came from: given with another thread, it is refused, not read as a place in that one
+    const ours = (await a.ok('checkpoint_list', { limit: 5 })).nextCursor;
+    const foreign = await a.err('checkpoint_list', { thread: 'someone-else', cursor: ours });
+    expect(foreign).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'cursor' } });
+    expect(foreign.message).toMatch(/cursor belongs to a different listing \(thread changed\)/);
 
     const revision = await a.store.revision();
     const one = await a.ok('checkpoint_list', { checkpointId: ids[4] });
