@@ -1,6 +1,6 @@
 // What plan tools answer: step and plan views (summary or full), counts, and the steps a change unblocked.
 import { truncate } from '../context.js';
-import { invalid } from '../errors.js';
+import { BlackboardError, invalid } from '../errors.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { Entry } from '../store/versioned-store.js';
 import { fitPage } from './page-fit.js';
@@ -90,6 +90,19 @@ export function planView(
     ...counts(record),
     steps: record.steps.map((s) => stepView(s, leaseUntil, detail, chars)),
   };
+}
+
+/**
+ * VERSION_CONFLICT for a plan write whose `ifVersion` is not the plan's: with the plan as a summary read shows it
+ * (when ≤ 2 KiB of JSON), never the stored record.
+ */
+export function planConflict(planId: string, record: PlanRecord, entry: Entry, ifVersion: number): BlackboardError {
+  const current = planView(planId, record, entry, new Map(), 'summary');
+  return new BlackboardError(
+    'VERSION_CONFLICT',
+    `Expected plan ${planId} at version ${ifVersion} but it is at version ${entry.version}. Read it with {tool:plan_get}, reconcile, and retry with ifVersion: ${entry.version}.`,
+    { currentVersion: entry.version, ...(jsonBytes(current) <= 2048 ? { current } : {}) },
+  );
 }
 
 /** A summary's JSON stays under this many bytes: a longer one is paged, its steps continued with `nextCursor`. */

@@ -31,7 +31,7 @@ import {
   type StepUpdate,
 } from './plan-steps.js';
 import { listPlans, type PlanList } from './plan-list.js';
-import { counts, fitWrite, type PlanPage, planPage, planView, stepView, unblocked, type StepView } from './plan-views.js';
+import { counts, fitWrite, type PlanPage, planConflict, planPage, planView, stepView, unblocked, type StepView } from './plan-views.js';
 import type { Presence } from './presence.js';
 import { encode } from './records.js';
 import type { Session } from './session.js';
@@ -87,15 +87,16 @@ export class PlanService {
     return { get: (key: string) => this.store.get(key), now: this.store.now() };
   }
 
-  /** A plan inside a transaction (or as read now), its lapsed claims already returned to pending. */
+  /** A plan in a transaction (or as read now), lapsed claims back to pending; VERSION_CONFLICT if not at `ifVersion`. */
   async loadIn(
     tx: Pick<StoreTx, 'get' | 'now'>,
     planId: string,
-    exact = false,
+    { exact = false, ifVersion }: { exact?: boolean; ifVersion?: number } = {},
   ): Promise<{ current: Entry; record: PlanRecord; leaseUntil: Map<string, number>; lapsed: string[] }> {
     const current = await tx.get(this.key(planId));
     if (!current) throw notFound(planId);
     const record = decodePlan(current.value);
+    if (ifVersion !== undefined && ifVersion !== current.version) throw planConflict(planId, record, current, ifVersion);
     const { leaseUntil, lapsed } = await settle(record, (h) => this.presence.readIn(tx, h), tx.now, exact);
     return { current, record, leaseUntil, lapsed };
   }
@@ -142,7 +143,7 @@ export class PlanService {
   async get(args: { planId: string; detail?: 'summary' | 'full'; cursor?: string }): Promise<PlanPage> {
     const planId = checkPlanId(args.planId);
     const detail = args.detail ?? 'summary';
-    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId, detail === 'full');
+    const { current, record, leaseUntil } = await this.loadIn(this.reader(), planId, { exact: detail === 'full' });
     return planPage(planView(planId, record, current, leaseUntil, detail), args.cursor, detail);
   }
 
@@ -182,7 +183,7 @@ export class PlanService {
     const spent = await this.spentFor(args.steps, args.stepUpdates);
     const { result } = await this.store.transact(
       async (tx) => {
-        const { current, record } = await this.loadIn(tx, planId);
+        const { current, record } = await this.loadIn(tx, planId, { ifVersion: args.ifVersion });
         const before = new Map(record.steps.map((s) => [s.id, s.status]));
         writable(scopeOf(record.scope, this.session));
         if (args.title !== undefined || args.status !== undefined || args.steps !== undefined) await this.checkScopeWrite(tx, record.scope);
@@ -287,7 +288,7 @@ export class PlanService {
     const holder = this.presence.holder();
     const { result } = await this.store.transact(
       async (tx) => {
-        const { record } = await this.loadIn(tx, planId);
+        const { record } = await this.loadIn(tx, planId, { ifVersion: args.ifVersion });
         const scope = writable(scopeOf(record.scope, this.session));
         await this.checkScopeWrite(tx, record.scope);
         checkNoOthersWork(planId, record, holder);

@@ -54,6 +54,9 @@ describe('plan tools', () => {
     expect((await a.ok('plan_get', { planId, detail: 'full' })).plan.steps[0]).toMatchObject({ note: 'done fast' });
     const stale = await a.err('plan_update', { planId, ifVersion: 1, title: 'lost edit' });
     expect(stale).toMatchObject({ code: 'VERSION_CONFLICT', details: { currentVersion: 2 } });
+    // the conflict carries the plan as plan_get shows it, not the stored record
+    expect(stale.details.current).toEqual((await a.ok('plan_get', { planId })).plan);
+    expect(stale.message).toMatch(/^Expected plan \S+ at version 1 but it is at version 2\. Read it with plan_get/);
     expect((await a.err('plan_update', { planId, steps: ['x'] })).details).toMatchObject({ path: 'ifVersion' });
     // s1 is completed: a replace cannot drop it
     const drop = await a.err('plan_update', { planId, ifVersion: 2, steps: [{ id: 's2', content: 'b (renamed)' }, 'c'] });
