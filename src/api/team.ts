@@ -68,6 +68,7 @@ export interface InboxPage {
   messages: Message[];
   cursor: string;
   unread: number;
+  /** true when the read ended with no message (`waitMs: 0` included) */
   timedOut?: boolean;
 }
 /** Reading the inbox page by page. */

@@ -312,8 +312,10 @@ export class MessageService {
     };
     let seqs: number[];
     let timedOut: boolean | undefined;
-    if (waitMs === 0) seqs = (await attempt()).value;
-    else {
+    if (waitMs === 0) {
+      seqs = (await attempt()).value;
+      if (seqs.length === 0) timedOut = true; // as a wait that ends empty says, waitMs 0 included
+    } else {
       const subscribe = (wake: () => void): (() => void) =>
         this.store.subscribeRanges(
           this.ranges().map(({ range }) => range),

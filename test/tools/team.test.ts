@@ -161,7 +161,8 @@ describe('message_send and inbox', () => {
     // an older cursor does not move the position back
     expect((await w1.ok('inbox', { waitMs: 0, ack: '0' })).messages.map((m: { content: string }) => m.content)).toEqual(['n3']);
     const done = await w1.ok('inbox', { waitMs: 0, ack: after.cursor });
-    expect(done).toMatchObject({ messages: [], unread: 0, cursor: after.cursor });
+    expect(done).toMatchObject({ messages: [], unread: 0, cursor: after.cursor, timedOut: true }); // empty, as any wait that ends so
+    expect(after.timedOut).toBeUndefined();
     expect((await w1.err('inbox', { ack: '999999' })).code).toBe('INVALID_ARGUMENT');
     expect((await w1.err('inbox', { ack: 'abc' })).code).toBe('INVALID_ARGUMENT');
   });
