@@ -28,6 +28,8 @@ export function resourceUri(namespace: string | undefined, scope: string, key: s
 export class StoreEventBus implements ServerEventBus {
   private readonly listeners = new Set<(event: ServerEvent) => void>();
   private readonly followers = new Map<string, AbortController>();
+  /** how many open listen streams hold each followed namespace ({@link hold}) */
+  private readonly holders = new Map<string, number>();
 
   constructor(private readonly store: VersionedStore) {}
 
@@ -122,6 +124,32 @@ export class StoreEventBus implements ServerEventBus {
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
+  }
+
+  /**
+   * Follows `namespace` for one listen stream until the returned release is called: the last stream of a namespace to
+   * close stops following it, so namespaces nobody listens to any more cost nothing.
+   */
+  async hold(namespace: string | undefined): Promise<() => void> {
+    const id = namespace ?? '';
+    this.holders.set(id, (this.holders.get(id) ?? 0) + 1);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const left = (this.holders.get(id) ?? 1) - 1;
+      if (left > 0) return void this.holders.set(id, left);
+      this.holders.delete(id);
+      this.followers.get(id)?.abort();
+      this.followers.delete(id);
+    };
+    try {
+      await this.follow(namespace);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
   }
 
   /** Stops following every namespace. */

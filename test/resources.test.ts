@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { StoreEventBus } from '../src/resource-bus.js';
 import { agentsClosedAfterEach, memoryStore, sleep } from './helpers.js';
 
 const agent = agentsClosedAfterEach();
@@ -57,6 +58,44 @@ describe('resources', () => {
     await b.ok('state_set', { key: 'status', value: 'three' });
     await sleep(50);
     expect(updated).toHaveLength(2);
+  });
+
+  it('the listen bus follows a namespace while a stream holds it, and stops once the last one lets go', async () => {
+    const store = memoryStore();
+    const bus = new StoreEventBus(store);
+    const heard: string[] = [];
+    const unsubscribe = bus.subscribe((event) => {
+      if (event.kind === 'resource_updated') heard.push(event.uri);
+    });
+    try {
+      const one = await agent({ store, config: { namespace: 'one' } });
+      const two = await agent({ store, config: { namespace: 'two' } });
+      const heardOf = async (uri: string): Promise<void> => {
+        for (let i = 0; !heard.includes(uri); i++) {
+          expect(i, `${uri} heard`).toBeLessThan(200);
+          await sleep(10);
+        }
+      };
+      const first = await bus.hold('one');
+      const second = await bus.hold('one');
+      await bus.hold('two');
+      await one.ok('state_set', { key: 'a', value: 1 });
+      await heardOf('blackboard://one/global/a');
+      first();
+      first(); // a stream lets go once, however often its close is reported
+      await one.ok('state_set', { key: 'b', value: 1 });
+      await heardOf('blackboard://one/global/b');
+      second();
+      await sleep(20);
+      await one.ok('state_set', { key: 'c', value: 1 });
+      await two.ok('state_set', { key: 'c', value: 1 });
+      await heardOf('blackboard://two/global/c');
+      await sleep(50);
+      expect(heard).not.toContain('blackboard://one/global/c');
+    } finally {
+      unsubscribe();
+      bus.stop();
+    }
   });
 
   it('a malformed URI is an invalid-params error, not an internal error', async () => {

@@ -150,8 +150,11 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     return principal;
   };
 
-  /** Before a listen stream opens: its resources must be of its endpoint's namespace, whose changes are followed. */
-  const listenTo = async (body: unknown, namespace: string | undefined): Promise<void> => {
+  /**
+   * Before a listen stream opens: its resources must be of its endpoint's namespace, whose changes are followed while
+   * the stream is open.
+   */
+  const listenTo = async (body: unknown, namespace: string | undefined, res: ServerResponse): Promise<void> => {
     const uris = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params?.notifications
       ?.resourceSubscriptions;
     const prefix = `blackboard://${namespace ?? DEFAULT_NAMESPACE_URI}/`;
@@ -160,7 +163,9 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
     }
     const refused = listenRefusal((body as { params?: unknown }).params, namespace ?? DEFAULT_NAMESPACE_URI);
     if (refused) throw new HttpError(400, refused.message, {}, { code: refused.code, id: (body as { id?: string | number }).id ?? null });
-    await bus.follow(namespace);
+    const release = await bus.hold(namespace);
+    if (res.closed) release();
+    else res.once('close', release);
   };
 
   /** Counts a listen stream of client `id` while `res` is open; refuses one beyond {@link LISTENS_PER_CLIENT}. */
@@ -231,7 +236,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
       const onlyTool = (body as { method?: unknown } | null)?.method === 'tools/call' && typeof name === 'string' ? name : undefined;
       const method = (body as { method?: unknown } | null)?.method;
       if (method === 'subscriptions/listen') {
-        await listenTo(body, endpoint.namespace);
+        await listenTo(body, endpoint.namespace, res);
         if (principal.client) holdListen(principal.id, res, (body as { id?: string | number }).id ?? null);
       }
       const batched = Array.isArray(body) ? body.map((m) => (m as { method?: unknown } | null)?.method) : [];
