@@ -206,10 +206,16 @@ export interface Idempotency {
  * The idempotency record of a call: one per (namespace, thread, run, agent, key), holding a fingerprint of the call
  * (the operation and its arguments but the key, as canonical JSON, hashed), so the same key sent with different
  * arguments is refused instead of answered with the first call's result. A key counts within a run: a model that
- * labels its writes "step-1" in each run has them applied in each (`run_start` itself, which moves the thread to a
- * new run, counts within the thread, so that its retry starts nothing new).
+ * labels its writes "step-1" in each run has them applied in each. A call that moves a thread to another run
+ * (`run_start`, a checkpoint's restore) passes that thread as `movesThread`: its key counts within the thread, whatever
+ * its run, because its retry comes from the run it moved to and must find the first call's record there.
  */
-export function idempotent<A extends { idempotencyKey?: string | null }>(who: Identity, call: CallOptions, args: A): Idempotency {
+export function idempotent<A extends { idempotencyKey?: string | null }>(
+  who: Identity,
+  call: CallOptions,
+  args: A,
+  movesThread?: string,
+): Idempotency {
   const key = args.idempotencyKey;
   if (key === undefined || key === null) return {};
   checkKey(key, 'idempotencyKey');
@@ -222,8 +228,8 @@ export function idempotent<A extends { idempotencyKey?: string | null }>(who: Id
     // to label a write alike each have it applied (an agent name holds no ":", so the parts cannot run together)
     idempotencyKey: keyspace.idempotencyKey(
       who.namespace,
-      who.thread,
-      `${call.operation === 'run_start' ? '' : `${who.run}:`}${who.agent ?? ''}:${key}`,
+      movesThread ?? who.thread,
+      `${movesThread !== undefined ? '' : `${who.run}:`}${who.agent ?? ''}:${key}`,
     ),
     fingerprint: { hash, key, operation: call.operation },
   };

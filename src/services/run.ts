@@ -125,7 +125,9 @@ export class RunService {
         await this.lifecycle.resetIn(tx, thread, next.run!);
         return { thread, run: next.run!, resumed: before.runs > 0, info: next };
       },
-      { ...idempotent(who, call, args) },
+      // kept in the thread the run starts in, where the retry of a call that switched threads comes from; the thread
+      // is spelled out, so naming the caller's own thread is the same call as leaving it out
+      { ...idempotent(who, call, { ...args, thread }, thread) },
     );
     this.session.adopt(result.thread, result.info);
     await this.session.refreshAfterWrite(); // after a replayed retry, the thread may have moved on to a newer run

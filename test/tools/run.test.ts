@@ -188,6 +188,18 @@ describe('run tools', () => {
     expect((await a.ok('history_list', { kind: 'run_end' })).entries).toHaveLength(1);
   });
 
+  it('a run_start into another thread, retried from the thread it switched to, starts no second run', async () => {
+    const a = await agent({ config: { thread: 'T' } });
+    const first = await a.ok('run_start', { thread: 'T2', idempotencyKey: 'enter' });
+    await a.ok('state_set', { key: 'k', value: 'kept', scope: 'run' });
+    expect(await a.ok('run_start', { thread: 'T2', idempotencyKey: 'enter' })).toEqual(first);
+    expect((await a.ok('whoami')).run).toBe(first.run);
+    expect((await a.ok('state_get', { key: 'k', scope: 'run' })).value).toBe('kept');
+    // naming the caller's own thread spells out the default: the same call
+    const again = await a.ok('run_start', { idempotencyKey: 'next' });
+    expect(await a.ok('run_start', { thread: 'T2', idempotencyKey: 'next' })).toEqual(again);
+  });
+
   it('run_end says it saves a checkpoint only on a server whose run_end saves one', async () => {
     const description = async (a: Awaited<ReturnType<typeof agent>>) =>
       (await a.client.listTools()).tools.find((t) => t.name === 'run_end')?.description ?? '';
