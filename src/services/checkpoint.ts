@@ -220,7 +220,8 @@ export class CheckpointService {
         const records = await this.restoreIn(tx, doc, true);
         return { checkpointId: id, thread: manifest.thread, run: manifest.run, records, budgetsKept: true as const };
       },
-      { ...idempotent(this.who, call, args) },
+      // a restore moves the thread to the checkpoint's run: its retry comes from there, so the key counts per thread
+      { ...idempotent(this.who, call, args, this.who.thread) },
     );
     if (result.thread === this.who.thread) await this.session.refreshAfterWrite();
     return result;

@@ -138,6 +138,18 @@ describe('checkpoint tools', () => {
     expect((await a.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe(1);
   });
 
+  it("a restore retried with its idempotencyKey from the checkpoint's run it moved to applies nothing again", async () => {
+    const a = await agent();
+    await a.ok('state_set', { key: 'k', value: 1, scope: 'thread' });
+    const cp = await a.ok('checkpoint_save', {});
+    await a.ok('run_start', {});
+    const restored = await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId, idempotencyKey: 'back' });
+    expect((await a.ok('whoami')).run).toBe(cp.run);
+    await a.ok('state_set', { key: 'k', value: 'written after the restore', scope: 'thread' });
+    expect(await a.ok('checkpoint_restore', { checkpointId: cp.checkpointId, idempotencyKey: 'back' })).toEqual(restored);
+    expect((await a.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('written after the restore');
+  });
+
   it('a damaged checkpoint fails with CHECKPOINT_CORRUPT and changes nothing', async () => {
     const a = await agent();
     await a.ok('state_set', { key: 'k', value: { big: 'saved value' }, scope: 'thread' });
