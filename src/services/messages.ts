@@ -116,19 +116,23 @@ export class MessageService {
     const recipients = recipientsOf(signs, kind, name, me);
     const boxes = mailboxesOf(this.keys, recipients, kind);
     let awaited: string | undefined;
+    let nobody: BlackboardError | undefined;
     if (recipients.length === 0) {
       if (!args.waitForRecipient || kind === 'all')
-        throw noRecipient(
+        nobody = noRecipient(
           args.to,
           kind,
           signs.flatMap((s) => s.agent ?? []),
         );
-      awaited = `${kind === 'agent' ? 'a' : kind === 'thread' ? 't' : 'y'}.${name}`;
+      else awaited = `${kind === 'agent' ? 'a' : kind === 'thread' ? 't' : 'y'}.${name}`;
     }
     const ttlMs = this.times.retentionMs;
     const by = this.session.by;
     const { result, revision } = await this.store.transact(
       async (tx) => {
+        // refused here, after the idempotency record is looked up: the retry of a message that was sent gets its first
+        // answer even when its recipients have left the roster since, not "Nothing was sent"
+        if (nobody) throw nobody;
         const counter = await tx.update(this.keys.messageCounter(), 'increment', 1, { by });
         const seq = decode(z.number().int().min(1), counter.value, 'message counter');
         const keys = [this.keys.message(seq), ...boxes.map((box) => box(seq))];

@@ -323,6 +323,19 @@ describe('message_send and inbox', () => {
     expect((await w1.ok('inbox', { waitMs: 0 })).messages).toHaveLength(1);
   });
 
+  it('a message_send retried after its recipient left the roster answers as the send that happened, not NOT_FOUND', async () => {
+    const store = memoryStore();
+    const config = { rosterWindowSeconds: 1, claimLeaseSeconds: 1 };
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'tl', ...config } });
+    const w = await agent({ store, config: { agent: 'w', thread: 'tw', ...config } });
+    await w.ok('whoami');
+    const sent = await lead.ok('message_send', { to: 'w', content: 'hi', idempotencyKey: 'k1' });
+    await sleep(1500); // w, silent, is off the roster now
+    expect(await lead.ok('message_send', { to: 'w', content: 'hi', idempotencyKey: 'k1' })).toEqual(sent);
+    expect((await lead.err('message_send', { to: 'w', content: 'hi' })).code).toBe('NOT_FOUND');
+    expect((await w.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ id: sent.messageId, content: 'hi' }]);
+  });
+
   it('messages expire after the retention', async () => {
     const { lead, w1 } = await crew(memoryStore(), { messageRetentionSeconds: 1 });
     await lead.ok('message_send', { to: 'w1', content: 'short-lived' });
