@@ -215,7 +215,7 @@ export class BudgetService {
         await tx.set(this.key(thread, name), encode({ ...record, max }), { by: this.session.by });
         return describe(name, record.current, max);
       },
-      { ...idempotent(this.session.identity, call, args) },
+      { ...idempotent(this.session.identity, call, { ...args, thread }) }, // the thread spelled out or not: the same call
     );
     return result;
   }

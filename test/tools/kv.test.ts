@@ -148,7 +148,7 @@ describe('kv tools: get, set, delete', () => {
   });
 
   it('idempotencyKey: a retry that spells out a default, or names the same scope another way, is the same call', async () => {
-    const a = await agent({ config: { thread: 'T', tools: ['all'], maxIterations: 9 } });
+    const a = await agent({ config: { thread: 'T', tools: ['all'], maxIterations: 9, allowBudgetAdmin: true } });
     const set = await a.ok('state_set', { key: 'k', value: 1, idempotencyKey: 'A' });
     expect(await a.ok('state_set', { key: 'k', value: 1, idempotencyKey: 'A', scope: 'global' })).toEqual(set);
     const mine = await a.ok('state_update', { key: 'n', op: 'increment', value: 1, scope: 'thread', idempotencyKey: 'B' });
@@ -160,7 +160,9 @@ describe('kv tools: get, set, delete', () => {
     expect(await a.ok('budget_step', { idempotencyKey: 'D', amount: 1, name: 'iterations' })).toEqual(step);
     const plan = await a.ok('plan_create', { title: 'p', steps: ['x'], idempotencyKey: 'E' });
     expect(await a.ok('plan_create', { title: 'p', steps: ['x'], scope: 'global', idempotencyKey: 'E' })).toEqual(plan);
-    expect((await a.ok('budget_status', {})).budgets[0]).toMatchObject({ name: 'iterations', current: 1 });
+    const raised = await a.ok('budget_increase', { name: 'iterations', amount: 1, idempotencyKey: 'G' });
+    expect(await a.ok('budget_increase', { name: 'iterations', amount: 1, thread: 'T', idempotencyKey: 'G' })).toEqual(raised);
+    expect((await a.ok('budget_status', {})).budgets[0]).toMatchObject({ name: 'iterations', current: 1, max: 10 });
     expect((await a.ok('state_get', { key: 'n', scope: 'thread' })).value).toBe(1);
     expect((await a.ok('plan_list', {})).plans).toHaveLength(1);
     // a different scope is still a different call
