@@ -1,7 +1,7 @@
 // The opaque cursor of state_list (it names the scope, prefix and last key of the page it continues), and the
 // refusals of every listing's cursor.
 import { type BlackboardError, invalid } from '../errors.js';
-import type { ResolvedScope } from '../context.js';
+import { checkKey, type ResolvedScope } from '../context.js';
 import { jsonBytes } from '../store/json-text.js';
 
 /** INVALID_ARGUMENT for a cursor this server did not issue. */
@@ -41,4 +41,18 @@ export function decodeCursor(cursor: string, scope: ResolvedScope, prefix: strin
     throw otherListing(changed);
   }
   return parsed.k;
+}
+
+/**
+ * The key a `state_list` or `state_snapshot` cursor continues after: a key a page listed, so one that breaks the key
+ * rules (a NUL, a lone surrogate, made up) is no cursor of ours — refused here rather than handed to the store, which
+ * would list from a garbled key or fail as if it were down.
+ */
+export function decodeKeyCursor(cursor: string, scope: ResolvedScope, prefix: string): string {
+  const key = decodeCursor(cursor, scope, prefix);
+  try {
+    return checkKey(key, 'cursor');
+  } catch {
+    throw notOurCursor();
+  }
 }

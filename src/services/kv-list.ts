@@ -4,7 +4,7 @@ import { checkPrefix, type ResolvedScope } from '../context.js';
 import type { Keys } from '../keyspace.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { cursorEndingBytes, decodeCursor, encodeCursor } from './cursor.js';
+import { cursorEndingBytes, decodeKeyCursor, encodeCursor } from './cursor.js';
 import { fitPage, mapLazily } from './page-fit.js';
 
 export const LIST_DEFAULT_LIMIT = 100;
@@ -33,7 +33,7 @@ export async function listPage(
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
     throw invalid(`limit must be a whole number from 1 to ${LIST_MAX_LIMIT}.`, { path: 'limit', limit });
   }
-  const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
+  const after = args.cursor === undefined ? undefined : decodeKeyCursor(args.cursor, scope, prefix);
   const { entries } = await store.list({
     ...keys.dataRange(scope.id, prefix),
     after: after === undefined ? undefined : keys.data(scope.id, after),

@@ -5,7 +5,7 @@ import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { cursorEndingBytes, decodeCursor, encodeCursor } from './cursor.js';
+import { cursorEndingBytes, decodeKeyCursor, encodeCursor } from './cursor.js';
 import { fitPage, mapLazily } from './page-fit.js';
 
 export const SNAPSHOT_DEFAULT_BYTES = 16 * 1024;
@@ -34,7 +34,7 @@ export async function snapshotPage(
   if (!Number.isInteger(maxBytes) || maxBytes < 2 || maxBytes > SNAPSHOT_MAX_BYTES) {
     throw invalid(`maxBytes must be a whole number from 2 to ${SNAPSHOT_MAX_BYTES}.`, { maxBytes, path: 'maxBytes' });
   }
-  const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor, scope, prefix);
+  const after = args.cursor === undefined ? undefined : decodeKeyCursor(args.cursor, scope, prefix);
   // One read, so the entries are consistent. Every entry costs at least 6 bytes of JSON (`"k":0,`), which bounds
   // the rows maxBytes can use; SNAPSHOT_MAX_ROWS bounds the server's memory whatever maxBytes is.
   const rowLimit = Math.min(Math.floor(maxBytes / 6), SNAPSHOT_MAX_ROWS);

@@ -124,6 +124,24 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     await expect(following).rejects.toMatchObject({ name: 'AbortError' });
   });
 
+  it('a list or snapshot cursor whose key breaks the key rules (a NUL, a lone surrogate) is INVALID_ARGUMENT, never a store failure', async () => {
+    const bb = await board({ store: fresh(), agent: 'pager' });
+    for (const key of ['a', 'b', 'c']) await bb.kv.set({ key, value: key });
+    const { nextCursor } = await bb.kv.list({ limit: 1 });
+    expect((await bb.kv.list({ cursor: nextCursor })).keys.map((k) => k.key)).toEqual(['b', 'c']);
+    // a cursor is base64url JSON naming the scope, prefix and last key: one a model made up with a key no page lists
+    const made = (k: string): string => Buffer.from(JSON.stringify({ s: 'global', p: '', k }), 'utf8').toString('base64url');
+    for (const k of ['a\u0000', '\ud800', 'a\u001fb', 'x'.repeat(513)]) {
+      for (const call of [() => bb.kv.list({ cursor: made(k) }), () => bb.kv.snapshot({ cursor: made(k) })]) {
+        const error = await failure(call());
+        expect({ code: error.code, details: error.details }, JSON.stringify(k)).toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { path: 'cursor' },
+        });
+      }
+    }
+  });
+
   it("a library in this process and an MCP server process on one store see each other's writes", async () => {
     const url = fresh();
     const store = await openStore(url);
