@@ -1,7 +1,7 @@
 // The plan service: create, read, list, update and delete plans; claims and step moves are in plan-work.ts.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
+import { idempotent, resolveScope, runOfScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
 import { canonicalJson } from '../store/ops.js';
 import type { Json, KeyRange } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
@@ -332,9 +332,10 @@ export class PlanService {
     return starts || moves ? this.spent() : undefined;
   }
 
-  /** Writes into a plan of another thread's scope follow the thread ownership rule, and a run's plan its run's. */
+  /** Writes into a plan of another thread's scope (thread or run) follow the thread ownership rule, a run's its run's. */
   private async checkScopeWrite(tx: StoreTx, label: string): Promise<void> {
-    if (label.startsWith('thread:')) await checkThreadWrite(this.session, (key) => tx.get(key), label.slice('thread:'.length));
+    const thread = label.startsWith('thread:') ? label.slice('thread:'.length) : runOfScope(label)?.thread;
+    if (thread !== undefined) await checkThreadWrite(this.session, (key) => tx.get(key), thread);
     await checkRunPlanWrite(this.session, tx, label);
   }
 }

@@ -60,6 +60,9 @@ describe('handles are not credentials', () => {
     await alice.ok('state_set', { key: 'k', value: 'mine', scope: 'thread' });
     const cp = await alice.ok('checkpoint_save', {});
     await alice.ok('state_set', { key: 'k', value: 'newer', scope: 'thread' });
+    // plans in alice's thread scope and in her run's scope are her thread's too
+    const inThread = (await alice.ok('plan_create', { title: 'thread plan', steps: ['a'], scope: 'thread' })).planId;
+    const inRun = (await alice.ok('plan_create', { title: 'run plan', steps: ['a'], scope: 'run' })).planId;
     await bob.ok('whoami'); // bob's sign of life is written now (at most every few seconds), not during the attempts
     const revision = await store.revision();
     for (const [tool, args] of [
@@ -69,12 +72,22 @@ describe('handles are not credentials', () => {
       ['checkpoint_restore', { checkpointId: cp.checkpointId }],
       ['checkpoint_delete', { checkpointId: cp.checkpointId }],
       ['plan_create', { title: 'T', steps: [], scope: 'thread:A' }],
+      ['plan_update', { planId: inThread, title: 'taken over' }],
+      ['plan_delete', { planId: inThread }],
+      ['plan_update', { planId: inRun, title: 'taken over' }],
+      ['plan_update', { planId: inRun, status: 'abandoned' }],
+      ['plan_delete', { planId: inRun }],
     ] as const) {
       const refused = await bob.err(tool, args);
       expect(refused, tool).toMatchObject({ code: 'FORBIDDEN', details: { thread: 'A', owner: 'alice' } });
       expect(refused.message).toMatch(/agent "alice"/);
     }
     expect(await store.revision()).toBe(revision);
+    for (const [planId, title] of [
+      [inThread, 'thread plan'],
+      [inRun, 'run plan'],
+    ])
+      expect((await alice.ok('plan_get', { planId })).plan).toMatchObject({ title, status: 'active' });
     expect((await bob.ok('state_get', { key: 'k', scope: 'thread:A' })).value).toBe('newer');
     expect((await bob.ok('whoami')).thread).toBe('B');
     expect((await alice.ok('checkpoint_list', {})).checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([
