@@ -25,20 +25,25 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
 }
 
 /**
- * The same rule for a plan made in a run scope of the caller's thread: changing it (its title, status or steps, or
- * deleting it) is RUN_FINISHED once its run is not the thread's current run, or has finished. Read inside the write's
+ * The same rule for a plan made in a run scope, whoever changes it: changing it (its title, status or steps, or
+ * deleting it) is RUN_FINISHED once its run is not its thread's current run, or has finished. Read inside the write's
  * transaction.
  */
 export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
-  const { thread } = session.identity;
+  // the plan's thread as the label names it (a thread id may hold ":", a run id never does)
+  const thread = runOfScope(label)?.thread;
+  if (thread === undefined) return;
   const runs = runScopeId(thread, '');
-  if (!label.startsWith(runs)) return;
   const current = await runOf(tx, session.keys, thread);
   const lifecycle = lifecycleOf((await tx.get(session.keys.lifecycle(thread)))?.value);
   // ended by run_end (in any state), or moved to `finished` by agent_state_set, as the run-scope writes' rule
   const ended = runEnded(lifecycle, current) || (lifecycle?.run === current && lifecycle.state === 'finished');
   const over =
-    label !== runScopeId(thread, current) ? 'is not the current run of this thread' : ended ? `has ended (${lifecycle?.state})` : undefined;
+    label !== runScopeId(thread, current)
+      ? `is not the current run of thread ${thread}`
+      : ended
+        ? `has ended (${lifecycle?.state})`
+        : undefined;
   if (over !== undefined) {
     const next = ended ? 'Begin a new run with {tool:run_start}' : 'Make a new plan in this run';
     throw new BlackboardError(

@@ -140,6 +140,24 @@ describe("a run's plans", () => {
     await a.ok('plan_update', { planId: fresh.planId, title: 'renamed' });
   });
 
+  it('are judged by their own thread\'s run, whichever thread changes them (a thread id may hold ":")', async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 't', tools: ['all'] } });
+    const sub = await agent({ store, config: { agent: 'lead', thread: 't:sub', parentThread: 't', tools: ['all'] } });
+    const elsewhere = await agent({ store, config: { agent: 'lead', thread: 'u', tools: ['all'] } });
+    const { planId } = await sub.ok('plan_create', { title: 'p', steps: ['x'], scope: 'run' });
+    // a live run's plan: its owner changes it from any thread, "t" included (not taken for one of t's own runs)
+    await lead.ok('plan_update', { planId, title: 'from t' });
+    await elsewhere.ok('plan_update', { planId, title: 'from u' });
+    // its run finished: nobody changes it any more, from its thread or another
+    await sub.ok('run_end', { status: 'finished' });
+    for (const who of [sub, lead, elsewhere]) {
+      expect((await who.err('plan_update', { planId, title: 'renamed' })).code).toBe('RUN_FINISHED');
+      expect((await who.err('plan_delete', { planId })).code).toBe('RUN_FINISHED');
+    }
+    expect((await lead.ok('plan_get', { planId })).plan.title).toBe('from u');
+  });
+
   it("of a replaced run take workers' reports until the plan TTL, then expire; the new run's plans do not", async () => {
     const store = memoryStore();
     const lead = await agent({ store, config: { agent: 'lead', thread: 't', tools: ['all'], planTtlSeconds: 2 } });
