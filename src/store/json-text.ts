@@ -153,6 +153,23 @@ function listBytes(list: Json[], parts: string[], before: string, after: string,
   return at === size ? out.subarray(0, size) : undefined;
 }
 
+/** Objects the store froze that hold no number JSON cannot write, found once. */
+const finite = new WeakSet<object>();
+
+/**
+ * Whether `value` holds a number JSON cannot write — NaN or ±Infinity, which is what a literal beyond the double range
+ * (`1e400`) reads as — that `JSON.stringify` would silently write as `null`. (An object with its own `toJSON` is
+ * written as that returns, so is not looked into.) Call it on a value whose nesting is bounded.
+ */
+export function holdsNonFinite(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (typeof value !== 'object' || value === null || finite.has(value)) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (holdsNonFinite(child)) return true;
+  if (isStoreFrozen(value)) finite.add(value);
+  return false;
+}
+
 /**
  * How many levels of lists and objects `value` nests (0 for a scalar, 1 for a flat list), exactly when that is at most
  * `most`, and some number above `most` otherwise: counting stops there, so the recursion is at most `most` deep.

@@ -1,7 +1,7 @@
 // One store transaction: reads of committed state, versioned writes (CAS, atomic updates, tombstones), value bounds.
 import { BlackboardError, invalid } from '../errors.js';
 import { isCorruptRecord } from './codec.js';
-import { jsonBytes, nesting, sameJson } from './json-text.js';
+import { holdsNonFinite, jsonBytes, nesting, sameJson } from './json-text.js';
 import { VERSION_FLOOR_KEY } from './keys.js';
 import { applyUpdate, type UpdateOp } from './ops.js';
 import type { BackendTx, Json, RangeQuery, RecordWrite, StoredRecord, TxContext, Writes } from './types.js';
@@ -228,6 +228,11 @@ export class StoreTx {
     if (value === undefined) throw invalid('value is required: any JSON value (null included).');
     if (nesting(value, this.limits.maxDepth) > this.limits.maxDepth) {
       throw invalid(`The value nests deeper than ${this.limits.maxDepth} levels; flatten it.`, { maxDepth: this.limits.maxDepth });
+    }
+    if (holdsNonFinite(value)) {
+      throw invalid(
+        'The value holds a number JSON cannot keep (NaN or Infinity; a literal such as 1e400 is beyond a double): it would be stored as null. Nothing was changed.',
+      );
     }
     let bytes: number;
     try {

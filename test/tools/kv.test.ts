@@ -80,6 +80,30 @@ describe('kv tools: get, set, delete', () => {
     expect(await a.ok('state_delete', { key: 'goal' })).toMatchObject({ deleted: false });
   });
 
+  it('a number beyond a double (1e400, which JSON reads as Infinity) is INVALID_ARGUMENT, never stored as null', async () => {
+    const a = await agent({ config: { agent: 'planner', tools: ['all'] } });
+    await a.ok('state_set', { key: 'm', value: { kept: 1 } });
+    const huge = JSON.parse('1e400') as number; // what a client's JSON parser makes of the literal
+    const before = await a.ok('state_changes', {});
+    for (const [tool, args] of [
+      ['state_set', { key: 'n', value: huge }],
+      ['state_set', { key: 'n', value: { a: [1, -huge, { b: Number.NaN }] } }],
+      ['state_update', { key: 'm', op: 'merge', value: { x: huge } }],
+      ['state_update', { key: 'l', op: 'append', value: huge }],
+      ['state_batch', { ops: [{ op: 'set', key: 'n', value: [huge] }] }],
+    ] as const) {
+      const refused = await a.err(tool, args);
+      expect([tool, refused.code, refused.message], JSON.stringify(args)).toEqual([
+        tool,
+        'INVALID_ARGUMENT',
+        expect.stringMatching(/NaN or Infinity/),
+      ]);
+    }
+    expect((await a.ok('state_changes', {})).revision).toBe(before.revision);
+    expect(await a.ok('state_get', { key: 'n' })).toEqual({ found: false });
+    expect((await a.ok('state_get', { key: 'm' })).value).toEqual({ kept: 1 });
+  });
+
   it('compare-and-set: ifVersion 0 creates once; a stale version is VERSION_CONFLICT with currentVersion', async () => {
     const a = await agent();
     await a.ok('state_set', { key: 'lock', value: 'me', ifVersion: 0 });
