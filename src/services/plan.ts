@@ -1,14 +1,13 @@
 // The plan service: create, read, list, update and delete plans; claims and step moves are in plan-work.ts.
 import { randomBytes } from 'node:crypto';
 import { BlackboardError, invalid } from '../errors.js';
-import { idempotent, resolveScope, runOfScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
+import { idempotent, resolveScope, writable, type CallOptions, type ResolvedScope } from '../context.js';
 import { canonicalJson } from '../store/ops.js';
 import type { Json, KeyRange } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 import { checkIfVersion } from './arguments.js';
 import type { HistoryService } from './history.js';
-import { checkThreadWrite } from './ownership.js';
-import { checkRunPlanWrite } from './run-guard.js';
+import { checkPlanScopeWrite } from './run-guard.js';
 import { runReplaced } from './run-plans.js';
 import { grant, holderText, ownerName, revoke, sameHolder, settle, checkMover, checkNoOthersWork } from './plan-claims.js';
 import {
@@ -332,11 +331,8 @@ export class PlanService {
     return starts || moves ? this.spent() : undefined;
   }
 
-  /** Writes into a plan of another thread's scope (thread or run) follow the thread ownership rule, a run's its run's. */
-  private async checkScopeWrite(tx: StoreTx, label: string): Promise<void> {
-    const thread = label.startsWith('thread:') ? label.slice('thread:'.length) : runOfScope(label)?.thread;
-    if (thread !== undefined) await checkThreadWrite(this.session, (key) => tx.get(key), thread);
-    await checkRunPlanWrite(this.session, tx, label);
+  private checkScopeWrite(tx: StoreTx, label: string): Promise<void> {
+    return checkPlanScopeWrite(this.session, tx, label);
   }
 }
 

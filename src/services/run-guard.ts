@@ -1,4 +1,5 @@
-// The run-scope write rule: writes to scope "run" go to the thread's current run, and stop once it has finished.
+// The run-scope write rule (writes to scope "run" go to the thread's current run, and stop once it has finished), and
+// who may write a plan of a thread or run scope.
 import { runOfScope, runScopeId } from '../context.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
@@ -29,7 +30,7 @@ export function runScopeGuard(session: Session, lifecycle: LifecycleService): Wr
  * deleting it) is RUN_FINISHED once its run is not its thread's current run, or has finished. Read inside the write's
  * transaction.
  */
-export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
+async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
   // the plan's thread as the label names it (a thread id may hold ":", a run id never does)
   const thread = runOfScope(label)?.thread;
   if (thread === undefined) return;
@@ -52,4 +53,11 @@ export async function checkRunPlanWrite(session: Session, tx: StoreTx, label: st
       { scope: label },
     );
   }
+}
+
+/** Writes into a plan of another thread's scope (thread or run) follow the thread ownership rule, a run's its run's. */
+export async function checkPlanScopeWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
+  const thread = label.startsWith('thread:') ? label.slice('thread:'.length) : runOfScope(label)?.thread;
+  if (thread !== undefined) await checkThreadWrite(session, (key) => tx.get(key), thread);
+  await checkRunPlanWrite(session, tx, label);
 }
