@@ -89,13 +89,13 @@ export function newClient(era: Era = DEFAULT_ERA, name = 'test-agent'): Client {
 }
 
 export async function connect(
-  options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions; era?: Era } = {},
+  options: { config?: Partial<Config>; store?: VersionedStore; identity?: SessionOptions; era?: Era; clientName?: string } = {},
 ): Promise<Connected> {
   const config = defaultConfig({ progressIntervalMs: 100, tools: ['all'], ...options.config });
   const store = options.store ?? memoryStore(config.maxValueBytes);
   const bb = await createServer(config, store, options.identity);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = newClient(options.era);
+  const client = newClient(options.era, options.clientName);
   // the SDK's connection entry, as over stdio: it settles the revision the client opens with
   const entry = serveStdio(() => bb.server, { transport: serverSide });
   await client.connect(clientSide);

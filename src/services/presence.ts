@@ -33,6 +33,13 @@ export interface Holder {
   thread: string;
 }
 
+/**
+ * How much of the MCP client's name (`clientInfo.name`, whatever the client sent) is kept: a longer one is cut, with
+ * "…", so no caller can make every roster, board and claim check that reads signs of life carry megabytes.
+ */
+export const MAX_CLIENT_CHARS = 128;
+const clientName = (name: string): string => (name.length > MAX_CLIENT_CHARS ? `${name.slice(0, MAX_CLIENT_CHARS)}…` : name);
+
 /** The most often a holder's sign of life is written. */
 const MAX_INTERVAL_MS = 5000;
 /** How often a holder's sign of life is written at most, under a lease: min(5 s, lease / 4). */
@@ -136,11 +143,12 @@ export class Presence {
     const previous = await this.readIn(tx, holder);
     const now = tx.now;
     const who = this.session.identity;
+    const client = this.client();
     const record: PresenceRecord = {
       ...(holder.agent !== undefined ? { agent: holder.agent } : {}),
       ...(who.agentType !== undefined ? { agentType: who.agentType } : {}),
       thread: holder.thread,
-      ...(this.client() !== undefined ? { client: this.client() } : {}),
+      ...(client !== undefined ? { client: clientName(client) } : {}),
       lastSeen: now,
       since: previous !== undefined && aliveUntil(previous.lastSeen, this.leaseMs) >= now ? Math.min(previous.since, now) : now,
       conn: this.conn,

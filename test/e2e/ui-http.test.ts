@@ -238,6 +238,24 @@ describe('createBoardHandler mounted in another server', () => {
     expect(view.threads).toBeUndefined();
   });
 
+  it("keeps at most 128 characters of a client's name, however long a name the MCP client sent", async () => {
+    const store = memoryStore();
+    const hog = await connect({ store, config: { agent: 'hog' }, era: 'legacy', clientName: `huge-${'x'.repeat(600_000)}` });
+    await hog.ok('state_set', { key: 'k', value: 1 });
+    const board = createBoardHandler({ store });
+    close = board.close;
+    server = createServer((req, res) => void board(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const view = (await (await fetch(`${base}/board/api/board?ns=-&sections=threads`)).json()) as {
+      team: { roster: Array<{ agent: string; client: string }> };
+    };
+    const shown = view.team.roster.find((a) => a.agent === 'hog')!.client;
+    expect(shown).toBe(`huge-${'x'.repeat(123)}…`);
+    const { agents } = await hog.ok('team_list', {});
+    expect(agents.find((a: { agent: string }) => a.agent === 'hog').client).toBe(shown);
+  });
+
   it('tells an open page when the store stops answering and when it is back, with nobody writing', async () => {
     // A page only reads on events: without this, a store that went away while nobody wrote left it saying "Live".
     const store = memoryStore();
