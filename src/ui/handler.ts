@@ -143,9 +143,11 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
           }
           const initial =
             options.namespace ?? (namespaces.includes(DEFAULT_NAMESPACE) ? DEFAULT_NAMESPACE : (namespaces[0] ?? DEFAULT_NAMESPACE));
+          // a token limited to namespaces that hold nothing yet still opens on one of them (and sees it fill live)
+          const granted = viewer.namespaces === '*' ? [] : viewer.namespaces;
           return sendJson(res, 200, {
             namespaces,
-            initial: allowed(viewer, initial) ? initial : namespaces[0],
+            initial: allowed(viewer, initial) ? initial : (namespaces[0] ?? granted[0]),
             defaultNamespace: DEFAULT_NAMESPACE,
             // where the store is (its path, its host) is for those who may see all of it
             ...(viewer.namespaces === '*' ? { store: options.description } : {}),

@@ -140,6 +140,8 @@ describe('ui token, Host and Origin checks', () => {
     const meta = JSON.parse((await get(`${url}board/api/namespaces`, auth)).body) as Record<string, unknown>;
     expect(meta).toHaveProperty('defaultNamespace');
     expect(meta).not.toHaveProperty('store');
+    // its namespace holds nothing yet: the page still opens on it, not on a namespace the token cannot see
+    expect(meta).toMatchObject({ namespaces: [], initial: 'ops' });
   });
 
   it('SIGHUP re-reads the auth file (a removed token is refused, a new one let in; a malformed file is not taken), and never stops the board', async () => {
