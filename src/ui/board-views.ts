@@ -140,15 +140,58 @@ export function cutJson(value: Json, max: number): Json {
   return text.length > max ? cutText(text, max) : value;
 }
 
+/**
+ * The first `max` characters of `JSON.stringify(value, null, 2)` and that text's whole length, without making the
+ * whole text: its indentation grows with the nesting, so a 1 MiB value nested 64 deep is over 50 million characters
+ * (a quarter of a second to make, for every key shown), and a larger one more than a string can hold.
+ */
+export function prettyJson(value: Json, max: number): { text: string; size: number } {
+  const parts: string[] = [];
+  let kept = 0;
+  let size = 0;
+  const put = (text: string): void => {
+    size += text.length;
+    if (kept >= max) return;
+    const part = text.length > max - kept ? text.slice(0, max - kept) : text;
+    parts.push(part);
+    kept += part.length;
+  };
+  const walk = (v: Json, indent: string): void => {
+    if (v === null || typeof v !== 'object') {
+      put(JSON.stringify(v) ?? 'null');
+      return;
+    }
+    const list = Array.isArray(v);
+    const keys = list ? undefined : Object.keys(v).filter((k) => v[k] !== undefined);
+    const count = keys ? keys.length : (v as Json[]).length;
+    if (count === 0) {
+      put(list ? '[]' : '{}');
+      return;
+    }
+    const inner = `${indent}  `;
+    const [first, next] = [`\n${inner}`, `,\n${inner}`];
+    put(list ? '[' : '{');
+    for (let i = 0; i < count; i++) {
+      put(i ? next : first);
+      if (keys) {
+        put(`${JSON.stringify(keys[i])}: `);
+        walk((v as Record<string, Json>)[keys[i]], inner);
+      } else walk((v as Json[])[i] ?? null, inner);
+    }
+    put(`\n${indent}${list ? ']' : '}'}`);
+  };
+  walk(value, '');
+  return { text: parts.join(''), size };
+}
+
 /** A stored key as the board shows it: its value as JSON text, cut at {@link MAX_VALUE_CHARS}. */
 export function keyView(key: string, entry: Entry): KeyView {
-  const text = JSON.stringify(entry.value, null, 2) ?? 'null';
-  const cut = text.length > MAX_VALUE_CHARS;
+  const { text, size } = prettyJson(entry.value, MAX_VALUE_CHARS);
   return {
     key,
-    value: cut ? text.slice(0, MAX_VALUE_CHARS) : text,
-    size: text.length,
-    cut,
+    value: text,
+    size,
+    cut: size > MAX_VALUE_CHARS,
     version: entry.version,
     updatedBy: entry.updatedBy,
     updatedAt: entry.updatedAt,

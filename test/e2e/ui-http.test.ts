@@ -258,6 +258,31 @@ describe('createBoardHandler mounted in another server', () => {
     expect(agents.find((a: { agent: string }) => a.agent === 'hog').client).toBe(shown);
   });
 
+  it('shows a deeply nested value cut, though its indented text would be longer than any string can be', async () => {
+    const limit = 16 * 1024 * 1024;
+    const store = memoryStore(limit);
+    const agent = await connect({ store, config: { agent: 'nester', maxValueBytes: limit } });
+    // 10 MB of JSON, 63 levels deep: indented two spaces a level, its text is about 655 million characters
+    let value: unknown = new Array(5_000_000).fill(0);
+    for (let i = 0; i < 62; i++) value = [value];
+    await agent.ok('state_set', { key: 'deep', value });
+    await agent.ok('state_set', { key: 'small', value: { a: [1, 'two'] } });
+    const board = createBoardHandler({ store });
+    close = board.close;
+    server = createServer((req, res) => void board(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const res = await fetch(`${base}/board/api/keys?ns=-`);
+    expect(res.status).toBe(200);
+    const { keys } = (await res.json()) as { keys: Array<{ key: string; value: string; size: number; cut: boolean }> };
+    const deep = keys.find((k) => k.key === 'deep')!;
+    expect(deep.cut).toBe(true);
+    expect(deep.value.startsWith('[\n  [\n    [\n      [')).toBe(true);
+    expect(deep.value).toHaveLength(4000);
+    expect(deep.size).toBeGreaterThan(2 ** 29);
+    expect(keys.find((k) => k.key === 'small')).toMatchObject({ value: JSON.stringify({ a: [1, 'two'] }, null, 2), cut: false, size: 33 });
+  });
+
   it('tells an open page when the store stops answering and when it is back, with nobody writing', async () => {
     // A page only reads on events: without this, a store that went away while nobody wrote left it saying "Live".
     const store = memoryStore();
