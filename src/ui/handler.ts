@@ -104,6 +104,13 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
     return ns;
   };
 
+  /**
+   * Why the store failed, as a viewer is told: its error names the store's path or host, which (as in the footer) is
+   * for those who may see all of it; others are told only that it could not be read.
+   */
+  const storeProblem = (error: unknown, viewer: Viewer | undefined): string =>
+    error instanceof BlackboardError && viewer?.namespaces === '*' ? error.message : 'The store could not be read.';
+
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://board.invalid');
     const path = url.pathname;
@@ -113,6 +120,8 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
       res.end(JSON.stringify({ error: { code: 'FORBIDDEN', message: 'The board is read-only: only GET and HEAD are served.' } }));
       return true;
     }
+    // who asked, once known: what a store failure is told depends on it
+    let asker: Viewer | undefined;
     try {
       if (ASSETS[path]) return sendAsset(req, res, assets.get(path)!, ASSETS[path]);
       if (path === '/') {
@@ -134,6 +143,7 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
       }
       const viewer = viewerOf(req);
       if (!viewer) return sendUnauthorized(res, 'api');
+      asker = viewer;
       switch (path) {
         case '/board/api/namespaces': {
           const present = await reader.namespaces();
@@ -185,7 +195,7 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
             'x-accel-buffering': 'no',
           });
           if (req.method === 'HEAD') res.end();
-          else live.add(res, ns);
+          else live.add(res, ns, (error) => storeProblem(error, viewer));
           return true;
         }
         default:
@@ -200,8 +210,7 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
         error.send(res, 'json', { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
         return true;
       }
-      const message = error instanceof BlackboardError ? error.message : 'The store could not be read.';
-      return sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message } });
+      return sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message: storeProblem(error, asker) } });
     }
   };
   return Object.assign(handler, { close: () => live.close() });

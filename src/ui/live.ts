@@ -31,7 +31,8 @@ const MAX_KEY_CHANGES = 200;
  * - `change` `{revision, sections, keys?}` after commits (by any process) that touched those sections; `keys` holds
  *   the views of the keys that changed (or `{scope, key, deleted}`), so a page patches those rows and re-reads nothing;
  * - `hello` `{revision: null, ok: false, message}` when the store stops answering (nobody need write for a page to
- *   learn it), and `hello` `{revision, ok: true}` when it answers again.
+ *   learn it), and `hello` `{revision, ok: true}` when it answers again. Each stream's `message` is what its `say`
+ *   (given to {@link add}) makes of the store's error.
  */
 export class LiveBoard {
   private readonly rooms = new Map<string, Room>();
@@ -40,16 +41,19 @@ export class LiveBoard {
   private healthy = true;
   private probing = false;
   private closed = false;
+  /** how each stream is told why the store failed */
+  private readonly says = new WeakMap<ServerResponse, (error: unknown) => string>();
 
   constructor(private readonly source: BoardSource) {}
 
-  add(res: ServerResponse, namespace: string): void {
+  add(res: ServerResponse, namespace: string, say: (error: unknown) => string = (error) => (error as Error).message): void {
     if (this.closed) {
       res.end();
       return;
     }
     const room = this.rooms.get(namespace) ?? this.open(namespace);
     room.viewers.add(res);
+    this.says.set(res, say);
     res.on('close', () => {
       room.viewers.delete(res);
       if (room.viewers.size === 0) this.shut(namespace, room);
@@ -58,7 +62,7 @@ export class LiveBoard {
     res.write('retry: 1000\n\n');
     void this.source.revision().then(
       (revision) => send(res, 'hello', { revision, ok: true }),
-      (error: unknown) => send(res, 'hello', { revision: null, ok: false, message: (error as Error).message }),
+      (error: unknown) => send(res, 'hello', { revision: null, ok: false, message: say(error) }),
     );
     this.keepalive ??= setInterval(() => {
       for (const r of this.rooms.values()) for (const viewer of r.viewers) viewer.write(': keepalive\n\n');
@@ -97,18 +101,18 @@ export class LiveBoard {
   private async probe(): Promise<void> {
     if (this.probing) return;
     this.probing = true;
-    let event: Record<string, unknown> | undefined;
+    let event: ((viewer: ServerResponse) => Record<string, unknown>) | undefined;
     try {
       const revision = await this.source.revision();
-      if (!this.healthy) event = { revision, ok: true };
+      if (!this.healthy) event = () => ({ revision, ok: true });
       this.healthy = true;
     } catch (error) {
-      if (this.healthy) event = { revision: null, ok: false, message: (error as Error).message };
+      if (this.healthy) event = (viewer) => ({ revision: null, ok: false, message: this.says.get(viewer)!(error) });
       this.healthy = false;
     } finally {
       this.probing = false;
     }
-    if (event) for (const room of this.rooms.values()) for (const viewer of room.viewers) send(viewer, 'hello', event);
+    if (event) for (const room of this.rooms.values()) for (const viewer of room.viewers) send(viewer, 'hello', event(viewer));
   }
 
   private async flush(room: Room): Promise<void> {

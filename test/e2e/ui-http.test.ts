@@ -1,12 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BlackboardError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
+import { fileAuth } from '../../src/ui/auth.js';
 import { createBoardHandler } from '../../src/ui/handler.js';
 import { tempDir } from '../contract/backends.js';
 import { startUi as startBoard } from './ui-helpers.js';
@@ -281,6 +282,49 @@ describe('createBoardHandler mounted in another server', () => {
     expect(deep.value).toHaveLength(4000);
     expect(deep.size).toBeGreaterThan(2 ** 29);
     expect(keys.find((k) => k.key === 'small')).toMatchObject({ value: JSON.stringify({ a: [1, 'two'] }, null, 2), cut: false, size: 33 });
+  });
+
+  it("tells where the failed store is (the SQLite file's path) only to a viewer who may see every namespace", async () => {
+    const dir = tempDir();
+    const db = join(dir, 'gone.db');
+    const store = await openStore(`sqlite://${db}`);
+    const file = join(dir, 'auth.json');
+    const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        clients: [
+          { tokenSha256: sha('ops-token'), agent: 'ops', namespaces: ['ops'], access: 'read' },
+          { tokenSha256: sha('root-token'), agent: 'root', namespaces: ['*'], access: 'read' },
+        ],
+      }),
+    );
+    const board = createBoardHandler({ store, auth: fileAuth(file) });
+    close = () => {
+      board.close();
+      void store.close().catch(() => {});
+    };
+    server = createServer((req, res) => void board(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const read = async (token: string): Promise<{ status: number; message: string }> => {
+      const res = await fetch(`${base}/board/api/board?ns=ops`, { headers: { authorization: `Bearer ${token}` } });
+      return { status: res.status, message: ((await res.json()) as { error?: { message: string } }).error?.message ?? '' };
+    };
+    expect((await read('ops-token')).status).toBe(200);
+    rmSync(db);
+    // the store notices a removed file within a second or so
+    let seen = await read('root-token');
+    for (let i = 0; i < 50 && seen.status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await read('root-token');
+    }
+    expect(seen).toMatchObject({ status: 503, message: expect.stringContaining(db) });
+    expect(await read('ops-token')).toEqual({ status: 503, message: 'The store could not be read.' });
+    const events = await fetch(`${base}/board/api/events?ns=ops`, { headers: { authorization: 'Bearer ops-token' } });
+    const { until, reader } = eventStream(events);
+    await until(/event: hello\ndata: \{"revision":null,"ok":false,"message":"The store could not be read\."\}/);
+    await reader.cancel();
   });
 
   it('tells an open page when the store stops answering and when it is back, with nobody writing', async () => {
