@@ -13,17 +13,38 @@ export const plainNames: ToolNamer = (name) => name;
  * Renders the `{tool:NAME}` mentions of a text. What mentions a tool this server does not have is left out, so the
  * text never points at a tool the model cannot call: the parenthesis that holds the mention, else the clause (after
  * the sentence's first, at "; " or ", and "), else the whole sentence. Texts that mention tools therefore keep each
- * mention where it can go without losing the rest (a sentence ends at ".", "!" or "?" before a space).
+ * mention where it can go without losing the rest: a sentence's first clause says what happened, and a mention there
+ * takes the sentence with it.
  */
 export function renderMentions(text: string, nameOf: ToolNamer): string {
   if (!text.includes('{tool:')) return text;
   const lacking = (part: string): boolean => [...part.matchAll(MENTION)].some((m) => nameOf(m[1]) === undefined);
-  return text
-    .split(/(?<=[.!?])\s+/)
+  return sentences(text)
     .map((sentence) => (lacking(sentence) ? withoutLacking(sentence, lacking) : sentence))
     .filter((sentence): sentence is string => sentence !== undefined)
     .map((sentence) => sentence.replace(MENTION, (_, name: string) => nameOf(name)!))
     .join(' ');
+}
+
+/**
+ * A text cut into sentences: after ".", "!" or "?" and a space, but not inside parentheses nor after "e.g." or
+ * "i.e." (which end no sentence), so a mention is judged with the whole sentence it belongs to.
+ */
+function sentences(text: string): string[] {
+  const out = [''];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth = Math.max(0, depth - 1);
+    out[out.length - 1] += c;
+    const ends = depth === 0 && /[.!?]/.test(c) && /\s/.test(text[i + 1] ?? '') && !/\b(e\.g|i\.e)\.$/.test(out[out.length - 1]);
+    if (ends) {
+      while (/\s/.test(text[i + 1] ?? '')) i++;
+      out.push('');
+    }
+  }
+  return out.filter((sentence, i) => sentence !== '' || i === 0);
 }
 
 /** A sentence without the parentheses and later clauses that mention a lacking tool; undefined when its first does. */

@@ -106,9 +106,12 @@ export class MessageService {
       );
     }
     if (args.replyTo !== undefined && !MESSAGE_ID_RE.test(args.replyTo)) {
-      throw invalid(`replyTo must be a message id as {tool:inbox} shows it (e.g. "m12"), got "${args.replyTo.slice(0, 40)}".`, {
-        path: 'replyTo',
-      });
+      throw invalid(
+        `replyTo must be a message id such as "m12" (the id of a message {tool:inbox} returned), got "${args.replyTo.slice(0, 40)}".`,
+        {
+          path: 'replyTo',
+        },
+      );
     }
     const me = this.session.identity;
     const { kind, name } = parseTo(args.to);

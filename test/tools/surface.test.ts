@@ -131,6 +131,15 @@ describe('texts name tools exactly as registered', () => {
     expect(instructions).not.toMatch(/state_snapshot|state_batch|state_changes/);
   });
 
+  it('a sentence is judged whole: a full stop inside parentheses or after "e.g." does not end it', async () => {
+    const only = (name: string) => (name === 'message_send' ? name : undefined);
+    expect(renderMentions('Read a key (e.g. "a"; see {tool:inbox}). Returns it.', only)).toBe('Read a key. Returns it.');
+    expect(renderMentions('Pass an id, e.g. "m1" from {tool:inbox}. Returns it.', only)).toBe('Returns it.');
+    const a = await agent({ config: { tools: ['message_send'] } });
+    const error = await a.err('message_send', { to: 'all', content: 'x', replyTo: 'bad' });
+    expect(error.message).toBe('replyTo must be a message id such as "m12", got "bad".');
+  });
+
   it('a sentence about a tool the server lacks is left out, the rest stays', async () => {
     const a = await agent({ config: { tools: ['finalizer'] } });
     await a.ok('final_answer_set', { content: 'one' });
