@@ -49,7 +49,7 @@ export function noRecipient(to: string, kind: ToKind, names: string[]): Blackboa
   const nobody = kind === 'all' ? 'Nobody else is on the roster' : `No agent on the roster matches "${to}"`;
   return new BlackboardError(
     'NOT_FOUND',
-    `${nobody}${near ? `: did you mean "${near}"?` : '.'} Nothing was sent. See who is here with {tool:team_list}${kind === 'all' ? '' : ', or pass waitForRecipient: true to keep the message for an agent that has not arrived yet'}.`,
+    `${nobody}${near ? `: did you mean "${near}"?` : '.'} Nothing was sent.${kind === 'all' ? '' : ' To keep the message for an agent that has not arrived yet, pass waitForRecipient: true.'} See who is here with {tool:team_list}.`,
     { to, ...(near ? { suggestion: near } : {}) },
   );
 }

@@ -101,7 +101,7 @@ export class MessageService {
     if (bytes > MESSAGE_MAX_BYTES) {
       throw new BlackboardError(
         'VALUE_TOO_LARGE',
-        `content is ${bytes} bytes, over the ${MESSAGE_MAX_BYTES}-byte limit of a message. Nothing was sent: put the text in a key with {tool:state_set} and send its name.`,
+        `content is ${bytes} bytes, over the ${MESSAGE_MAX_BYTES}-byte limit of a message. Nothing was sent: send it shorter or in parts (or put it in a key with {tool:state_set} and send the key's name).`,
         { bytes, maxBytes: MESSAGE_MAX_BYTES },
       );
     }

@@ -125,7 +125,7 @@ export function stepNotFound(record: PlanRecord, stepId: string, path = 'stepId'
 export function blockedError(step: Step, blockers: string[]): BlackboardError {
   return new BlackboardError(
     'INVALID_TRANSITION',
-    `Step ${step.id} is blocked by ${blockers.join(', ')}, not yet completed or skipped; it cannot start or complete before them. Finish those first, or take another step with {tool:plan_claim}.`,
+    `Step ${step.id} is blocked by ${blockers.join(', ')}, not yet completed or skipped; it cannot start or complete before them. Finish those first (or take another step with {tool:plan_claim}).`,
     { stepId: step.id, blockedBy: blockers },
   );
 }

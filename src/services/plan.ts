@@ -174,7 +174,7 @@ export class PlanService {
     }
     if (args.steps !== undefined && args.ifVersion === undefined) {
       throw invalid(
-        'Replacing the steps needs ifVersion: read the plan with {tool:plan_get} and pass its version, so a list made from an older plan cannot overwrite newer work. To change single steps use stepUpdates.',
+        'Replacing the steps needs ifVersion, the version of the plan the new list was made from (read it with {tool:plan_get}), so a list made from an older plan cannot overwrite newer work. To change single steps use stepUpdates.',
         { path: 'ifVersion' },
       );
     }

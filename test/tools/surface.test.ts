@@ -140,6 +140,19 @@ describe('texts name tools exactly as registered', () => {
     expect(error.message).toBe('replyTo must be a message id such as "m12", got "bad".');
   });
 
+  it('an error keeps what happened and what to do when the tool it names is left out', async () => {
+    const plans = await agent({ config: { tools: ['plan_create', 'plan_update', 'plan_step'] } });
+    const { planId } = await plans.ok('plan_create', { title: 'T', steps: ['a', { content: 'b', blockedBy: ['s1'] }] });
+    expect((await plans.err('plan_update', { planId, steps: ['x'] })).message).toMatch(/^Replacing the steps needs ifVersion, the version/);
+    const blocked = await plans.err('plan_step', { planId, stepId: 's2', status: 'in_progress' });
+    expect(blocked.message).toMatch(/Finish those first\.$/);
+    const mail = await agent({ config: { tools: ['message_send'] } });
+    expect((await mail.err('message_send', { to: 'nobody', content: 'x' })).message).toMatch(/pass waitForRecipient: true\.$/);
+    expect((await mail.err('message_send', { to: 'nobody', content: 'x'.repeat(20_000) })).message).toMatch(
+      /Nothing was sent: send it shorter or in parts\.$/,
+    );
+  });
+
   it('a sentence about a tool the server lacks is left out, the rest stays', async () => {
     const a = await agent({ config: { tools: ['finalizer'] } });
     await a.ok('final_answer_set', { content: 'one' });
