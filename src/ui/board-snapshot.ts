@@ -52,11 +52,14 @@ export class BoardService {
     const timeoutMs = checkTimeout(waitMs, 0, 'waitMs');
     const current = await this.store.revision();
     if (afterRevision > current) {
-      throw invalid(`afterRevision ${afterRevision} is ahead of this store's revision ${current}: pass the revision board_show returned.`, {
-        afterRevision,
-        revision: current,
-        path: 'afterRevision',
-      });
+      throw invalid(
+        `afterRevision ${afterRevision} is ahead of this store's revision ${current}: pass back the revision a board reply gave.`,
+        {
+          afterRevision,
+          revision: current,
+          path: 'afterRevision',
+        },
+      );
     }
     const ranges = boardWaitRanges(this.namespace);
     const { timedOut } = await this.store.waitFor(

@@ -115,5 +115,10 @@ describe.each(['modern', 'legacy'] as const)('board_show and the board app (%s)'
     // it never writes: the revision is where the writer left it
     expect(await store.revision()).toBe(changed.revision);
     expect((await apps.err('board_wait', { afterRevision: changed.revision + 100 })).code).toBe('INVALID_ARGUMENT');
+    // a server with board_wait alone names no tool it lacks
+    const alone = await client(era, true, store, ['board_wait']);
+    const ahead = await alone.err('board_wait', { afterRevision: changed.revision + 100 });
+    expect(ahead.message).toMatch(/^afterRevision \d+ is ahead of this store's revision \d+: pass back/);
+    expect(ahead.message).not.toMatch(/board_show/);
   });
 });
