@@ -1,5 +1,5 @@
 // The scratchpad service: one run's working memory (variables, observations, failed approaches).
-import { invalid, writing } from '../errors.js';
+import { BlackboardError, invalid, writing } from '../errors.js';
 import { checkKey, idempotent, type CallOptions } from '../context.js';
 import * as z from 'zod';
 import { jsonBytes } from '../store/json-text.js';
@@ -40,6 +40,20 @@ const empty = (): Scratchpad => ({ variables: {}, observations: [], failedApproa
 const PREVIEW_CHARS = 200;
 
 /**
+ * The store's VALUE_TOO_LARGE for the scratchpad's one record, said of the scratchpad: what is too large is the whole
+ * run's notes with this entry, not the value the caller passed, and it has no keys to split over.
+ */
+function full(error: unknown): unknown {
+  if (!(error instanceof BlackboardError) || error.code !== 'VALUE_TOO_LARGE') return error;
+  const { bytes, maxValueBytes } = error.details as { bytes: number; maxValueBytes: number };
+  return new BlackboardError(
+    'VALUE_TOO_LARGE',
+    `This run's scratchpad would hold ${bytes} bytes with this entry, over its limit of ${maxValueBytes}. Nothing was written: write a shorter entry, or give a variable a shorter value (long text can go in a key, with {tool:state_set} in scope run).`,
+    error.details,
+  );
+}
+
+/**
  * Working memory of one run: named variables, observations, and approaches that failed (so the model does not
  * retry them). One record per run, changed atomically; `read` renders it as compact prompt text.
  */
@@ -63,7 +77,9 @@ export class ScratchpadService {
         await this.lifecycle.assertActive(tx, who);
         const pad = padOf((await tx.get(key))?.value);
         const out = fn(pad);
-        await writing('value', () => tx.set(key, encode(pad), { by: this.session.by }));
+        await writing('value', () => tx.set(key, encode(pad), { by: this.session.by })).catch((error: unknown) => {
+          throw full(error);
+        });
         return out;
       },
       { ...idempotent(who, call, args) },

@@ -121,10 +121,17 @@ describe('scratchpad tools', () => {
     expect((await ns.err('scratchpad_write', { kind: 'variable', value: 1 })).message).toMatch(/needs a name: ns1_scratchpad_write\(/);
   });
 
-  it('is bounded by the value size limit', async () => {
-    const a = await agent({ config: { maxValueBytes: 2000 } });
+  it('is bounded by the value size limit, and says so of the scratchpad, not of the value passed', async () => {
+    const a = await agent({ config: { maxValueBytes: 2000, namespace: 'ns' } });
     await a.ok('scratchpad_write', { kind: 'observation', value: 'x'.repeat(1500) });
-    expect((await a.err('scratchpad_write', { kind: 'observation', value: 'y'.repeat(1000) })).code).toBe('VALUE_TOO_LARGE');
+    const error = await a.err('scratchpad_write', { kind: 'observation', value: 'y'.repeat(1000) });
+    expect(error.code).toBe('VALUE_TOO_LARGE');
+    expect(error.message).toMatch(
+      /^This run's scratchpad would hold \d+ bytes with this entry, over its limit of 2000\. Nothing was written/,
+    );
+    expect(error.message).toMatch(/ns_state_set in scope run\)\.$/);
+    expect(error.message).not.toMatch(/several keys/);
+    expect(error.details).toMatchObject({ maxValueBytes: 2000 });
     expect((await a.ok('scratchpad_read')).observations).toHaveLength(1);
   });
 });
