@@ -130,7 +130,7 @@ export class BudgetService {
             .map(([key]) => lastPart(key));
           throw new BlackboardError(
             'NOT_FOUND',
-            `There is no budget named "${name}" on this thread. ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This thread has no budgets (a server sets them with --max-iterations or --budget NAME=MAX).'}`,
+            `There is no budget named "${name}" on this thread. ${known.length > 0 ? `Budgets here: ${known.join(', ')}.` : 'This thread has no budgets, so there is nothing to spend: go on without {tool:budget_step} (a server sets budgets with --max-iterations or --budget NAME=MAX).'}`,
             { name },
           );
         }

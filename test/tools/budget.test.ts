@@ -23,6 +23,13 @@ describe('budget tools', () => {
     expect((await a.err('budget_step', { amount: 0 })).code).toBe('INVALID_ARGUMENT');
   });
 
+  it('on a thread without budgets, budget_step tells the model to go on without it', async () => {
+    const a = await agent({ config: { tools: ['agent'], namespace: 'ns' } });
+    const none = await a.err('budget_step');
+    expect(none.code).toBe('NOT_FOUND');
+    expect(none.message).toMatch(/This thread has no budgets, so there is nothing to spend: go on without ns_budget_step \(/);
+  });
+
   it("a child's steps count against its parent and grandparent; a refused ancestor refuses the step", async () => {
     const store = memoryStore();
     const config = { maxIterations: 5 };
