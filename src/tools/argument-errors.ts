@@ -69,7 +69,7 @@ function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[], schema: z.Z
     const known = Object.keys(objectAt(schema, at)?.shape ?? {});
     return issue.keys.map((key) => {
       const path = pathText([...at, key]);
-      const suggestion = closest(key, known);
+      const suggestion = closest(key, known) ?? qualified(key, known);
       const where = known.length > 0 ? `Arguments here: ${known.join(', ')}.` : 'It takes no arguments here.';
       return {
         path,
@@ -195,6 +195,14 @@ export function closest(name: string, known: string[]): string | undefined {
       best = { name: candidate, distance };
   }
   return best?.name;
+}
+
+/**
+ * The known name a longer one qualifies: `stepId` or `step_id` for `id`, `newStatus` for `status` (the name a sibling
+ * tool gives the same thing, such as plan_step's `stepId` for a step update's `id`).
+ */
+function qualified(name: string, known: string[]): string | undefined {
+  return known.find((k) => name.endsWith(`${k[0].toUpperCase()}${k.slice(1)}`) || name.endsWith(`_${k}`));
 }
 
 /**

@@ -228,6 +228,10 @@ describe('bad input', () => {
     expect(far).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'colour' } });
     expect(far.details).not.toHaveProperty('suggestion');
     expect((await a.err('state_get', { key: 'k', Scope: 'thread' })).details).toMatchObject({ suggestion: 'scope' });
+    // plan_step's name for a step, given in a step update (whose name is id)
+    const { planId } = await a.ok('plan_create', { title: 'T', steps: ['a'] });
+    const sibling = await a.err('plan_update', { planId, stepUpdates: [{ stepId: 's1', status: 'skipped' }] });
+    expect(sibling.message).toMatch(/Unknown argument "stepUpdates\[0\]\.stepId": did you mean id\?/);
   });
 
   it('a schema error under a namespace names the argument the same way', async () => {
