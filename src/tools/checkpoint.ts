@@ -36,7 +36,7 @@ export function registerCheckpointTools(host: ToolHost, checkpoints: CheckpointS
     'checkpoint_save',
     () => ({
       title: 'Save a checkpoint',
-      description: "Save this thread's state for {tool:checkpoint_restore}. Returns id, size.",
+      description: 'Save thread state (for {tool:checkpoint_restore}). Returns id, size.',
       input: z.object({ label: z.string().optional(), idempotencyKey }).strict(),
       output: info,
       // destructive: keeping the newest N may delete the oldest checkpoint

@@ -129,6 +129,9 @@ describe('texts name tools exactly as registered', () => {
     expect(instructions).toMatch(/Use state_update for counters, lists and merges\. Use watch to wait for a change instead of polling\./);
     expect(instructions).toMatch(/Read with state_get or state_list\./);
     expect(instructions).not.toMatch(/state_snapshot|state_batch|state_changes/);
+    // a tool whose sibling is left out still says what it does
+    const save = await agent({ config: { tools: ['checkpoint_save'] } });
+    expect((await save.client.listTools()).tools[0].description).toBe('Save thread state. Returns id, size.');
   });
 
   it('a sentence is judged whole: a full stop inside parentheses or after "e.g." does not end it', async () => {
