@@ -137,7 +137,7 @@ export async function createServer(
           },
           toolSelection(config),
         );
-        registerTools(h, config, theirs.services);
+        registerTools(h, theirs.services);
         return h;
       })();
       other.catch(() => others.delete(key));
@@ -151,7 +151,7 @@ export async function createServer(
     { readOnly, beforeWrite, afterCall, afterFailure, route },
     toolSelection(config),
   );
-  registerTools(host, config, services);
+  registerTools(host, services);
   const instructions = instructionsFor(config, host);
   const server = new McpServer({ name: 'mcp-blackboard', version: VERSION }, { capabilities: { logging: {} }, instructions });
   host.install(server, onlyTool === undefined ? undefined : (name) => name === onlyTool);

@@ -105,7 +105,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
   const { services, beforeWrite, afterCall } = await openConnection({ ...config, tools: [...FAMILIES] }, store);
   // The tools' declarations, for their argument schemas: every family, the operator's budget tools included.
   const host = new ToolHost(undefined, config.progressIntervalMs);
-  registerTools(host, { ...config, tools: [...FAMILIES], allowBudgetAdmin: true }, services);
+  registerTools(host, services);
   const closing = new AbortController();
   const others = new Set<Blackboard>();
   let closed = false;

@@ -1,4 +1,4 @@
-// The budget tools: budget_status, budget_step, and with admin budget_configure and budget_increase.
+// The budget tools: budget_status, budget_step, and the admin's budget_configure and budget_increase.
 import * as z from 'zod';
 import type { BudgetService } from '../services/budget.js';
 import { counter, idempotencyKey, threadArg } from './common.js';
@@ -7,8 +7,11 @@ import { defineTool, type ToolHost } from './define.js';
 const view = z.object({ name: z.string(), current: counter, max: counter, remaining: counter, reached: z.boolean() });
 const name = z.string();
 
-/** Registers budget_status and budget_step; budget_configure and budget_increase only with `admin`. */
-export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin: boolean): void {
+/**
+ * Declares budget_status, budget_step, budget_configure and budget_increase; a server's tool selection keeps the last
+ * two only with `--allow-budget-admin`.
+ */
+export function registerBudgetTools(host: ToolHost, budget: BudgetService): void {
   defineTool(
     host,
     'budget_status',
@@ -39,7 +42,6 @@ export function registerBudgetTools(host: ToolHost, budget: BudgetService, admin
     }),
     (args, _extra, call) => budget.step(args, call),
   );
-  if (!admin) return;
   defineTool(
     host,
     'budget_configure',

@@ -13,7 +13,6 @@ import type {
 import type * as z from 'zod';
 import { truncate, type CallOptions } from '../context.js';
 import { BlackboardError, storeUnavailable } from '../errors.js';
-import { TOOL_TABLE } from '../tool-profiles.js';
 import { renderMentions } from '../tool-mentions.js';
 import { argumentError, closestTool, prepareArgs } from './argument-errors.js';
 import { clientCapabilities } from './client-capabilities.js';
@@ -90,9 +89,12 @@ export class ToolHost {
       /** the tools of the identity a request names in its `_meta`, when it is not this host's */
       route?: (extra: Extra) => Promise<ToolHost | undefined>;
     } = {},
-    /** which declared tools to register (`--tools`, `--read-only`); default all */
-    private readonly selected: (name: string, annotations: ToolAnnotations) => boolean = () => true,
+    /** which declared tools to register (`--tools`, `--read-only`): `true`, or why one is left out; default all */
+    private readonly selected: (name: string, annotations: ToolAnnotations) => true | string = () => true,
   ) {}
+
+  /** why each declared tool this server leaves out is left out, by base name */
+  private readonly leftOut = new Map<string, string>();
 
   /** The registered names every client has (not those only some clients get), in declaration order. */
   get names(): string[] {
@@ -131,7 +133,9 @@ export class ToolHost {
 
   declare(tool: Declared): void {
     if (this.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
-    if (this.selected(tool.name, tool.spec.annotations)) this.declared.push(tool);
+    const verdict = this.selected(tool.name, tool.spec.annotations);
+    if (verdict === true) this.declared.push(tool);
+    else this.leftOut.set(tool.name, verdict);
   }
 
   /**
@@ -211,15 +215,11 @@ export class ToolHost {
           ? found
           : undefined;
       if (tool) return this.run(tool, request.params.arguments, extraOf(ctx));
-      // a real tool this server does not serve (its --tools leave it out) is said to be so, not matched to a neighbour
+      // a real tool this server does not serve is said to be so, and why, not matched to a neighbour
       const base = this.namespace && name.startsWith(`${this.namespace}_`) ? name.slice(this.namespace.length + 1) : name;
-      const elsewhere = Object.hasOwn(TOOL_TABLE, base) && !names.includes(this.nameOf(base)) ? TOOL_TABLE[base] : undefined;
-      const suggestion = elsewhere ? undefined : closestTool(name, names, this.namespace);
-      const why = elsewhere
-        ? `: this server's tool set (--tools) leaves it out (it comes with the "${elsewhere.profile}" profile or the "${elsewhere.family}" family).`
-        : suggestion
-          ? `: did you mean ${suggestion}?`
-          : '.';
+      const absent = found ? 'it is only for clients that render MCP Apps' : this.leftOut.get(base);
+      const suggestion = absent ? undefined : closestTool(name, names, this.namespace);
+      const why = absent ? `: ${absent}.` : suggestion ? `: did you mean ${suggestion}?` : '.';
       return this.fail(
         new BlackboardError('INVALID_ARGUMENT', `There is no tool "${truncate(name)}" here${why} Its tools: ${names.join(', ')}.`, {
           path: 'name',

@@ -204,6 +204,15 @@ describe('bad input', () => {
       /^There is no tool "plan_update" here: this server's tool set \(--tools\) leaves it out \(it comes with the "planner" profile/,
     );
     expect(left.details).not.toHaveProperty('suggestion');
+    // left out by another flag: the message names that flag, not a profile that would not bring it
+    const operator = await connect({ config: { tools: ['operator'] } });
+    const admin = await operator.err('budget_configure', { name: 'x', max: 1 }).finally(() => operator.close());
+    expect(admin.message).toMatch(
+      /^There is no tool "budget_configure" here: it exists only on a server started with --allow-budget-admin\. Its tools: /,
+    );
+    const reader = await connect({ config: { tools: ['all'], readOnly: true, namespace: 'ns' } });
+    const write = await reader.err('state_set', { key: 'k', value: 1 }).finally(() => reader.close());
+    expect(write.message).toMatch(/^There is no tool "ns_state_set" here: it writes, and this server serves reads only \(--read-only\)\. /);
     const long = await a.err(`x${'y'.repeat(100_000)}`, {});
     expect(JSON.stringify(long).length).toBeLessThan(5000);
     const arg = await a.err('state_get', { key: 'k', [`z${'w'.repeat(100_000)}`]: 1 });

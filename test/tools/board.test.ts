@@ -51,7 +51,11 @@ describe.each(['modern', 'legacy'] as const)('board_show and the board app (%s)'
     expect(show?._meta).toMatchObject({ ui: { resourceUri: URI }, 'ui/resourceUri': URI });
     expect(show?.annotations?.readOnlyHint).toBe(true);
     expect(plainTools.some((t) => t.name === 'board_wait')).toBe(false);
-    expect((await plain.err('board_wait', { afterRevision: 0 })).code).toBe('INVALID_ARGUMENT');
+    const notHere = await plain.err('board_wait', { afterRevision: 0 });
+    expect(notHere).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/: it is only for clients that render MCP Apps\./),
+    });
     const wait = (await apps.client.listTools()).tools.find((t) => t.name === 'board_wait');
     expect(wait?._meta).toMatchObject({ ui: { resourceUri: URI, visibility: ['app'] } });
     expect(wait?.annotations?.readOnlyHint).toBe(true);
