@@ -244,7 +244,7 @@ export async function serveHttp(config: Config, store: VersionedStore, options: 
         // updates of a 2025 subscription travel on its session's stream: without one, a subscription would never be told
         throw new HttpError(
           400,
-          `resources/subscribe needs a session, and this request has none${http.maxSessions === 0 ? ' (this server keeps none: --max-sessions 0)' : ''}: no update could reach it. Read the resource again, or call the watch tool to wait for a change.`,
+          `resources/subscribe needs a session, and this request has none${http.maxSessions === 0 ? ' (this server keeps none: --max-sessions 0)' : ''}: no update could reach it. Read the resource again to see a change, or subscribe in a session (initialize first).`,
           {},
           { code: -32601, id: (body as { id?: string | number }).id ?? null },
         );

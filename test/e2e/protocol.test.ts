@@ -168,6 +168,11 @@ describe('HTTP details real clients trip over', () => {
     expect(JSON.parse(batch.body)).toMatchObject({
       error: { code: -32601, message: expect.stringMatching(/^resources\/subscribe needs a session/) },
     });
+    // it names no tool: on /mcp/NS a tool's name has the namespace's prefix, and --tools may leave any one out
+    const spaced = await raw(s.port, { path: '/mcp/team', headers, body });
+    expect(JSON.parse(spaced.body).error.message).toMatch(
+      /no update could reach it\. Read the resource again to see a change, or subscribe in a session \(initialize first\)\.$/,
+    );
   });
 
   it('SSE streams of a 2025 session tell the client when to reconnect (retry:)', async () => {
