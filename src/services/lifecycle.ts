@@ -162,7 +162,7 @@ export class LifecycleService {
     if ((await this.stateIn(tx, at)) === 'finished') {
       throw new BlackboardError(
         'RUN_FINISHED',
-        'This run has finished, so its state can no longer change. Begin a new run on this thread with {tool:run_start}.',
+        'This run has finished, so its state can no longer change: nothing was changed, and its work is over (report what you have to whoever started it). Begin a new run on this thread with {tool:run_start}.',
         { run: at.run },
       );
     }

@@ -76,6 +76,10 @@ describe('lifecycle tools', () => {
       const code = (await a.err(tool, args)).code;
       expect(code, tool).toBe(tool === 'agent_state_set' ? 'INVALID_TRANSITION' : 'RUN_FINISHED');
     }
+    // what to do is said also where run_start is not served (the agent profile), whose sentence then goes
+    expect((await a.err('final_answer_set', { content: 'late' })).message).toMatch(
+      /^This run has finished, so its state can no longer change: nothing was changed, and its work is over \(report what you have to whoever started it\)\. Begin a new run/,
+    );
     // other scopes stay writable; reads work
     await a.ok('state_set', { key: 'k', value: 'thread is fine', scope: 'thread' });
     expect((await a.ok('state_get', { key: 'k', scope: 'run' })).value).toBe(1);
