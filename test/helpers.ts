@@ -12,6 +12,23 @@ import { VersionedStore } from '../src/store/versioned-store.js';
 
 export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
 
+/** The error codes the README documents, spelled out here (not taken from the source) so a test holds the code to them. */
+export const DOCUMENTED_CODES: readonly string[] = [
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'VERSION_CONFLICT',
+  'MULTIPLE_FINAL_ANSWERS',
+  'LIMIT_REACHED',
+  'INVALID_TRANSITION',
+  'RUN_FINISHED',
+  'VALUE_TOO_LARGE',
+  'FORBIDDEN',
+  'CHECKPOINT_CORRUPT',
+  'STORE_UNAVAILABLE',
+  'REVISION_COMPACTED',
+  'CLAIM_LOST',
+];
+
 export interface ToolError {
   code: string;
   message: string;

@@ -1,26 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { TOOL_TABLE } from '../../src/tool-profiles.js';
-import { connect, memoryStore, type Connected } from '../helpers.js';
+import { connect, DOCUMENTED_CODES, memoryStore, type Connected } from '../helpers.js';
 
 // Every tool, on servers that register it alone or in a profile, driven into its errors: each error is the documented
 // envelope with a documented code, and its message is whole (what a mention of a left-out tool removes never leaves
 // an empty or cut sentence) and names only tools this server registered, with their prefix.
 
-const CODES = [
-  'INVALID_ARGUMENT',
-  'NOT_FOUND',
-  'VERSION_CONFLICT',
-  'MULTIPLE_FINAL_ANSWERS',
-  'LIMIT_REACHED',
-  'INVALID_TRANSITION',
-  'RUN_FINISHED',
-  'VALUE_TOO_LARGE',
-  'FORBIDDEN',
-  'CHECKPOINT_CORRUPT',
-  'STORE_UNAVAILABLE',
-  'REVISION_COMPACTED',
-  'CLAIM_LOST',
-];
 const NO_PLAN = 'plan-000000000000';
 const NO_CHECKPOINT = 'ckpt-000000000000';
 
@@ -113,7 +98,7 @@ async function errorsOf(config: Record<string, unknown>): Promise<{ registered: 
       expect(result.structuredContent, where).toBeUndefined();
       expect(result.content, where).toHaveLength(1);
       const { error } = JSON.parse((result.content[0] as { text: string }).text);
-      expect(CODES, where).toContain(error.code);
+      expect(DOCUMENTED_CODES, where).toContain(error.code);
       if (error.code === 'INVALID_ARGUMENT') expect(error.details?.path, where).toBeDefined();
       errors.push(`${where}: ${error.message}`);
       // a whole message: one or more sentences, none cut where a left-out tool was mentioned
