@@ -68,7 +68,11 @@ export class ScratchpadService {
     return this.session.keys.scratchpad(thread, run);
   }
 
-  private async change<T extends object>(call: CallOptions, args: { idempotencyKey?: string }, fn: (pad: Scratchpad) => T): Promise<T> {
+  private async change<T extends object>(
+    call: CallOptions,
+    args: { idempotencyKey?: string },
+    fn: (pad: Scratchpad, tx: StoreTx) => T,
+  ): Promise<T> {
     await this.session.refresh();
     const who = this.session.identity; // the run this write goes to, whatever the connection sees meanwhile
     const key = this.key(who.thread, who.run);
@@ -76,7 +80,7 @@ export class ScratchpadService {
       async (tx: StoreTx) => {
         await this.lifecycle.assertActive(tx, who);
         const pad = padOf((await tx.get(key))?.value);
-        const out = fn(pad);
+        const out = await writing('value', async () => fn(pad, tx));
         await writing('value', () => tx.set(key, encode(pad), { by: this.session.by })).catch((error: unknown) => {
           throw full(error);
         });
@@ -111,10 +115,12 @@ export class ScratchpadService {
         throw invalid(`value must be non-empty text for kind "${args.kind}".`, { path: 'value' });
     }
     const text = args.value as string;
-    return this.change(call, args, (p) => {
-      if (args.kind === 'variable')
+    return this.change(call, args, (p, tx) => {
+      if (args.kind === 'variable') {
+        // a value the pad could not keep (a function, from code) is refused, not dropped from the pad unseen
+        tx.checkValue(args.value);
         Object.defineProperty(p.variables, args.name!, { value: args.value, enumerable: true, writable: true, configurable: true });
-      else if (args.kind === 'observation') p.observations.push(text);
+      } else if (args.kind === 'observation') p.observations.push(text);
       else p.failedApproaches.push({ approach: text });
       return { kind: args.kind, ...(args.name !== undefined ? { name: args.name } : {}), ...counts(p) };
     });

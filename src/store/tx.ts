@@ -241,6 +241,8 @@ export class StoreTx {
       // a value JSON cannot write (a BigInt, from code): the caller's input, not the store's failure
       throw invalid(`The value is not JSON: ${(error as Error).message}. Nothing was changed.`);
     }
+    // a function, a symbol or a toJSON that returns nothing has no JSON text: stored, it would be a corrupt record
+    if (bytes === 0) throw invalid(`The value is not JSON: a ${describeNonJson(value)} has no JSON text. Nothing was changed.`);
     if (bytes > this.limits.maxValueBytes) {
       throw new BlackboardError(
         'VALUE_TOO_LARGE',
@@ -262,6 +264,11 @@ export class StoreTx {
   private write(key: string, record: RecordWrite): void {
     this.writes.set(key, { record, log: this.logged(key) });
   }
+}
+
+/** What a value without JSON text is, for its error. */
+function describeNonJson(value: unknown): string {
+  return typeof value === 'object' && value !== null ? 'value whose toJSON returns nothing' : typeof value;
 }
 
 function checkVersion(current: StoredRecord | undefined, ifVersion: number | undefined): void {

@@ -256,6 +256,28 @@ describe('openBlackboard options and errors', () => {
     expect((await bb.kv.get({ key: 'b' })).found).toBe(false);
   });
 
+  it('a value with no JSON text at all (a function, a symbol, a toJSON that returns nothing) is refused, not stored corrupt', async () => {
+    const bb = await parentless();
+    await bb.kv.set({ key: 'a', value: 1 });
+    const { revision } = await bb.kv.changes({});
+    const nothing = { toJSON: () => undefined };
+    for (const write of [
+      () => bb.kv.set({ key: 'b', value: (() => 1) as never }),
+      () => bb.kv.set({ key: 'b', value: Symbol('s') as never }),
+      () => bb.kv.set({ key: 'b', value: nothing as never }),
+      () => bb.kv.update({ key: 'b', op: 'merge', value: nothing as never }),
+      () => bb.kv.batch({ ops: [{ op: 'set', key: 'b', value: (() => 1) as never }] }),
+      () => bb.scratchpad.write({ kind: 'variable', name: 'b', value: (() => 1) as never }),
+    ]) {
+      const refused = await failure(write());
+      expect(refused.code).toBe('INVALID_ARGUMENT');
+      expect(refused.message).toMatch(/not JSON.*no JSON text.*Nothing was changed/);
+    }
+    expect((await bb.kv.changes({})).revision).toBe(revision);
+    expect(await bb.kv.get({ key: 'b' })).toEqual({ found: false });
+    expect((await bb.scratchpad.read()).variables).toEqual({});
+  });
+
   it('the inbox iterator waits for mail between reads, and ends on its signal even when asked not to wait', async () => {
     for (const args of [{}, { waitMs: 0 }]) {
       const bb = await parentless();
