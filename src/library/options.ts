@@ -5,7 +5,7 @@ import { defaultConfig, MIN_VALUE_BYTES, type Config } from '../config.js';
 import { NAMESPACE_RE } from '../context.js';
 import { BlackboardError } from '../errors.js';
 import { openStore as openVersionedStore } from '../store/open.js';
-import { describeStoreUrl, maskPassword, withoutPassword } from '../store/url.js';
+import { describeStoreUrl, withoutPassword } from '../store/url.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { argumentError } from '../tools/argument-errors.js';
 import { parseToolList } from '../tool-profiles.js';
@@ -142,7 +142,7 @@ export async function openStoreUrl(url: string | undefined, options: StoreOption
       ...(options.changeRetentionSeconds !== undefined ? { changeRetentionMs: options.changeRetentionSeconds * 1000 } : {}),
     });
   } catch (error) {
-    const reason = withoutPassword(maskPassword(error instanceof Error ? error.message : String(error)), url);
+    const reason = withoutPassword(error instanceof Error ? error.message : String(error), url);
     throw new BlackboardError('STORE_UNAVAILABLE', `Cannot open the store ${describeStoreUrl(url)}: ${reason}`);
   }
 }

@@ -211,6 +211,11 @@ describe('openBlackboard options and errors', () => {
     expect(down.code).toBe('STORE_UNAVAILABLE');
     expect(down.message).not.toContain('secret');
     expect((await failure(openBlackboard({ store: 'ftp://x' }))).code).toBe('STORE_UNAVAILABLE');
+    // the reason stays whole: the URLs it names as examples are not taken for a password to mask
+    const unknown = await failure(openBlackboard({ store: 'mysql://user:hunter2@db/app' }));
+    expect(unknown).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(unknown.message).toContain('"mysql://user:***@db/app". Use sqlite:///absolute/path.db, sqlite://relative.db, postgres://');
+    expect(unknown.message).not.toContain('hunter2');
   });
 
   it('a value comes whole unless maxBytes asks for a preview; a page says where it goes on; changes answers at once without waitMs', async () => {
