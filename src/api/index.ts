@@ -54,7 +54,7 @@ export interface Blackboard {
   /** `signal`: recorded in the thread's history */
   signal(args: { kind: SignalKind; confidence?: number; note?: string; idempotencyKey?: string }): Promise<SignalEvent>;
   /**
-   * Follows the change feed: every change after `afterRevision` (default: from now on), oldest first, never missing
+   * Follows the change feed: every change after `afterRevision` (default: from this call on), oldest first, never missing
    * or repeating one, waiting for new ones until the loop stops or `signal` aborts. REVISION_COMPACTED when
    * `afterRevision` is older than the feed keeps.
    */

@@ -171,7 +171,7 @@ export interface ChangesResult {
   /** the wait ended with no change */
   timedOut?: boolean;
 }
-/** What `Blackboard.changes` follows: without `afterRevision`, the changes from now on. */
+/** What `Blackboard.changes` follows: without `afterRevision`, the changes from the call on (not from the loop's first turn). */
 export interface FollowArgs {
   afterRevision?: number;
   scope?: string;

@@ -241,7 +241,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     mail: { read: op('inbox', (a, signal) => s.messages.inbox(a, signal)) },
     inbox: (args: InboxArgs = {}, callOptions: CallOptions = {}) => readInbox(args, callOptions),
     signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
-    changes: (args: FollowArgs = {}, callOptions: CallOptions = {}) => follow(args, callOptions),
+    changes: (args?: FollowArgs, callOptions?: CallOptions) => follow(args ?? {}, callOptions ?? {}),
     as: async (identity: Identity) => {
       if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: as() cannot open another identity on it.');
       const { namespace, agent, agentType, thread, parentThread } = checkIdentity(identity);
@@ -268,10 +268,20 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
   };
 
   const page = blackboard.kv.changes;
-  /** The change feed as an async iterator: pages of `state_changes`, each waiting for the next change. */
-  async function* follow(args: FollowArgs, callOptions: CallOptions): AsyncGenerator<Change, void, undefined> {
+  /**
+   * The change feed as an async iterator. Without `afterRevision`, "from now on" is from this call: the revision to
+   * follow from is read at once, not when the loop first asks (a write made in between would be missed).
+   */
+  function follow(args: FollowArgs, callOptions: CallOptions): AsyncIterable<Change> {
     const { afterRevision, ...filter } = args;
-    let after = afterRevision ?? (await page({ ...filter }, callOptions)).revision;
+    const start = afterRevision !== undefined ? Promise.resolve(afterRevision) : page({ ...filter }, callOptions).then((r) => r.revision);
+    start.catch(() => {}); // a failure shows in the loop
+    return pages(start, filter, callOptions);
+  }
+
+  /** Pages of `state_changes` after `start`, each waiting for the next change. */
+  async function* pages(start: Promise<number>, filter: Omit<FollowArgs, 'afterRevision'>, callOptions: CallOptions) {
+    let after = await start;
     while (!closed) {
       let result: Awaited<ReturnType<typeof page>>;
       try {

@@ -46,6 +46,20 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     expect((got.value as typeof messages).map((m) => m.content)).toEqual(Array.from({ length: 70 }, (_, i) => `${i} ${'m'.repeat(290)}`));
   });
 
+  it('bb.changes() without afterRevision follows from the call, not from when the loop first asks', async () => {
+    const bb = await board({ store: fresh(), agent: 'follower' });
+    await bb.kv.set({ key: 'before', value: 0 });
+    const feed = bb.changes();
+    await new Promise((resolve) => setTimeout(resolve, 500)); // code that does other work before it loops
+    await bb.kv.set({ key: 'early', value: 1 });
+    const later = setTimeout(() => void bb.kv.set({ key: 'late', value: 2 }).catch(() => {}), 500);
+    try {
+      expect((await take(feed, 1)).map((c) => c.key)).toEqual(['early']);
+    } finally {
+      clearTimeout(later);
+    }
+  });
+
   it('kv with CAS and idempotency, claims, watch and changes; two blackboards in one process share the store', async () => {
     const url = fresh();
     const a = await board({ store: url, agent: 'alice' });
