@@ -25,7 +25,7 @@ import { ToolHost } from '../tools/define.js';
 import { LIST_DEFAULT as HISTORY_LIST_DEFAULT } from '../tools/history.js';
 import { registerTools } from '../tools/index.js';
 import { FAMILIES } from '../config.js';
-import { checkIdentity, checkOptions, configOf, storeOf } from './options.js';
+import { checkIdentity, checkOptions, checkPlainArgs, configOf, storeOf } from './options.js';
 
 /** How error messages name a tool to code: the method that does what the tool does. */
 const METHODS: Record<string, string> = {
@@ -198,30 +198,23 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       delete: op('checkpoint_delete', (a, _, c) => s.checkpoints.delete(a, c)),
     },
     bundles: {
-      export: async (args = {}) => {
+      export: async (args) => {
         if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.export() cannot run.');
-        const thread = (args as { thread?: unknown }).thread;
-        if (thread !== undefined && typeof thread !== 'string')
-          throw new BlackboardError('INVALID_ARGUMENT', 'thread must be a string.', { path: 'thread' });
-        const unknown = Object.keys(args).find((name) => name !== 'thread');
-        if (unknown !== undefined) {
-          throw new BlackboardError('INVALID_ARGUMENT', `bundles.export() takes only thread, not ${JSON.stringify(unknown)}.`, {
-            path: unknown,
-          });
-        }
+        const { thread } = checkPlainArgs('bundles.export()', args, { thread: 'string' }) as { thread?: string | null };
         try {
-          return thread !== undefined ? await s.bundles.exportThread(thread) : (await s.bundles.exportNamespace()).doc;
+          return typeof thread === 'string' ? await s.bundles.exportThread(thread) : (await s.bundles.exportNamespace()).doc;
         } catch (error) {
           throw toLibraryError(error, 'export');
         }
       },
-      import: async (bundle, options = {}) => {
+      import: async (bundle, options) => {
         if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.import() cannot run.');
+        const { replace } = checkPlainArgs('bundles.import()', options, { replace: 'boolean' });
         try {
           // The whole bundle is checked before anything is written: a corrupt one changes nothing.
           const doc = loadDocument(typeof bundle === 'string' ? bundle : JSON.stringify(bundle), 'bundle');
           await beforeWrite();
-          return await s.bundles.import(doc, { replace: options.replace === true });
+          return await s.bundles.import(doc, { replace: replace === true });
         } catch (error) {
           throw toLibraryError(error, 'import');
         }
@@ -239,7 +232,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     team: { list: op('team_list', (a) => s.team.list(a)) },
     send: op('message_send', (a, _, c) => s.messages.send(a, c)),
     mail: { read: op('inbox', (a, signal) => s.messages.inbox(a, signal)) },
-    inbox: (args: InboxArgs = {}, callOptions: CallOptions = {}) => readInbox(args, callOptions),
+    inbox: (args?: InboxArgs, callOptions?: CallOptions) => readInbox(args ?? {}, callOptions ?? {}),
     signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
     changes: (args?: FollowArgs, callOptions?: CallOptions) => follow(args ?? {}, callOptions ?? {}),
     as: async (identity: Identity) => {

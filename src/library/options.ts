@@ -80,7 +80,7 @@ export function checkOptions(options: unknown, kind: 'server' | 'blackboard'): B
   const parsed = schema.safeParse(options ?? {});
   if (!parsed.success) throw argumentError(parsed.error, schema, options);
   checkNotOwnParent(parsed.data);
-  return options as BlackboardServerOptions;
+  return (options ?? {}) as BlackboardServerOptions;
 }
 
 const IdentitySchema = OptionsSchema.pick({ namespace: true, agent: true, agentType: true, thread: true, parentThread: true }).strict();
@@ -90,7 +90,29 @@ export function checkIdentity(identity: unknown): Identity {
   const parsed = IdentitySchema.safeParse(identity ?? {});
   if (!parsed.success) throw argumentError(parsed.error, IdentitySchema, identity);
   checkNotOwnParent(parsed.data);
-  return identity as Identity;
+  return (identity ?? {}) as Identity;
+}
+
+/**
+ * The options of a method that has no tool behind it (`bundles.export`, `bundles.import`): an object of the named
+ * properties of the given types (null or left out: not given), else INVALID_ARGUMENT naming the property.
+ */
+export function checkPlainArgs(method: string, args: unknown, types: Record<string, 'string' | 'boolean'>): Record<string, unknown> {
+  const given = args ?? {};
+  if (typeof given !== 'object' || Array.isArray(given)) {
+    const kind = Array.isArray(given) ? 'an array' : `a ${typeof given}`;
+    throw new BlackboardError('INVALID_ARGUMENT', `${method} takes an object of options, not ${kind}.`, { path: '' });
+  }
+  for (const [name, value] of Object.entries(given)) {
+    const type = types[name];
+    if (type === undefined) {
+      const names = Object.keys(types).join(', ');
+      throw new BlackboardError('INVALID_ARGUMENT', `${method} takes only ${names}, not ${JSON.stringify(name)}.`, { path: name });
+    }
+    if (value !== undefined && value !== null && typeof value !== type)
+      throw new BlackboardError('INVALID_ARGUMENT', `${name} must be a ${type}.`, { path: name });
+  }
+  return given as Record<string, unknown>;
 }
 
 function checkNotOwnParent({ thread, parentThread }: { thread?: string; parentThread?: string }): void {
@@ -153,7 +175,7 @@ export async function openStore(url?: string, options: StoreOptions = {}): Promi
     throw new BlackboardError('INVALID_ARGUMENT', 'url must be a store URL string.', { path: 'url' });
   const parsed = StoreOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) throw argumentError(parsed.error, StoreOptionsSchema, options);
-  const store = await openStoreUrl(url, options);
+  const store = await openStoreUrl(url, options ?? {});
   const handle: BlackboardStore = Object.freeze({ description: store.backend.description, close: () => store.close() });
   handles.set(handle, store);
   return handle;

@@ -221,6 +221,17 @@ describe('openBlackboard options and errors', () => {
     expect((await failure(parentless().then((bb) => bb.as({ thread: 't', parentThread: 't' })))).code).toBe('INVALID_ARGUMENT');
     const extra = await failure(parentless().then((bb) => bb.bundles.export({ thread: 'x', extra: 1 } as never)));
     expect(extra).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'extra' } });
+    // null is "not given", as for the tools' arguments: never a TypeError, nor a caller's slip passed off as a store failure
+    const bb = await parentless();
+    const none = null as never;
+    const other = await bb.as(none);
+    expect((await other.whoami()).thread).not.toBe((await bb.whoami()).thread);
+    await (await openStore('memory://', none)).close();
+    const bundle = await bb.bundles.export(none);
+    expect(await bb.bundles.import(bundle, none)).toMatchObject({ removed: 0 });
+    const misspelt = await failure(bb.bundles.import(bundle, { replce: true } as never));
+    expect(misspelt).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'replce' } });
+    expect((await failure(bb.bundles.import(bundle, { replace: 'yes' } as never))).details).toMatchObject({ path: 'replace' });
     const down = await failure(openBlackboard({ store: 'postgres://user:secret@127.0.0.1:1/db' }));
     expect(down.code).toBe('STORE_UNAVAILABLE');
     expect(down.message).not.toContain('secret');
