@@ -4,7 +4,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlackboardError, openBlackboard, openStore, type Blackboard, type Change } from '../../src/index.js';
-import { CLI, Agent } from '../helpers.js';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../contract/backends.js';
+import { CLI, Agent, sleep } from '../helpers.js';
 import { sharedStores } from '../stores.js';
 
 const opened: Array<{ close(): Promise<void> }> = [];
@@ -199,6 +202,23 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     const { plan } = await mcp.ok<{ plan: { steps: Array<{ owner: string }> } }>('plan_get', { planId });
     expect(plan.steps.map((s) => s.owner).sort()).toEqual(['library', 'library', 'server']);
   });
+});
+
+describe('openBlackboard on a SQLite file removed under it', () => {
+  it('a bb.changes loop and a long watch learn it within seconds, not at the end of their wait', async () => {
+    const path = join(tempDir(), 'gone.db');
+    const bb = await board({ store: `sqlite://${path}`, agent: 'a' });
+    await bb.kv.set({ key: 'x', value: 1 });
+    const feed = (async () => {
+      for await (const _ of bb.changes());
+    })();
+    const watching = bb.kv.watch({ key: 'x', afterVersion: 1, waitMs: 600_000 });
+    await sleep(300);
+    rmSync(path);
+    const gone = { code: 'STORE_UNAVAILABLE', details: { cause: 'STORE_FILE_GONE' } };
+    await expect(watching).rejects.toMatchObject(gone);
+    await expect(feed).rejects.toMatchObject(gone);
+  }, 30_000);
 });
 
 describe('openBlackboard options and errors', () => {

@@ -84,7 +84,7 @@ export class SqliteBackend implements Backend {
     // The reader sees only committed rows: whatever large record it reads whole may be held.
     this.held = new SizedReads(r, this.known, () => true);
     this.notify = new NotifyFile(notifyPath);
-    this.commits = new SqliteCommitListener({ notifyPath, pollMs, reader: r, usable: () => !this.closed && !this.files.gone });
+    this.commits = new SqliteCommitListener({ notifyPath, pollMs, reader: r, usable: () => !this.closed && this.files.intact() });
   }
 
   /** Opens (creating or upgrading) the database at `path`; several processes may do so at once (see {@link openDatabase}). */

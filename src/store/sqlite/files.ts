@@ -117,6 +117,16 @@ export class FileIdentityCheck {
     }
   }
 
+  /** Whether the files are still the recorded ones, by {@link checkForRead}'s check (so at most a stat a second). */
+  intact(): boolean {
+    try {
+      this.checkForRead();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** The check before a read: the failure already seen, or a fresh check when the last one is over a second old. */
   checkForRead(): void {
     if (this.failure) throw this.failure;

@@ -14,7 +14,10 @@ export interface SqliteListenerOptions {
   pollMs: number;
   /** the reader connection's statements: the change log, revision and compaction mark are read through them */
   reader: ReaderStatements;
-  /** false once the backend is closed or its files are gone: then nothing more is read or reported */
+  /**
+   * false once the backend is closed or its files are gone (checked now and then): then nothing more is read, and
+   * the listeners are told once, as a gap, so that a wait in progress reads again and learns it
+   */
   usable(): boolean;
 }
 
@@ -29,6 +32,8 @@ export class SqliteCommitListener {
   private poller?: NodeJS.Timeout;
   /** the highest revision whose logged changes the listeners have been given */
   private seen = 0;
+  /** the listeners were told that the backend stopped being usable */
+  private toldUnusable = false;
 
   constructor(private readonly options: SqliteListenerOptions) {}
 
@@ -100,7 +105,13 @@ export class SqliteCommitListener {
 
   /** Reads the change log since the last revision seen and tells the listeners, one event per commit. */
   private catchUp(): void {
-    if (this.listeners.size === 0 || !this.options.usable()) return;
+    if (this.listeners.size === 0) return;
+    if (!this.options.usable()) {
+      // a wait would otherwise go on to its end before it learns that the database file was removed or replaced
+      if (!this.toldUnusable) this.tell([{ gap: true }]);
+      this.toldUnusable = true;
+      return;
+    }
     const r = this.options.reader;
     const events: CommitEvent[] = [];
     // the last row read when a page came full: the next page starts after it, within the same commit if it was cut
@@ -134,6 +145,10 @@ export class SqliteCommitListener {
     } catch {
       // Busy or failing: the next notification or poll tick tries again.
     }
+    this.tell(events);
+  }
+
+  private tell(events: CommitEvent[]): void {
     for (const event of events) {
       for (const listener of [...this.listeners]) {
         try {
