@@ -290,6 +290,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
 
   /** The inbox as an iterator: each message is acknowledged when the loop asks for the next one. */
   async function* readInbox(args: InboxArgs, callOptions: CallOptions): AsyncGenerator<Message, void, undefined> {
+    if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: inbox() cannot run.');
     let ack: string | undefined;
     let sent: string | undefined;
     try {

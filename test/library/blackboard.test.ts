@@ -373,6 +373,11 @@ describe('openBlackboard options and errors', () => {
     expect(await following).toEqual([]); // close() ends the feed quietly
     expect((await failure(bb.kv.get({ key: 'k' }))).code).toBe('STORE_UNAVAILABLE');
     expect((await failure(bb.as({ thread: 'other' }))).code).toBe('STORE_UNAVAILABLE');
+    // a loop begun after close() fails like any later call, rather than end as if there were nothing to read
+    const drain = async (feed: AsyncIterable<unknown>) => {
+      for await (const _ of feed);
+    };
+    for (const feed of [bb.changes(), bb.inbox()]) expect((await failure(drain(feed))).code).toBe('STORE_UNAVAILABLE');
   });
 
   it('as(): another identity over the same connection; budgets and final answers follow the thread tree', async () => {
