@@ -77,6 +77,18 @@ const render = (text: string): string => renderMentions(text, (name) => METHODS[
 const bounded = <R extends { value?: Json }>(result: R, maxBytes: number | undefined): R =>
   maxBytes === undefined || result.value === undefined ? result : { ...result, ...boundValue(result.value, maxBytes) };
 
+/** `checkpoints.get()`'s one argument, which the tool it borrows its checks from leaves optional beside others. */
+function onlyCheckpointId(args: { checkpointId?: string }): string {
+  const other = Object.keys(args).find((name) => name !== 'checkpointId');
+  if (other !== undefined) {
+    throw new BlackboardError('INVALID_ARGUMENT', `checkpoints.get() takes only checkpointId, not ${JSON.stringify(other)}.`, {
+      path: other,
+    });
+  }
+  if (args.checkpointId === undefined) throw new BlackboardError('INVALID_ARGUMENT', 'checkpointId is required.', { path: 'checkpointId' });
+  return args.checkpointId;
+}
+
 /** A BlackboardError as code sees it: tool mentions named as methods; anything else thrown is STORE_UNAVAILABLE. */
 function toLibraryError(error: unknown, tool: string): BlackboardError {
   const failure = error instanceof BlackboardError ? error : storeUnavailable(error, `complete ${METHODS[tool] ?? tool}`);
@@ -193,7 +205,8 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     checkpoints: {
       save: op('checkpoint_save', (a, _, c) => s.checkpoints.save(a, c)),
       list: op('checkpoint_list', (a) => s.checkpoints.list(a)),
-      get: op('checkpoint_list', (a: { checkpointId: string }) => s.checkpoints.get(a)),
+      // checked as checkpoint_list's arguments, of which it takes checkpointId alone
+      get: op('checkpoint_list', (a: { checkpointId?: string }) => s.checkpoints.get({ checkpointId: onlyCheckpointId(a) })),
       restore: op('checkpoint_restore', (a, _, c) => s.checkpoints.restore(a, c)),
       delete: op('checkpoint_delete', (a, _, c) => s.checkpoints.delete(a, c)),
     },

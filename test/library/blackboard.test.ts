@@ -404,6 +404,13 @@ describe('openBlackboard options and errors', () => {
     expect(Object.values(read.state.records).map((r) => r.v)).toContain(long);
     expect((await child.kv.changes({})).revision).toBe(revision);
     expect((await failure(child.checkpoints.get({ checkpointId: 'cp-000000000-00000000' }))).code).toBe('NOT_FOUND');
+    // its one argument: required, and nothing beside it taken silently
+    expect(await failure(child.checkpoints.get({} as never))).toMatchObject({
+      message: 'checkpointId is required.',
+      details: { path: 'checkpointId' },
+    });
+    const paged = child.checkpoints.get({ checkpointId: saved.checkpointId, limit: 1 } as never);
+    expect(await failure(paged)).toMatchObject({ code: 'INVALID_ARGUMENT', details: { path: 'limit' } });
     const other = await openBlackboard({ store: 'memory://' });
     opened.push(other);
     expect((await other.bundles.import(bundle)).records).toBeGreaterThan(0);
