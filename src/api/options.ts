@@ -29,7 +29,7 @@ export interface StoreOptions {
 export interface BlackboardStore {
   /** where the data lives, password masked, e.g. `sqlite:///var/lib/board.db` */
   readonly description: string;
-  /** Closes the connection; blackboards and servers over it stop working. */
+  /** Closes the connection; blackboards and servers over it stop working (waits end, calls fail: STORE_UNAVAILABLE). */
   close(): Promise<void>;
 }
 

@@ -60,6 +60,8 @@ export class VersionedStore {
   private readonly limits: Limits;
   private readonly sweeper?: NodeJS.Timeout;
   private readonly logged: (key: string) => boolean;
+  /** aborted by {@link close}: every later call, and every wait in progress, fails then */
+  private readonly closing = new AbortController();
   readonly changeRetentionMs: number;
 
   constructor(
@@ -210,6 +212,7 @@ export class VersionedStore {
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<{ value: R; timedOut: boolean }> {
     const deadline = Date.now() + options.timeoutMs;
+    const closed = this.closing.signal;
     let dirty = false;
     let wake: (() => void) | undefined;
     const unsubscribe = subscribe(() => {
@@ -218,6 +221,8 @@ export class VersionedStore {
     });
     try {
       for (;;) {
+        // a store closed under a wait (a shared handle closed by its owner) ends it, rather than answer from nothing
+        if (this.closing.signal.aborted) throw storeUnavailable(new Error('The store was closed.'), 'read');
         dirty = false;
         const { ready, value, retryInMs } = await attempt();
         if (ready) return { value, timedOut: false };
@@ -229,9 +234,11 @@ export class VersionedStore {
           const timer = setTimeout(done, Math.min(remaining, retryInMs ?? Infinity));
           const onAbort = (): void => done();
           options.signal?.addEventListener('abort', onAbort, { once: true });
+          closed.addEventListener('abort', onAbort, { once: true });
           function done(): void {
             clearTimeout(timer);
             options.signal?.removeEventListener('abort', onAbort);
+            closed.removeEventListener('abort', onAbort);
             wake = undefined;
             resolve();
           }
@@ -291,11 +298,13 @@ export class VersionedStore {
 
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
+    this.closing.abort();
     await this.backend.close();
   }
 
   private async io<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
+      if (this.closing.signal.aborted) throw new Error('The store was closed.'); // on every backend, the memory one too
       return await fn();
     } catch (error) {
       throw error instanceof BlackboardError ? error : storeUnavailable(error, what);

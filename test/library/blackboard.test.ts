@@ -63,6 +63,25 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     }
   });
 
+  it('a shared store handle closed under its blackboards ends their waits and later calls with STORE_UNAVAILABLE', async () => {
+    for (const url of [fresh(), 'memory://']) {
+      const store = await openStore(url);
+      const bb = await board({ store, agent: 'a' });
+      await bb.kv.set({ key: 'x', value: 1 });
+      const feed = (async () => {
+        for await (const _ of bb.changes());
+      })();
+      const watching = bb.kv.watch({ key: 'x', afterVersion: 1, waitMs: 600_000 });
+      const answer = bb.finalAnswer.get({ waitMs: 600_000 });
+      const ending = Promise.allSettled([watching, answer, feed]);
+      await sleep(200);
+      await store.close();
+      const closed = { code: 'STORE_UNAVAILABLE', message: expect.stringContaining('The store was closed') };
+      for (const one of await ending) expect(one).toMatchObject({ status: 'rejected', reason: closed });
+      await expect(bb.kv.set({ key: 'y', value: 1 })).rejects.toMatchObject(closed);
+    }
+  }, 30_000);
+
   it('kv with CAS and idempotency, claims, watch and changes; two blackboards in one process share the store', async () => {
     const url = fresh();
     const a = await board({ store: url, agent: 'alice' });
