@@ -13,7 +13,7 @@ import type {
 import type { Config } from '../config.js';
 import type { CallOptions as ServiceCall } from '../context.js';
 import { openConnection } from '../connection.js';
-import { BlackboardError, storeUnavailable } from '../errors.js';
+import { BlackboardError, invalid, storeUnavailable } from '../errors.js';
 import { WATCH_DEFAULT_MS, WATCH_MAX_MS } from '../services/arguments.js';
 import { CHANGES_MAX_LIMIT } from '../services/changes.js';
 import { loadDocument } from '../services/checkpoint.js';
@@ -279,6 +279,10 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
    * follow from is read at once, not when the loop first asks (a write made in between would be missed).
    */
   function follow(args: FollowArgs, callOptions: CallOptions): AsyncIterable<Change> {
+    // the feed sets limit and waitMs itself: any other argument is a mistake, not something to ignore
+    const other = Object.keys(args).find((name) => !['afterRevision', 'scope', 'prefix'].includes(name));
+    if (other !== undefined)
+      throw invalid(`changes() takes afterRevision, scope and prefix, not ${JSON.stringify(other)}.`, { path: other });
     const { afterRevision, ...filter } = args;
     const start = afterRevision !== undefined ? Promise.resolve(afterRevision) : page({ ...filter }, callOptions).then((r) => r.revision);
     start.catch(() => {}); // a failure shows in the loop

@@ -63,6 +63,15 @@ describe.each(sharedStores())('openBlackboard on $name', ({ fresh }) => {
     }
   });
 
+  it('bb.changes() refuses an argument it does not take (the feed sets limit and waitMs itself)', async () => {
+    const bb = await board({ store: fresh(), agent: 'follower' });
+    for (const name of ['limit', 'waitMs', 'afterRevison']) {
+      expect(() => bb.changes({ [name]: 5 } as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', details: { path: name } }) as unknown as Error,
+      );
+    }
+  });
+
   it('a shared store handle closed under its blackboards ends their waits and later calls with STORE_UNAVAILABLE', async () => {
     for (const url of [fresh(), 'memory://']) {
       const store = await openStore(url);
