@@ -1,5 +1,5 @@
 // The run-scope write rule (writes to scope "run" go to the thread's current run, and stop once it has finished), and
-// who may write a plan of a thread or run scope.
+// who may write a plan of a thread, run or parent scope.
 import { runOfScope, runScopeId } from '../context.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
@@ -55,8 +55,21 @@ async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): 
   }
 }
 
-/** Writes into a plan of another thread's scope (thread or run) follow the thread ownership rule, a run's its run's. */
+/**
+ * Who may write a plan itself (make or delete it, its title, status or step list, take a step from its holder), by
+ * the scope it was made in, as keys of that scope are written: a plan of another thread's scope (thread or run)
+ * follows the thread ownership rule, a run's also its run's; one of a delegation tree's `parent` scope is written
+ * only from a thread of that tree (scope `parent` names the caller's own tree alone).
+ */
 export async function checkPlanScopeWrite(session: Session, tx: StoreTx, label: string): Promise<void> {
+  const root = label.startsWith('parent:') ? label.slice('parent:'.length) : undefined;
+  if (root !== undefined && root !== session.identity.rootThread) {
+    throw new BlackboardError(
+      'FORBIDDEN',
+      `This plan was made in scope parent of the delegation tree of thread ${root}; only its threads change the plan itself (title, status, steps, deleting it, taking a step from its holder), and this thread is not one of them. Nothing was changed. You can still read it and claim and report its steps.`,
+      { scope: label, rootThread: root },
+    );
+  }
   const thread = label.startsWith('thread:') ? label.slice('thread:'.length) : runOfScope(label)?.thread;
   if (thread !== undefined) await checkThreadWrite(session, (key) => tx.get(key), thread);
   await checkRunPlanWrite(session, tx, label);

@@ -166,4 +166,34 @@ describe('handles are not credentials', () => {
     expect((await kid.err('state_set', { key: 'k', value: 1, scope: 'thread:P' })).details).toMatchObject({ owner: 'lead' });
     expect((await grandkid.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('from kid');
   });
+
+  it("a plan in a delegation tree's parent scope is changed only from inside the tree, as its keys are; outsiders still work its steps", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'P' } });
+    const kid = await agent({ store, config: { agent: 'kid', thread: 'C', parentThread: 'P' } });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'B' } });
+    const { planId, version } = await lead.ok('plan_create', { title: 'tree plan', steps: ['a', 'b'], scope: 'parent' });
+    await kid.ok('plan_claim', { planId, stepId: 's1' });
+    // the tree's parent scope is not one bob can name for a key: "parent" is his own tree's
+    expect((await bob.err('state_set', { key: 'k', value: 1, scope: 'parent:P' })).code).toBe('INVALID_ARGUMENT');
+    await bob.ok('whoami'); // bob's sign of life is written now, not during the attempts
+    const revision = await store.revision();
+    for (const [tool, args] of [
+      ['plan_update', { planId, title: 'taken over' }],
+      ['plan_update', { planId, status: 'abandoned' }],
+      ['plan_update', { planId, steps: ['x'], ifVersion: version + 1 }],
+      ['plan_update', { planId, stepUpdates: [{ id: 's1', owner: 'bob' }] }],
+      ['plan_delete', { planId }],
+    ] as const) {
+      const refused = await bob.err(tool, args);
+      expect(refused, tool).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'parent:P', rootThread: 'P' } });
+      expect(refused.message).toMatch(/delegation tree of thread P/);
+    }
+    expect(await store.revision()).toBe(revision);
+    expect((await lead.ok('plan_get', { planId })).plan).toMatchObject({ title: 'tree plan', status: 'active' });
+    // step work stays open to anyone who sees the plan; a thread of the tree writes the plan itself
+    expect(await bob.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2' } });
+    expect(await bob.ok('plan_step', { planId, stepId: 's2', status: 'completed' })).toMatchObject({ done: 1 });
+    expect(await kid.ok('plan_update', { planId, title: 'renamed by a child' })).toMatchObject({ status: 'active' });
+  });
 });
