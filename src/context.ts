@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import { BlackboardError, invalid } from './errors.js';
 import type { Json } from './store/types.js';
-import type { Fingerprint } from './store/versioned-store.js';
+import type { Fingerprint, IdempotencyKey } from './store/versioned-store.js';
+import { threadInfoOf } from './services/thread-info.js';
 import * as keyspace from './keyspace.js';
 import { canonicalJson } from './store/ops.js';
 import type { KeyRange } from './keyspace.js';
@@ -198,7 +199,7 @@ export interface CallOptions {
 
 /** Where an idempotent call's first result is kept, and the fingerprint a repeat must match (see `transact`). */
 export interface Idempotency {
-  idempotencyKey?: string;
+  idempotencyKey?: IdempotencyKey;
   fingerprint?: Fingerprint;
 }
 
@@ -206,8 +207,10 @@ export interface Idempotency {
  * The idempotency record of a call: one per (namespace, thread, run, agent, key), holding a fingerprint of the call
  * (the operation and its arguments but the key, as canonical JSON, hashed), so the same key sent with different
  * arguments is refused instead of answered with the first call's result. A key counts within a run: a model that
- * labels its writes "step-1" in each run has them applied in each. A call that moves a thread to another run
- * (`run_start`, a checkpoint's restore) passes that thread as `movesThread`: its key counts within the thread, whatever
+ * labels its writes "step-1" in each run has them applied in each. The run is the thread's current one as the call's
+ * transaction reads it, not the one this connection last saw (it may lag behind a `run_start` by another connection
+ * serving the thread): a write and its retry count in the run they commit in. A call that moves a thread to another
+ * run (`run_start`, a checkpoint's restore) passes that thread as `movesThread`: its key counts within the thread, whatever
  * its run, because its retry comes from the run it moved to and must find the first call's record there.
  */
 export function idempotent<A extends { idempotencyKey?: string | null }>(
@@ -223,16 +226,14 @@ export function idempotent<A extends { idempotencyKey?: string | null }>(
   for (const [name, value] of Object.entries(args))
     if (name !== 'idempotencyKey' && value !== null && value !== undefined) rest[name] = value as Json;
   const hash = createHash('sha256').update(call.operation).update('\n').update(canonicalJson(rest)).digest('base64url').slice(0, 32);
-  return {
-    // the caller's agent is part of it: two agents working in one thread (an ancestor's owner in a child's) who happen
-    // to label a write alike each have it applied (an agent name holds no ":", so the parts cannot run together)
-    idempotencyKey: keyspace.idempotencyKey(
-      who.namespace,
-      movesThread ?? who.thread,
-      `${movesThread !== undefined ? '' : `${who.run}:`}${who.agent ?? ''}:${key}`,
-    ),
-    fingerprint: { hash, key, operation: call.operation },
-  };
+  // the caller's agent is part of it: two agents working in one thread (an ancestor's owner in a child's) who happen
+  // to label a write alike each have it applied (an agent name holds no ":", so the parts cannot run together)
+  const fingerprint = { hash, key, operation: call.operation };
+  const byAgent = `${who.agent ?? ''}:${key}`;
+  if (movesThread !== undefined) return { idempotencyKey: keyspace.idempotencyKey(who.namespace, movesThread, byAgent), fingerprint };
+  const inRun = (run: string): string => keyspace.idempotencyKey(who.namespace, who.thread, `${run}:${byAgent}`);
+  const from = keyspace.keysOf(who.namespace).threadInfo(who.thread);
+  return { idempotencyKey: { from, key: (info) => inRun(threadInfoOf(info)?.run ?? who.run), likely: inRun(who.run) }, fingerprint };
 }
 
 /** A name as an error message echoes it: its first 80 characters (a model's bad input is not sent back whole). */

@@ -34,6 +34,13 @@ export interface Fingerprint {
   operation: string;
 }
 
+/**
+ * Where an idempotent call's record is kept: a storage key, or one that follows a record the transaction reads —
+ * `key` is given that record's value (`undefined` when there is none), read under the transaction, so the call's
+ * record is the one current when it commits; `likely`, the key it most likely gives, comes with the first read.
+ */
+export type IdempotencyKey = string | { from: string; key: (value: Json | undefined) => string; likely: string };
+
 export interface WaitResult {
   entry: Entry | undefined;
   timedOut: boolean;
@@ -109,20 +116,23 @@ export class VersionedStore {
   async transact<T extends Json | object>(
     fn: (tx: StoreTx) => Promise<T>,
     options: {
-      idempotencyKey?: string;
+      idempotencyKey?: IdempotencyKey;
       fingerprint?: Fingerprint;
       prefetch?: string[];
       /** key ranges `fn` will list from their start, for the backend's first round trip */
       prefetchRanges?: KeyRange[];
     } = {},
   ): Promise<{ result: T; revision: number }> {
-    const { idempotencyKey, fingerprint } = options;
-    const prefetch = [...(options.prefetch ?? []), ...(idempotencyKey !== undefined ? [idempotencyKey] : [])];
+    const { idempotencyKey: keyed, fingerprint } = options;
+    const prefetch = [...(options.prefetch ?? [])];
+    if (typeof keyed === 'string') prefetch.push(keyed);
+    else if (keyed !== undefined) prefetch.push(keyed.from, keyed.likely);
     type Outcome = { fresh: T; keys: string[] } | { replay: { result: T; revision: number } };
     const outcome = await this.io('write', () =>
       this.backend.transaction<Outcome>(
         async (btx, context: TxContext) => {
           const tx = new StoreTx(btx, context, this.limits, this.logged);
+          const idempotencyKey = typeof keyed === 'object' ? keyed.key((await tx.get(keyed.from))?.value) : keyed;
           if (idempotencyKey !== undefined) {
             const seen = live(await btx.get(idempotencyKey), context.now);
             if (seen) {

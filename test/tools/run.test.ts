@@ -94,6 +94,24 @@ describe('run tools', () => {
     expect((await a.ok('final_answer_get')).answer.content).toBe('second run');
   });
 
+  it('a keyed write counts in the run it commits in: made while another connection moved the thread on, its retry applies nothing', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { agent: 'w', thread: 'T' } });
+    const b = await agent({ store, config: { agent: 'w', thread: 'T' } });
+    await a.ok('whoami');
+    const { run } = await b.ok('run_start', {});
+    // a has not followed the new run yet when it writes; it has by the retry
+    const increment = { key: 'n', op: 'increment', value: 1, idempotencyKey: 'U' };
+    expect((await a.ok('state_update', increment)).value).toBe(1);
+    const save = { label: 'once', idempotencyKey: 'S' };
+    const saved = await a.ok('checkpoint_save', save);
+    expect((await a.ok('whoami')).run).toBe(run);
+    expect((await a.ok('state_update', increment)).value).toBe(1);
+    expect((await a.ok('state_get', { key: 'n' })).value).toBe(1);
+    expect(await a.ok('checkpoint_save', save)).toEqual(saved);
+    expect((await a.ok('checkpoint_list')).checkpoints).toHaveLength(1);
+  });
+
   it('run_start refuses a parent in another delegation tree: a spent budget is not left behind that way', async () => {
     const store = memoryStore();
     const other = await agent({ store, config: { agent: 'w', thread: 'other-root', budgets: { tokens: 100 } } });
