@@ -79,6 +79,20 @@ const newClient = (url: string, connectTimeout: number, connected: () => boolean
   });
 type Client = ReturnType<typeof newClient>;
 
+/**
+ * Sets up a new client: failures surface as rejected calls (an unheard 'error' event would crash), and a client closed
+ * or destroyed while its socket was still connecting drops that socket as soon as it connects (the client does not
+ * stop the connect, and the socket would otherwise stay open for ever: a connection leaked at every stall, and a
+ * process that cannot exit).
+ */
+function prepared(client: Client): Client {
+  client.on('error', () => {});
+  client.on('connect', () => {
+    if (!client.isOpen) client.destroy();
+  });
+  return client;
+}
+
 /** A call that got no answer in time: the connection may be dead without knowing it (a silent partition). */
 export class RedisTimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
@@ -125,8 +139,7 @@ export class RedisConnection {
   /** Connects; fails at once (no retry) when the server cannot be reached. */
   static async connect(url: string, keys: string[], timeoutMs: number): Promise<RedisConnection> {
     let ready = false;
-    const client = newClient(url, Math.min(timeoutMs, 5000), () => ready);
-    client.on('error', () => {}); // failures surface as rejected calls; an unheard 'error' event would crash
+    const client = prepared(newClient(url, Math.min(timeoutMs, 5000), () => ready));
     try {
       await withTimeout(client.connect(), timeoutMs);
     } catch (error) {
@@ -142,8 +155,7 @@ export class RedisConnection {
    * like this one; a failed connect is retried by whoever calls it again.
    */
   async duplicate(): Promise<RedisConnection> {
-    const client = this.client.duplicate();
-    client.on('error', () => {});
+    const client = prepared(this.client.duplicate());
     const connection = new RedisConnection(client, this.keys, this.timeoutMs, this.shas);
     try {
       await withTimeout(client.connect(), this.timeoutMs);
@@ -210,8 +222,7 @@ export class RedisConnection {
    */
   private renew(stale: Client): void {
     if (stale !== this.client) return;
-    const fresh = stale.duplicate();
-    fresh.on('error', () => {});
+    const fresh = prepared(stale.duplicate());
     this.client = fresh;
     fresh.connect().catch(() => {});
     stale.destroy();
