@@ -55,6 +55,9 @@ export const aliveUntil = (lastSeen: number, leaseMs: number): number => lastSee
  */
 const WRITTEN = new WeakMap<VersionedStore, Map<string, number>>();
 
+/** How many holders' last writes this process keeps for `store` (those written within the last renewal interval). */
+export const signsOfLifeKept = (store: VersionedStore): number => WRITTEN.get(store)?.size ?? 0;
+
 /** Renewals under way per store and holder (at most one each), shared like {@link WRITTEN}. */
 const RENEWING = new WeakMap<VersionedStore, Set<string>>();
 /** How long a reply waits for its renewal (a few ms when the store is reachable). */
@@ -154,9 +157,15 @@ export class Presence {
       conn: this.conn,
     };
     await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) });
-    this.written.set(key, now);
-    // forget holders not seen for a while, so the map stays the size of the live roster
-    if (this.written.size > 10_000) for (const [k, t] of this.written) if (now - t > this.leaseMs) this.written.delete(k);
+    // kept oldest first, and forgotten once older than the interval (then they spare no write): the map holds only the
+    // holders written within the last interval, however many distinct threads and agents a long-lived server meets
+    const written = this.written;
+    written.delete(key);
+    written.set(key, now);
+    for (const [k, t] of written) {
+      if (now - t < this.intervalMs) break;
+      written.delete(k);
+    }
     return record;
   }
 

@@ -1,6 +1,7 @@
 // The sign of life written after a call never holds the reply for long when the store is slow to answer (a broken
 // link to Postgres or Redis can take a call's whole time), and only one renewal per holder is under way at a time.
 import { describe, expect, it } from 'vitest';
+import { signsOfLifeKept } from '../../src/services/presence.js';
 import type { VersionedStore } from '../../src/store/versioned-store.js';
 import { agentsClosedAfterEach, sleep } from '../helpers.js';
 
@@ -44,4 +45,20 @@ describe('sign of life after a call', () => {
     }
     await sleep(3200); // the held-up renewal finishes before the store closes
   }, 15_000);
+
+  it('a long-lived process keeps only the holders it wrote within the renewal interval, however many threads it has served', async () => {
+    // a 1 s lease renews at most every 250 ms: a holder written longer ago than that is written again on its next call
+    const a = await connect({ config: { claimLeaseSeconds: 1 } });
+    let thread = 0;
+    for (let batch = 0; batch < 3; batch++) {
+      if (batch > 0) await sleep(300);
+      for (let i = 0; i < 50; i++) {
+        const served = await a.client.callTool({ name: 'whoami', arguments: {}, _meta: { 'blackboard/thread': `served-${thread++}` } });
+        expect(served.isError).toBeFalsy();
+      }
+    }
+    // 150 holders served; those of the first two batches were written over an interval ago, and are forgotten
+    expect(signsOfLifeKept(a.store)).toBeGreaterThan(0);
+    expect(signsOfLifeKept(a.store)).toBeLessThanOrEqual(51);
+  }, 30_000);
 });
