@@ -62,7 +62,8 @@ export interface Blackboard {
   /**
    * Another identity over the same store connection, with this blackboard's other options (budgets, …): the
    * namespace stays unless given; agent, agent type, thread (default: a new one) and parent thread are the given
-   * ones. Closed with this blackboard; closing it leaves the store open.
+   * ones. Closed with this blackboard; closing it leaves the store open. One dropped without closing (opened per
+   * request, say) is let go: this blackboard does not keep it.
    */
   as(identity: Identity): Promise<Blackboard>;
   /** Ends waits in progress and closes the store when this blackboard opened it from a URL. */

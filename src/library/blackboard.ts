@@ -13,7 +13,7 @@ import type {
 import type { Config } from '../config.js';
 import type { CallOptions as ServiceCall } from '../context.js';
 import { openConnection } from '../connection.js';
-import { BlackboardError, invalid, storeUnavailable } from '../errors.js';
+import { BlackboardError, storeUnavailable } from '../errors.js';
 import { WATCH_DEFAULT_MS, WATCH_MAX_MS } from '../services/arguments.js';
 import { CHANGES_MAX_LIMIT } from '../services/changes.js';
 import { loadDocument } from '../services/checkpoint.js';
@@ -25,7 +25,7 @@ import { ToolHost } from '../tools/define.js';
 import { LIST_DEFAULT as HISTORY_LIST_DEFAULT } from '../tools/history.js';
 import { registerTools } from '../tools/index.js';
 import { FAMILIES } from '../config.js';
-import { checkIdentity, checkOptions, checkPlainArgs, configOf, storeOf } from './options.js';
+import { checkIdentity, checkOptions, checkPlainArgs, configOf, onlyArgs, storeOf } from './options.js';
 
 /** How error messages name a tool to code: the method that does what the tool does. */
 const METHODS: Record<string, string> = {
@@ -112,21 +112,39 @@ export async function openBlackboard(options: BlackboardOptions = {}): Promise<B
   }
 }
 
-async function blackboardOver(store: VersionedStore, config: Config, ownsStore: boolean): Promise<Blackboard> {
+async function blackboardOver(
+  store: VersionedStore,
+  config: Config,
+  ownsStore: boolean,
+  /** for one opened by as(): tells the blackboard it was opened from how to close this one with it */
+  adopted?: (closing: AbortController) => void,
+): Promise<Blackboard> {
   // Every family's operation is a method, so every family is on (run_end's checkpoint included).
   const { services, beforeWrite, afterCall } = await openConnection({ ...config, tools: [...FAMILIES] }, store);
   // The tools' declarations, for their argument schemas: every family, the operator's budget tools included.
   const host = new ToolHost(undefined, config.progressIntervalMs);
   registerTools(host, services);
   const closing = new AbortController();
-  const others = new Set<Blackboard>();
-  let closed = false;
+  const closed = (): boolean => closing.signal.aborted;
+  // The blackboards opened from this one (as()) are closed with it, but held weakly: a handle opened per request and
+  // dropped unclosed is collected (one still waiting is held by its wait, and its wait ends at close).
+  const opened = new Set<WeakRef<AbortController>>();
+  const collected = new FinalizationRegistry<WeakRef<AbortController>>((ref) => opened.delete(ref));
+  const adopt = (child: AbortController): void => {
+    const ref = new WeakRef(child);
+    opened.add(ref);
+    collected.register(child, ref);
+  };
+  closing.signal.addEventListener('abort', () => {
+    for (const ref of opened) ref.deref()?.abort(closing.signal.reason);
+  });
+  adopted?.(closing);
 
   /** Wires one operation: the tool's argument check, the first-write bookkeeping, the service call, the error rules. */
   const op =
     <A, R>(tool: string, run: (args: A, signal: AbortSignal, call: ServiceCall) => Promise<R>) =>
     async (args?: A, callOptions?: CallOptions): Promise<R> => {
-      if (closed) throw new BlackboardError('STORE_UNAVAILABLE', `This blackboard is closed: ${METHODS[tool]} cannot run.`);
+      if (closed()) throw new BlackboardError('STORE_UNAVAILABLE', `This blackboard is closed: ${METHODS[tool]} cannot run.`);
       const signal = callOptions?.signal ? AbortSignal.any([callOptions.signal, closing.signal]) : closing.signal;
       try {
         const checked = host.parseArguments(tool, args);
@@ -212,7 +230,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     },
     bundles: {
       export: async (args) => {
-        if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.export() cannot run.');
+        if (closed()) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.export() cannot run.');
         const { thread } = checkPlainArgs('bundles.export()', args, { thread: 'string' }) as { thread?: string | null };
         try {
           return typeof thread === 'string' ? await s.bundles.exportThread(thread) : (await s.bundles.exportNamespace()).doc;
@@ -221,7 +239,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
         }
       },
       import: async (bundle, options) => {
-        if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.import() cannot run.');
+        if (closed()) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: bundles.import() cannot run.');
         const { replace } = checkPlainArgs('bundles.import()', options, { replace: 'boolean' });
         try {
           // The whole bundle is checked before anything is written: a corrupt one changes nothing.
@@ -249,26 +267,18 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
     signal: op('signal', (a, _, c) => s.signals.signal(a, c)),
     changes: (args?: FollowArgs, callOptions?: CallOptions) => follow(args ?? {}, callOptions ?? {}),
     as: async (identity: Identity) => {
-      if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: as() cannot open another identity on it.');
+      if (closed()) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: as() cannot open another identity on it.');
       const { namespace, agent, agentType, thread, parentThread } = checkIdentity(identity);
-      const other = await blackboardOver(
+      return blackboardOver(
         store,
         { ...config, namespace: namespace ?? config.namespace, agent, agentType, thread, parentThread },
         false,
+        adopt,
       );
-      const closeOther = other.close;
-      other.close = async () => {
-        others.delete(other);
-        await closeOther();
-      };
-      others.add(other);
-      return other;
     },
     close: async () => {
-      if (closed) return;
-      closed = true;
+      if (closed()) return;
       closing.abort(new DOMException('The blackboard was closed.', 'AbortError'));
-      await Promise.all([...others].map((other) => other.close()));
       if (ownsStore) await store.close();
     },
   };
@@ -279,10 +289,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
    * follow from is read at once, not when the loop first asks (a write made in between would be missed).
    */
   function follow(args: FollowArgs, callOptions: CallOptions): AsyncIterable<Change> {
-    // the feed sets limit and waitMs itself: any other argument is a mistake, not something to ignore
-    const other = Object.keys(args).find((name) => !['afterRevision', 'scope', 'prefix'].includes(name));
-    if (other !== undefined)
-      throw invalid(`changes() takes afterRevision, scope and prefix, not ${JSON.stringify(other)}.`, { path: other });
+    onlyArgs('changes()', args, ['afterRevision', 'scope', 'prefix']); // it sets limit and waitMs itself
     const { afterRevision, ...filter } = args;
     const start = afterRevision !== undefined ? Promise.resolve(afterRevision) : page({ ...filter }, callOptions).then((r) => r.revision);
     start.catch(() => {}); // a failure shows in the loop
@@ -292,12 +299,12 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
   /** Pages of `state_changes` after `start`, each waiting for the next change. */
   async function* pages(start: Promise<number>, filter: Omit<FollowArgs, 'afterRevision'>, callOptions: CallOptions) {
     let after = await start;
-    while (!closed) {
+    while (!closed()) {
       let result: Awaited<ReturnType<typeof page>>;
       try {
         result = await page({ ...filter, afterRevision: after, limit: CHANGES_MAX_LIMIT, waitMs: WATCH_MAX_MS }, callOptions);
       } catch (error) {
-        if (closed && !callOptions.signal?.aborted) return; // close() ends the loop quietly
+        if (closed() && !callOptions.signal?.aborted) return; // close() ends the loop quietly
         throw error;
       }
       for (const change of result.changes) yield change;
@@ -307,11 +314,11 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
 
   /** The inbox as an iterator: each message is acknowledged when the loop asks for the next one. */
   async function* readInbox(args: InboxArgs, callOptions: CallOptions): AsyncGenerator<Message, void, undefined> {
-    if (closed) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: inbox() cannot run.');
+    if (closed()) throw new BlackboardError('STORE_UNAVAILABLE', 'This blackboard is closed: inbox() cannot run.');
     let ack: string | undefined;
     let sent: string | undefined;
     try {
-      while (!closed) {
+      while (!closed()) {
         callOptions.signal?.throwIfAborted();
         let page: InboxPage;
         try {
@@ -319,7 +326,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
           page = await blackboard.mail.read({ waitMs: WATCH_DEFAULT_MS, ...args, ...(ack !== undefined ? { ack } : {}) }, callOptions);
           sent = ack;
         } catch (error) {
-          if (closed && !callOptions.signal?.aborted) return;
+          if (closed() && !callOptions.signal?.aborted) return;
           throw error;
         }
         for (const message of page.messages) {
@@ -332,7 +339,7 @@ async function blackboardOver(store: VersionedStore, config: Config, ownsStore: 
       }
     } finally {
       // the loop stopped (break, return): what it finished before the message it stopped on is acknowledged
-      if (ack !== undefined && ack !== sent && !closed) await blackboard.mail.read({ waitMs: 0, limit: 1, ack }).catch(() => {});
+      if (ack !== undefined && ack !== sent && !closed()) await blackboard.mail.read({ waitMs: 0, limit: 1, ack }).catch(() => {});
     }
   }
 

@@ -103,16 +103,22 @@ export function checkPlainArgs(method: string, args: unknown, types: Record<stri
     const kind = Array.isArray(given) ? 'an array' : `a ${typeof given}`;
     throw new BlackboardError('INVALID_ARGUMENT', `${method} takes an object of options, not ${kind}.`, { path: '' });
   }
+  onlyArgs(method, given, Object.keys(types));
   for (const [name, value] of Object.entries(given)) {
     const type = types[name];
-    if (type === undefined) {
-      const names = Object.keys(types).join(', ');
-      throw new BlackboardError('INVALID_ARGUMENT', `${method} takes only ${names}, not ${JSON.stringify(name)}.`, { path: name });
-    }
     if (value !== undefined && value !== null && typeof value !== type)
       throw new BlackboardError('INVALID_ARGUMENT', `${name} must be a ${type}.`, { path: name });
   }
   return given as Record<string, unknown>;
+}
+
+/** INVALID_ARGUMENT naming the first argument of `args` that is not one of `names` (what `method` takes). */
+export function onlyArgs(method: string, args: object, names: string[]): void {
+  const other = Object.keys(args).find((name) => !names.includes(name));
+  if (other !== undefined)
+    throw new BlackboardError('INVALID_ARGUMENT', `${method} takes only ${names.join(', ')}, not ${JSON.stringify(other)}.`, {
+      path: other,
+    });
 }
 
 function checkNotOwnParent({ thread, parentThread }: { thread?: string; parentThread?: string }): void {

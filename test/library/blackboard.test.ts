@@ -2,6 +2,8 @@
 // a library (this process) and a spawned MCP server process on one store seeing each other's writes.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlackboardError, openBlackboard, openStore, type Blackboard, type Change } from '../../src/index.js';
 import { rmSync } from 'node:fs';
@@ -406,6 +408,36 @@ describe('openBlackboard options and errors', () => {
       for await (const _ of feed);
     };
     for (const feed of [bb.changes(), bb.inbox()]) expect((await failure(drain(feed))).code).toBe('STORE_UNAVAILABLE');
+  });
+
+  it('as(): a handle dropped unclosed is collected (one per request does not pile up); close() still closes those held', async () => {
+    const bb = await openBlackboard({ store: 'memory://' });
+    setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void; // the collector, made callable in this test only
+    let dropped: WeakRef<Blackboard> | undefined;
+    await (async () => {
+      const other = await bb.as({ thread: 'per-request' });
+      await other.kv.set({ key: 'k', value: 1 });
+      dropped = new WeakRef(other);
+    })();
+    await expect
+      .poll(
+        async () => {
+          await new Promise((r) => setTimeout(r, 10)); // a new job: WeakRefs of the last one may be cleared
+          collect();
+          return dropped?.deref() === undefined;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(true);
+    // one held, and one opened from it, are closed with bb: their waits end, their later calls fail
+    const child = await bb.as({ thread: 'held' });
+    const grandchild = await child.as({ thread: 'held-below' });
+    const waits = [child.finalAnswer.get({ waitMs: 30_000 }), grandchild.finalAnswer.get({ waitMs: 30_000 })];
+    await new Promise((r) => setTimeout(r, 50));
+    await bb.close();
+    for (const waiting of waits) await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    for (const closed of [child, grandchild]) expect((await failure(closed.kv.get({ key: 'k' }))).code).toBe('STORE_UNAVAILABLE');
   });
 
   it('as(): another identity over the same connection; budgets and final answers follow the thread tree', async () => {
