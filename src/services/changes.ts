@@ -101,11 +101,14 @@ export class ChangesService {
       : scopeArg === undefined
         ? namespaceRange(ns)
         : dataRange(ns, resolveScope(scopeArg, this.session.identity).id, prefix);
+    // the caller's own run and parent scopes by the names the state tools take for them, not their stored labels
+    const who = this.session.identity;
+    const named = new Map(['run', 'parent'].map((form) => [resolveScope(form, who).id, form]));
     const accept = (row: ChangeRow): Change | undefined => {
       const parsed = parseKey(ns, row.key);
       if (!parsed) return undefined;
       let scope: string;
-      if (parsed.kind === 'data') scope = parsed.scope;
+      if (parsed.kind === 'data') scope = named.get(parsed.scope) ?? parsed.scope;
       // Plans appear as scope `plan`, keyed by plan id; other families' records are internal and never do.
       else if (parsed.family === FAMILY.plan && parsed.owner === PLAN_OWNER) scope = 'plan';
       else return undefined;

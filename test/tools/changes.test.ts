@@ -66,6 +66,29 @@ describe('state_changes', () => {
     expect(plans.changes).toMatchObject([{ scope: 'plan', key: planId, version: 1, deleted: false }]);
   });
 
+  it("names the caller's own run and parent scopes as the state tools take them; another thread's run stays its label", async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { thread: 'a-thread' } });
+    const b = await agent({ store, config: { thread: 'b-thread' } });
+    const { revision } = await a.ok('state_changes', {});
+    await a.ok('state_set', { key: 'draft', value: 1, scope: 'run' });
+    await a.ok('state_set', { key: 'shared', value: 2, scope: 'parent' });
+    const mine = await a.ok('state_changes', { afterRevision: revision });
+    expect(mine.changes.map((c: { scope: string; key: string }) => [c.scope, c.key])).toEqual([
+      ['run', 'draft'],
+      ['parent', 'shared'],
+    ]);
+    // each is read back with the scope the change names
+    for (const c of mine.changes) expect((await a.ok('state_get', { key: c.key, scope: c.scope })).found).toBe(true);
+    const filtered = await a.ok('state_changes', { afterRevision: revision, scope: 'run' });
+    expect(filtered.changes.map((c: { scope: string }) => c.scope)).toEqual(['run']);
+    const theirs = await b.ok('state_changes', { afterRevision: revision });
+    expect(theirs.changes.map((c: { scope: string }) => c.scope)).toEqual([
+      `run:a-thread:${(await a.ok('whoami')).run}`,
+      'parent:a-thread',
+    ]);
+  });
+
   it('pages by limit without splitting a revision, and the pages join up exactly', async () => {
     const a = await agent();
     const { revision } = await a.ok('state_changes', {});
