@@ -43,6 +43,14 @@ export interface BoardHandler {
 }
 
 const COOKIE = 'bb_board';
+/**
+ * The board cookie's name as a request's Host names the board: browsers keep cookies by host, not port, so boards on
+ * one host's ports each name theirs after its port (signing in to one does not sign you out of another).
+ */
+const cookieName = (req: IncomingMessage): string => {
+  const port = /:(\d+)$/.exec(req.headers.host ?? '')?.[1];
+  return port ? `${COOKIE}_${port}` : COOKIE;
+};
 const ASSETS: Record<string, string> = {
   '/board/board.css': 'text/css; charset=utf-8',
   '/board/board.js': 'text/javascript; charset=utf-8',
@@ -89,7 +97,7 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
     if (!auth) return { namespaces: '*' };
     const header = req.headers.authorization;
     if (header?.startsWith('Bearer ')) return auth.byToken(header.slice('Bearer '.length));
-    const cookie = cookies(req)[COOKIE];
+    const cookie = cookies(req)[cookieName(req)];
     return cookie ? auth.byCookie(cookie) : undefined;
   };
 
@@ -132,7 +140,7 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
           res.writeHead(303, {
             ...SECURITY_HEADERS,
             location: `/${url.search}`,
-            'set-cookie': `${COOKIE}=${auth.cookieFor(token)}; HttpOnly; SameSite=Strict; Path=/`,
+            'set-cookie': `${cookieName(req)}=${auth.cookieFor(token)}; HttpOnly; SameSite=Strict; Path=/`,
             'cache-control': 'no-store',
           });
           res.end();

@@ -115,7 +115,7 @@ describe('ui token, Host and Origin checks', () => {
     expect(login.status).toBe(303);
     expect(login.headers.location).toBe('/?ns=-');
     const cookie = (login.headers['set-cookie'] as string[])[0];
-    expect(cookie).toMatch(/^bb_board=[A-Za-z0-9_-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(cookie).toMatch(new RegExp(`^bb_board_${new URL(url).port}=[A-Za-z0-9_-]+; HttpOnly; SameSite=Strict; Path=/$`));
     const value = cookie.split(';')[0];
     expect(value).not.toContain(token);
 
@@ -123,8 +123,21 @@ describe('ui token, Host and Origin checks', () => {
     expect(page.status).toBe(200);
     expect(page.headers['content-security-policy']).toContain("default-src 'none'");
     expect((await get(`${url}board/api/board?ns=-`, { cookie: value })).status).toBe(200);
-    expect((await get(`${url}board/api/board?ns=-`, { cookie: 'bb_board=AAAA' })).status).toBe(401);
+    expect((await get(`${url}board/api/board?ns=-`, { cookie: `bb_board_${new URL(url).port}=AAAA` })).status).toBe(401);
     expect((await get(`${url}board/api/board?ns=-`, { authorization: `Bearer ${token}` })).status).toBe(200);
+  });
+
+  it('two boards on one host: signing in to one keeps you signed in to the other (a browser keeps cookies by host, not port)', async () => {
+    const urls = [await startUi(['--token', 'board-one-secret']), await startUi(['--token', 'board-two-secret'])];
+    // the browser's jar for this host: a cookie of the same name replaces the one before, whichever port set it
+    const jar = new Map<string, string>();
+    for (const [i, url] of urls.entries()) {
+      const login = await get(`${url}?token=board-${i === 0 ? 'one' : 'two'}-secret&ns=-`);
+      const [name, value] = (login.headers['set-cookie'] as string[])[0].split(';')[0].split('=');
+      jar.set(name, value);
+    }
+    const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    for (const url of urls) expect((await get(`${url}board/api/board?ns=-`, { cookie })).status, url).toBe(200);
   });
 
   it('with --auth: each client sees only its namespaces', async () => {
