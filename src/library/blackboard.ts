@@ -79,12 +79,7 @@ const bounded = <R extends { value?: Json }>(result: R, maxBytes: number | undef
 
 /** `checkpoints.get()`'s one argument, which the tool it borrows its checks from leaves optional beside others. */
 function onlyCheckpointId(args: { checkpointId?: string }): string {
-  const other = Object.keys(args).find((name) => name !== 'checkpointId');
-  if (other !== undefined) {
-    throw new BlackboardError('INVALID_ARGUMENT', `checkpoints.get() takes only checkpointId, not ${JSON.stringify(other)}.`, {
-      path: other,
-    });
-  }
+  onlyArgs('checkpoints.get()', args, ['checkpointId']);
   if (args.checkpointId === undefined) throw new BlackboardError('INVALID_ARGUMENT', 'checkpointId is required.', { path: 'checkpointId' });
   return args.checkpointId;
 }
