@@ -232,7 +232,7 @@ export class VersionedStore {
     try {
       for (;;) {
         // a store closed under a wait (a shared handle closed by its owner) ends it, rather than answer from nothing
-        if (this.closing.signal.aborted) throw storeUnavailable(new Error('The store was closed.'), 'read');
+        if (closed.aborted) throw storeUnavailable(new Error('The store was closed.'), 'read');
         dirty = false;
         const { ready, value, retryInMs } = await attempt();
         if (ready) return { value, timedOut: false };
