@@ -26,6 +26,7 @@ import { LIST_DEFAULT as HISTORY_LIST_DEFAULT } from '../tools/history.js';
 import { registerTools } from '../tools/index.js';
 import { FAMILIES } from '../config.js';
 import { checkIdentity, checkOptions, checkPlainArgs, configOf, onlyArgs, storeOf } from './options.js';
+import { eitherSignal } from './signals.js';
 
 /** How error messages name a tool to code: the method that does what the tool does. */
 const METHODS: Record<string, string> = {
@@ -140,7 +141,8 @@ async function blackboardOver(
     <A, R>(tool: string, run: (args: A, signal: AbortSignal, call: ServiceCall) => Promise<R>) =>
     async (args?: A, callOptions?: CallOptions): Promise<R> => {
       if (closed()) throw new BlackboardError('STORE_UNAVAILABLE', `This blackboard is closed: ${METHODS[tool]} cannot run.`);
-      const signal = callOptions?.signal ? AbortSignal.any([callOptions.signal, closing.signal]) : closing.signal;
+      const joined = callOptions?.signal ? eitherSignal(callOptions.signal, closing.signal) : undefined;
+      const signal = joined?.signal ?? closing.signal;
       try {
         const checked = host.parseArguments(tool, args);
         if (checked.writes) await beforeWrite();
@@ -154,6 +156,8 @@ async function blackboardOver(
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         throw toLibraryError(error, tool);
+      } finally {
+        joined?.release();
       }
     };
   const s = services;
