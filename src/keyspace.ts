@@ -208,12 +208,12 @@ export class Keys {
     return familyKey(this.namespace, FAMILY.thread, THREAD_OWNER, thread);
   }
 
-  /** A caller's sign of life, one per (agent, thread) (`-` for no agent name, which no name can be), and all of them. */
+  /** A caller's sign of life, one per (agent, thread) (`-` for no agent name, which no name can be); all, or a thread's. */
   presence(agent: string | undefined, thread: string): string {
     return familyKey(this.namespace, FAMILY.presence, thread, agent ?? '-');
   }
-  presenceRange(): KeyRange {
-    return familyOwnersRange(this.namespace, FAMILY.presence);
+  presenceRange(thread?: string): KeyRange {
+    return thread === undefined ? familyOwnersRange(this.namespace, FAMILY.presence) : familyRange(this.namespace, FAMILY.presence, thread);
   }
 
   /** Messages: the namespace's log by sequence number (and its counter), each recipient's mailbox entries, the

@@ -1,7 +1,7 @@
 // Addressing a message: what `to` names, the roster entries it reaches, and the mailboxes their entries go to.
 import { BlackboardError } from '../errors.js';
 import { checkName, type Identity } from '../context.js';
-import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
+import { AGENT_MAILBOX, type KeyRange, type Keys } from '../keyspace.js';
 import type { Holder, PresenceRecord } from './presence.js';
 import { holderId, nearestName } from './roster.js';
 
@@ -14,6 +14,13 @@ export function parseTo(to: string): { kind: ToKind; name: string } {
   if (m) return { kind: m[1] === 'thread' ? 'thread' : 'type', name: checkName(m[1] === 'thread' ? 'thread' : 'agent type', m[2], 'to') };
   return { kind: 'agent', name: checkName('to', to, 'to') };
 }
+
+/**
+ * Where the signs of life a message can reach are: a thread's own (its roster entries are all under it), else the
+ * whole roster (an agent name's threads, a type's or everyone's; the nearest name of a NOT_FOUND comes from it too).
+ */
+export const rosterRangeOf = (keys: Keys, kind: ToKind, name: string): KeyRange =>
+  kind === 'thread' ? keys.presenceRange(name) : keys.presenceRange();
 
 /**
  * The roster entries a message reaches. Not the sender by type or `all`: a named sender is none of its own threads,

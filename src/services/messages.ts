@@ -23,7 +23,7 @@ import {
 import { AGENT_MAILBOX } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, readSigns, type RosterTimes } from './roster.js';
-import { mailboxesOf, noRecipient, parseTo, recipientsOf } from './mail-address.js';
+import { mailboxesOf, noRecipient, parseTo, recipientsOf, rosterRangeOf } from './mail-address.js';
 import { fitPage, fitPageFromEnd, mapLazily } from './page-fit.js';
 import type { Session } from './session.js';
 
@@ -115,7 +115,9 @@ export class MessageService {
     }
     const me = this.session.identity;
     const { kind, name } = parseTo(args.to);
-    const signs = [...(await readSigns(this.store, this.keys, this.store.now(), this.times)).values()];
+    const signs = [
+      ...(await readSigns(this.store, this.keys, this.store.now(), this.times, rosterRangeOf(this.keys, kind, name))).values(),
+    ];
     const recipients = recipientsOf(signs, kind, name, me);
     const boxes = mailboxesOf(this.keys, recipients, kind);
     let awaited: string | undefined;

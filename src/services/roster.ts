@@ -54,10 +54,19 @@ export function statusOf(sign: PresenceRecord, now: number, times: RosterTimes):
   return now - sign.lastSeen <= times.leaseMs ? 'active' : 'idle';
 }
 
-/** Signs of life within the window, by holder id (unreadable records are left out, never fatal to a listing). */
-export async function readSigns(store: VersionedStore, keys: Keys, now: number, times: RosterTimes): Promise<Map<string, PresenceRecord>> {
+/**
+ * Signs of life within the window, by holder id (unreadable records are left out, never fatal to a listing): all of
+ * the namespace's, or those of `range` (one thread's, `keys.presenceRange(thread)`).
+ */
+export async function readSigns(
+  store: VersionedStore,
+  keys: Keys,
+  now: number,
+  times: RosterTimes,
+  range: KeyRange = keys.presenceRange(),
+): Promise<Map<string, PresenceRecord>> {
   const signs = new Map<string, PresenceRecord>();
-  for (const [, entry] of await listAll(store, keys.presenceRange())) {
+  for (const [, entry] of await listAll(store, range)) {
     const parsed = PresenceRecord.safeParse(entry.value);
     if (!parsed.success || now - parsed.data.lastSeen > times.windowMs) continue;
     signs.set(holderId(parsed.data), parsed.data);

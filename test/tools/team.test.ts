@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FAMILY, familyRange } from '../../src/keyspace.js';
 import { teamView } from '../../src/services/team.js';
 import { agentsClosedAfterEach, memoryStore, sleep } from '../helpers.js';
 
@@ -299,6 +300,37 @@ describe('message_send and inbox', () => {
     expect(await anon.ok('inbox', { waitMs: 0 })).toMatchObject({ messages: [], unread: 0 });
     expect((await namedSub.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'for job:2' }]);
     expect((await anonSub.ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'for task:2' }]);
+  });
+
+  it("mail to a thread reaches its caller, reading only that thread's signs of life", async () => {
+    const store = memoryStore();
+    const lead = await agent({ store, config: { agent: 'lead', thread: 'tl' } });
+    // two connections of one holder are one roster entry
+    const inJob = [
+      await agent({ store, config: { agent: 'a', thread: 'job' } }),
+      await agent({ store, config: { agent: 'a', thread: 'job' } }),
+    ];
+    const others = [
+      await agent({ store, config: { agent: 'a', thread: 'jo' } }),
+      await agent({ store, config: { agent: 'c', thread: 'jobs' } }),
+      await agent({ store, config: { thread: 'job2' } }),
+    ];
+    for (const a of [...inJob, ...others]) await a.ok('whoami');
+    // what the send lists: the roster of a namespace can hold thousands of agents, a thread's a few
+    const listed: string[] = [];
+    const list = store.list.bind(store);
+    store.list = (query) => {
+      listed.push(query.lo);
+      return list(query);
+    };
+    const sent = await lead.ok('message_send', { to: 'thread:job', content: 'for job' });
+    store.list = list;
+    expect(sent.recipients).toBe(1);
+    const keys = lead.bb.services.session.keys;
+    expect(listed.filter((lo) => lo.startsWith(keys.presenceRange().lo))).toEqual([familyRange(keys.namespace, FAMILY.presence, 'job').lo]);
+    expect((await inJob[1].ok('inbox', { waitMs: 0 })).messages).toMatchObject([{ content: 'for job' }]);
+    for (const a of others) expect(await a.ok('inbox', { waitMs: 0 })).toMatchObject({ messages: [], unread: 0 });
+    expect((await lead.err('message_send', { to: 'thread:jobz', content: 'x' })).code).toBe('NOT_FOUND');
   });
 
   it("a caller that only reads another agent's thread is not on the roster there, and gets none of its mail", async () => {
