@@ -271,14 +271,15 @@ describe.each(stores.map((s) => [s.name, s] as const))('the kv state and its cha
         seen: [] as Change[],
         limit: 1 + int(4),
       }));
-      const page = async (f: (typeof followers)[number]) => {
+      const page = async (f: (typeof followers)[number], waitMs = 0) => {
         const got = await f.agent.ok('state_changes', {
           afterRevision: f.after,
           scope: 'global',
           prefix: f.prefix,
           limit: f.limit,
-          waitMs: 0,
+          waitMs,
         });
+        expect(got.changes.length > 0 || got.timedOut, `${f.who}: a wait ends with changes or timedOut`).toBe(true);
         expect(got.revision, `${f.who}: a page's revision never goes back`).toBeGreaterThanOrEqual(f.after);
         for (const c of got.changes as Change[]) {
           expect(c.revision, `${f.who}: a change after the cursor, within the page`).toBeGreaterThan(f.after);
@@ -292,6 +293,14 @@ describe.each(stores.map((s) => [s.name, s] as const))('the kv state and its cha
       };
       type Walk = { who: string; agent: Agent; cursor?: string; keys: string[]; stable: Set<string>; limit: number };
       let walk: Walk | undefined;
+      // one more follower on B, blocking in state_changes through the rounds (20 s a wait): woken by writes through
+      // every client, at once, or the test runs out of time
+      const blocking = { who: 'B waiting', agent: B, prefix: 'o/', after: listenFrom, seen: [] as Change[], limit: 1 + int(3) };
+      let rounds = true;
+      const waiting = (async () => {
+        while (rounds) await page(blocking, 20_000);
+      })();
+      void waiting.catch(() => {});
       const walked = async (w: Walk): Promise<boolean> => {
         const got = await w.agent.ok('state_list', { scope: 'global', limit: w.limit, ...(w.cursor ? { cursor: w.cursor } : {}) });
         w.keys.push(...got.keys.map((k: { key: string }) => k.key));
@@ -419,6 +428,13 @@ describe.each(stores.map((s) => [s.name, s] as const))('the kv state and its cha
           }
         }
 
+        // (one more write of its prefix ends its last wait; a follower that slept through writes would miss the time)
+        rounds = false;
+        const last = fresh('o/a');
+        const end = await A.ok('state_set', { key: 'o/a', scope: 'global', value: last });
+        apply([{ who: 'A', call: ++serial, key: 'o/a', revision: end.revision, version: end.version, deleted: false, value: last }]);
+        await waiting;
+        followers.push(blocking);
         // the followers catch up: each has every acknowledged change of its prefix, once, in order, nothing else
         const want = (prefix: string) =>
           [...expected.values()]
