@@ -1,8 +1,7 @@
 // A board snapshot made to fit a tool reply: texts cut shorter, then the least recent items left out, until its JSON
 // is within a byte budget (board_show and board_wait answer within about 16 KiB, as every default reply does).
 import type { Json } from '../store/types.js';
-import { done } from '../services/plan-steps.js';
-import { cutJson, cutKey, cutText, type BoardSnapshot, type PlanView } from './board-views.js';
+import { cutJson, cutKey, cutText, withStepsShown, type BoardSnapshot } from './board-views.js';
 
 /** The structured board's budget: with the text summary beside it, a reply stays within about 16 KiB. */
 export const BOARD_BYTES = 14 * 1024;
@@ -143,7 +142,12 @@ function parts(board: BoardSnapshot): Part[] {
       }),
     );
     for (const [i, plan] of plans.entries()) {
-      if (plan.steps.length > 0) out.push({ bytes: listBytes(plan.steps), cut: () => (plans[i] = withFewerSteps(plan)) });
+      if (plan.steps.length > 0) {
+        out.push({
+          bytes: listBytes(plan.steps),
+          cut: () => (plans[i] = withStepsShown(plan, plan.steps.length - quarter(plan.steps.length))),
+        });
+      }
     }
   }
   const threads = board.threads;
@@ -189,14 +193,4 @@ function lastLeftOut<T extends object>(list: T[], keep: (kept: T[], leftOut: num
       keep(list.slice(0, list.length - n), n);
     },
   };
-}
-
-/** The plan without a quarter of its steps shown (finished ones first, then the last), with its step counts kept. */
-function withFewerSteps(plan: PlanView): PlanView {
-  const stepCounts = plan.stepCounts ?? { total: plan.steps.length, done: plan.steps.filter(done).length };
-  let n = quarter(plan.steps.length);
-  const finished = new Set(plan.steps.filter(done).slice(0, n));
-  n -= finished.size;
-  const kept = plan.steps.filter((s) => !finished.has(s));
-  return { ...plan, steps: kept.slice(0, kept.length - n), stepCounts };
 }

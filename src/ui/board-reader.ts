@@ -43,6 +43,7 @@ import {
   type PlanView,
   type ScopeView,
   type ThreadView,
+  withStepsBounded,
 } from './board-views.js';
 
 export type * from './board-views.js';
@@ -136,7 +137,8 @@ export class BoardReader {
       if (scopes.truncated) view.truncated.push('scopes');
     }
     if (plans && sections.includes('plans')) {
-      view.plans = plans.plans;
+      // cut after the threads' activity is derived, which follows every claim
+      view.plans = withStepsBounded(plans.plans);
       if (plans.truncated) view.truncated.push('plans');
     }
     if (threads) {

@@ -1,4 +1,5 @@
-// What the board shows, as the JSON the page receives: keys, scopes, plans and steps, threads, history.
+// What the board shows, as the JSON the page receives (keys, scopes, plans and steps, threads, history), and its cuts.
+import { done } from '../services/plan-steps.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
 import type { TeamView } from './board-team.js';
@@ -41,7 +42,7 @@ export interface PlanView {
   status: string;
   scope: string;
   steps: StepView[];
-  /** when some steps are left out (a board answering within a tool reply's bound): how many it has and how many are done */
+  /** when some steps are left out (the board's bound on steps, or a tool reply's on bytes): how many it has and how many are done */
   stepCounts?: { total: number; done: number };
   version: number;
   createdAt?: number;
@@ -127,6 +128,49 @@ export const MAX_VALUE_CHARS = 4000;
  * final answer's metadata) the board shows, in characters; the rest is cut with "…".
  */
 export const MAX_TEXT_CHARS = 1000;
+
+/**
+ * The plan with at most `keep` of its steps shown, in plan order: its finished steps are left out first (the earliest
+ * first), then its last ones, and `stepCounts` says how many steps it has and how many are done. Unchanged when all fit.
+ */
+export function withStepsShown(plan: PlanView, keep: number): PlanView {
+  if (plan.steps.length <= keep) return plan;
+  const stepCounts = plan.stepCounts ?? { total: plan.steps.length, done: plan.steps.filter(done).length };
+  let n = plan.steps.length - keep;
+  const finished = new Set(plan.steps.filter(done).slice(0, n));
+  n -= finished.size;
+  const kept = plan.steps.filter((s) => !finished.has(s));
+  return { ...plan, steps: kept.slice(0, kept.length - n), stepCounts };
+}
+
+/**
+ * How many steps the board shows of one plan, and of all the plans it shows (active ones first, then the most
+ * recently changed): a plan's finished steps are left out first, then its last ones, and it says how many it has.
+ */
+export const STEPS_SHOWN = { plan: 100, total: 1000 } as const;
+
+/**
+ * How many steps each plan shows, of plans with `sizes` steps: as many as it has up to the same number for every
+ * plan, at most {@link STEPS_SHOWN}.plan, and {@link STEPS_SHOWN}.total in all (a step left over goes to the plans first
+ * in order).
+ */
+function stepsShown(sizes: number[]): number[] {
+  const sum = (level: number): number => sizes.reduce((n, size) => n + Math.min(size, level), 0);
+  let level = STEPS_SHOWN.plan;
+  while (level > 0 && sum(level) > STEPS_SHOWN.total) level--;
+  let left = STEPS_SHOWN.total - sum(level);
+  return sizes.map((size) => {
+    const extra = size > level && level < STEPS_SHOWN.plan && left > 0 ? 1 : 0;
+    left -= extra;
+    return Math.min(size, level) + extra;
+  });
+}
+
+/** The plans (in the order shown) with their steps within {@link STEPS_SHOWN}. */
+export function withStepsBounded(plans: PlanView[]): PlanView[] {
+  const shown = stepsShown(plans.map((p) => p.steps.length));
+  return plans.map((plan, i) => withStepsShown(plan, shown[i]));
+}
 
 /** A key as the board shows it with at most `max` characters of its value (`cut` when shortened). */
 export const cutKey = (k: KeyView, max: number): KeyView => (k.value.length > max ? { ...k, value: k.value.slice(0, max), cut: true } : k);

@@ -181,7 +181,7 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     expect(shownSteps).toBeGreaterThan(0);
     expect(shownSteps).toBeLessThan(200);
     await expect(big.locator('p.note').textContent()).resolves.toBe(
-      `${200 - shownSteps} more steps not shown here; the web board (mcp-blackboard ui) shows them all.`,
+      `${200 - shownSteps} more steps not shown here; plan_get lists them all.`,
     );
 
     await page.setViewportSize({ width: 420, height: 900 });

@@ -3,6 +3,7 @@ import { keysPage } from '../../src/ui/board-keys.js';
 import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
 import { TEAM_SHOWN } from '../../src/ui/board-team.js';
 import { timeline } from '../../src/ui/board-timeline.js';
+import { STEPS_SHOWN } from '../../src/ui/board-views.js';
 import { type Connected, connect, memoryStore } from '../helpers.js';
 
 // The board's reads over a store that real MCP clients wrote: what threads are doing, keys a page at a time with
@@ -69,6 +70,47 @@ describe('the board reader', () => {
     expect(byId['done-thread'].activity).toBe('done');
     expect(byId['plan-thread'].activity).toBe('needs input');
     expect(board.plans).toBeUndefined(); // read for the claims, not shown
+  });
+
+  it('shows a bounded number of steps however large the plans, finished ones left out first, and counts them all', async () => {
+    const store = memoryStore();
+    const lead = await agent(store, 'lead', 'tl');
+    const worker = await agent(store, 'w1', 't1');
+    // 12 plans of 200 steps with 1,000-character texts: 4.8 MB of steps, were they all shown
+    const text = (i: number) => `${'x'.repeat(995)}${String(i).padStart(5, '0')}`;
+    const ids: string[] = [];
+    for (let p = 0; p < 12; p++) {
+      const steps = Array.from({ length: 200 }, (_, i) => ({
+        content: text(i),
+        note: text(i),
+        ...(p === 0 && i < 150 ? { status: 'completed' } : {}),
+      }));
+      ids.push((await lead.ok('plan_create', { title: `plan ${p}`, steps })).planId);
+    }
+    // a claim on a step the board leaves out is still shown as held
+    await worker.ok('plan_claim', { planId: ids[5], stepId: 's200' });
+    const board = await new BoardReader(readOnlyView(store)).board('-', ['plans', 'threads']);
+    const plans = board.plans ?? [];
+    expect(plans).toHaveLength(12);
+    const shown = plans.reduce((n, p) => n + p.steps.length, 0);
+    expect(shown).toBe(STEPS_SHOWN.total);
+    for (const p of plans) {
+      expect(p.steps.length).toBeLessThanOrEqual(STEPS_SHOWN.plan);
+      expect(p.stepCounts?.total).toBe(200);
+    }
+    expect(Buffer.byteLength(JSON.stringify(board))).toBeLessThan(STEPS_SHOWN.total * 2200 + 100_000);
+    // the plan with 150 steps done shows its 50 open steps and the last of the finished ones, in plan order
+    const first = plans.find((p) => p.planId === ids[0])!;
+    expect(first.stepCounts).toEqual({ total: 200, done: 150 });
+    const open = first.steps.filter((s) => s.status !== 'completed');
+    expect(open.map((s) => s.id)).toEqual(Array.from({ length: 50 }, (_, i) => `s${151 + i}`));
+    const finished = first.steps.filter((s) => s.status === 'completed').map((s) => s.id);
+    expect(finished.at(-1)).toBe('s150');
+    expect(first.steps.map((s) => s.id)).toEqual([...finished, ...open.map((s) => s.id)]);
+    const held = plans.find((p) => p.planId === ids[5])!;
+    expect(held.steps.some((s) => s.id === 's200')).toBe(false);
+    expect(board.threads?.find((t) => t.thread === 't1')?.holds).toEqual([expect.objectContaining({ planId: ids[5], step: 's200' })]);
+    expect(board.team?.roster.find((a) => a.agent === 'w1')?.holding).toEqual([{ planId: ids[5], stepId: 's200' }]);
   });
 
   it('pages keys across scopes with search and counts, and lists recent changes with who and when', async () => {

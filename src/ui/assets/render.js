@@ -261,7 +261,7 @@ export function renderPlan(p) {
       p.expiresAt ? h('span', { class: 'expires' }, 'expires ', time(p.expiresAt, 'until')) : null,
     ),
     p.steps.length ? h('ol', { class: 'steps' }, p.steps.map((s) => renderStep(p, s))) : left ? null : h('p', { class: 'note' }, 'No steps.'),
-    left > 0 ? h('p', { class: 'note' }, `${plural(left, 'more step')} not shown here; the web board (mcp-blackboard ui) shows them all.`) : null,
+    left > 0 ? h('p', { class: 'note' }, `${plural(left, 'more step')} not shown here; plan_get lists them all.`) : null,
   );
   // The card flashes only for plan-level changes; steps flash on their own.
   return keyed(mark(card, `plan:${p.planId}`, `${p.title}:${status}:${total}`), `plan:${p.planId}`, p);
