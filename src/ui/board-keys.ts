@@ -2,7 +2,7 @@
 // and the views of single keys that changed (the live stream sends only those).
 import type { Entry } from '../store/versioned-store.js';
 import type { BoardSource } from './board-reader.js';
-import { keyView } from './board-views.js';
+import { byScopeThenKey, keyView } from './board-views.js';
 import type { KeyView } from './board-views.js';
 import { parseKey, userKeys } from './layout.js';
 
@@ -84,12 +84,6 @@ export async function keysPage(source: BoardSource, namespace: string, query: Ke
   }
   const scopes = [...counts].map(([scope, n]) => ({ scope, keys: n })).sort((a, b) => byScopeThenKey(a, b));
   return { revision, scopes, total, matched, keys, offset, truncated };
-}
-
-/** `global` first, then scopes by name; within a scope, keys by name. */
-export function byScopeThenKey(a: { scope: string; key?: string }, b: { scope: string; key?: string }): number {
-  if (a.scope !== b.scope) return a.scope === 'global' ? -1 : b.scope === 'global' ? 1 : a.scope < b.scope ? -1 : 1;
-  return (a.key ?? '') < (b.key ?? '') ? -1 : (a.key ?? '') > (b.key ?? '') ? 1 : 0;
 }
 
 /** The view of one changed storage key of the namespace (a user key), or its deletion; undefined for other records. */

@@ -36,13 +36,12 @@ import {
   MAX_VALUE_CHARS,
   cutJson,
   cutText,
-  keyView,
   type BoardView,
   type HistoryView,
-  type KeyView,
   type PlanView,
   type ScopeView,
   type ThreadView,
+  scopesOf,
   withStepsBounded,
 } from './board-views.js';
 
@@ -118,12 +117,16 @@ export class BoardReader {
     return found;
   }
 
-  async board(namespace: string, sections: readonly Section[]): Promise<BoardView> {
+  /**
+   * The sections of a namespace's board. `recentKeys`: only that many keys, the most recently changed (all of them are
+   * counted in `keysTotal`; the others' values are never made into views).
+   */
+  async board(namespace: string, sections: readonly Section[], options: { recentKeys?: number } = {}): Promise<BoardView> {
     const view: BoardView = { namespace, revision: await this.source.revision(), at: Date.now(), truncated: [] };
     const wantThreads = sections.includes('threads');
     const signs = sections.includes('plans') || wantThreads ? await this.presence(namespace) : new Map<string, PresenceRecord>();
     const [scopes, plans, threads, team] = await Promise.all([
-      sections.includes('scopes') ? this.scopes(namespace) : undefined,
+      sections.includes('scopes') ? this.scopes(namespace, options.recentKeys) : undefined,
       sections.includes('plans') || wantThreads ? this.plans(namespace, signs) : undefined,
       wantThreads ? this.threads(namespace) : undefined,
       // the roster follows calls and claims (plans), the messages move the threads section
@@ -134,6 +137,7 @@ export class BoardReader {
     if (threads) deriveStatus(threads.threads, plans?.plans ?? [], signs.values());
     if (scopes) {
       view.scopes = scopes.scopes;
+      if (options.recentKeys !== undefined) view.keysTotal = scopes.total;
       if (scopes.truncated) view.truncated.push('scopes');
     }
     if (plans && sections.includes('plans')) {
@@ -149,23 +153,13 @@ export class BoardReader {
     return view;
   }
 
-  /** Every user key of the namespace, grouped by scope: `global` first, then by name. */
-  async scopes(namespace: string): Promise<{ scopes: ScopeView[]; truncated: boolean }> {
+  /**
+   * The user keys of the namespace, grouped by scope: `global` first, then by name. With `recent`, only that many of
+   * them, the most recently changed; `total` counts every key read.
+   */
+  async scopes(namespace: string, recent?: number): Promise<{ scopes: ScopeView[]; truncated: boolean; total: number }> {
     const { entries, truncated } = await this.listAll(userKeys(namespace), MAX_KEYS);
-    const byScope = new Map<string, KeyView[]>();
-    for (const [storageKey, entry] of entries) {
-      const parsed = parseKey(namespace, storageKey);
-      if (parsed?.kind !== 'data') continue;
-      let keys = byScope.get(parsed.scope);
-      if (!keys) {
-        keys = [];
-        byScope.set(parsed.scope, keys);
-      }
-      keys.push(keyView(parsed.key, entry));
-    }
-    const scopes = [...byScope].map(([scope, keys]) => ({ scope, keys }));
-    scopes.sort((a, b) => (a.scope === 'global' ? -1 : b.scope === 'global' ? 1 : a.scope < b.scope ? -1 : 1));
-    return { scopes, truncated };
+    return { ...scopesOf(namespace, entries, recent), truncated };
   }
 
   /** The namespace's plans: active ones first, then the most recently changed. */

@@ -40,7 +40,8 @@ export class BoardService {
   /** The caller's namespace's board (one section, or all), bounded in items and in bytes. */
   async show(section?: BoardSectionName): Promise<BoardSnapshot> {
     const sections = section === undefined ? [...SECTIONS] : [BOARD_SECTIONS[section]];
-    return fitBoard(snapshot(await this.reader.board(this.namespace, sections), sections));
+    const view = await this.reader.board(this.namespace, sections, { recentKeys: SNAPSHOT.keys });
+    return fitBoard(snapshot(view, sections));
   }
 
   /**
@@ -81,7 +82,8 @@ export class BoardService {
 /** A board cut to {@link SNAPSHOT}: the most recently updated keys (values cut), plans and threads first. */
 function snapshot(view: BoardView, sections: Section[]): BoardSnapshot {
   const hidden = { keys: 0, plans: 0, threads: 0 };
-  const out: BoardSnapshot = { ...view, at: Date.now(), hidden, sections };
+  const { keysTotal: _read, ...rest } = view;
+  const out: BoardSnapshot = { ...rest, at: Date.now(), hidden, sections };
   if (view.scopes) {
     const all = view.scopes.flatMap((s) => s.keys.map((k) => ({ scope: s.scope, k })));
     const kept = new Set(
@@ -90,7 +92,7 @@ function snapshot(view: BoardView, sections: Section[]): BoardSnapshot {
         .slice(0, SNAPSHOT.keys)
         .map((x) => x.k),
     );
-    hidden.keys = all.length - kept.size;
+    hidden.keys = (view.keysTotal ?? all.length) - kept.size;
     out.scopes = view.scopes
       .map((s) => ({
         scope: s.scope,

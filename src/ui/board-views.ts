@@ -3,7 +3,7 @@ import { done } from '../services/plan-steps.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
 import type { TeamView } from './board-team.js';
-import type { Section } from './layout.js';
+import { parseKey, type Section } from './layout.js';
 
 /** A key as the board shows it. The value is JSON text, cut at MAX_VALUE_CHARS characters. */
 export interface KeyView {
@@ -104,6 +104,8 @@ export interface BoardView {
   threads?: ThreadView[];
   /** how many threads the namespace has, when `threads` holds only the most recently active */
   threadsTotal?: number;
+  /** how many keys were read, when `scopes` holds only the most recently changed of them */
+  keysTotal?: number;
   /** sections that hold only the first part of what the store has */
   truncated: Section[];
   /** the roster and the newest messages, read with the plans or threads, when the namespace has either */
@@ -241,4 +243,36 @@ export function keyView(key: string, entry: Entry): KeyView {
     updatedAt: entry.updatedAt,
     ...(entry.expiresAt !== undefined ? { expiresAt: entry.expiresAt } : {}),
   };
+}
+
+/**
+ * A namespace's user keys (`entries`, storage keys in key order) grouped by scope, `global` first, then by name. With
+ * `recent`, only that many of them, the most recently changed; `total` counts every key. Values are made into views
+ * only for the keys kept (a view walks its whole value).
+ */
+export function scopesOf(namespace: string, entries: Array<[string, Entry]>, recent?: number): { scopes: ScopeView[]; total: number } {
+  const byScope = new Map<string, Array<{ key: string; entry: Entry }>>();
+  for (const [storageKey, entry] of entries) {
+    const parsed = parseKey(namespace, storageKey);
+    if (parsed?.kind !== 'data') continue;
+    let keys = byScope.get(parsed.scope);
+    if (!keys) {
+      keys = [];
+      byScope.set(parsed.scope, keys);
+    }
+    keys.push({ key: parsed.key, entry });
+  }
+  const grouped = [...byScope].sort(([a], [b]) => byScopeThenKey({ scope: a }, { scope: b }));
+  const all = grouped.flatMap(([, keys]) => keys);
+  const kept = recent === undefined ? undefined : new Set([...all].sort((a, b) => b.entry.updatedAt - a.entry.updatedAt).slice(0, recent));
+  const scopes = grouped
+    .map(([scope, keys]) => ({ scope, keys: keys.filter((k) => kept?.has(k) ?? true).map((k) => keyView(k.key, k.entry)) }))
+    .filter((s) => s.keys.length > 0);
+  return { scopes, total: all.length };
+}
+
+/** `global` first, then scopes by name; within a scope, keys by name. */
+export function byScopeThenKey(a: { scope: string; key?: string }, b: { scope: string; key?: string }): number {
+  if (a.scope !== b.scope) return a.scope === 'global' ? -1 : b.scope === 'global' ? 1 : a.scope < b.scope ? -1 : 1;
+  return (a.key ?? '') < (b.key ?? '') ? -1 : (a.key ?? '') > (b.key ?? '') ? 1 : 0;
 }

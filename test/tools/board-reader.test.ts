@@ -113,6 +113,27 @@ describe('the board reader', () => {
     expect(board.team?.roster.find((a) => a.agent === 'w1')?.holding).toEqual([{ planId: ids[5], stepId: 's200' }]);
   });
 
+  it('makes views of only the most recently changed keys when asked for a few (board_show), counting them all', async () => {
+    const store = memoryStore();
+    const a = await agent(store, 'writer', 't1');
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    await a.ok('state_batch', {
+      ops: Array.from({ length: 30 }, (_, i) => ({ op: 'set', key: `k${i}`, value: { text: 'v'.repeat(5000) } })),
+    });
+    await pause();
+    await a.ok('state_set', { key: 'late', value: 1, scope: 'thread:other' });
+    await pause();
+    await a.ok('state_set', { key: 'k3', value: 'again' });
+    const view = await new BoardReader(readOnlyView(store)).board('-', ['scopes'], { recentKeys: 2 });
+    expect(view.keysTotal).toBe(31);
+    expect(view.scopes?.map((s) => [s.scope, s.keys.map((k) => k.key)])).toEqual([
+      ['global', ['k3']],
+      ['thread:other', ['late']],
+    ]);
+    // without the option, every key (the browser's read of the keys section)
+    expect((await new BoardReader(readOnlyView(store)).board('-', ['scopes'])).scopes?.flatMap((s) => s.keys)).toHaveLength(31);
+  });
+
   it('pages keys across scopes with search and counts, and lists recent changes with who and when', async () => {
     const store = memoryStore();
     const a = await agent(store, 'writer', 't1');
