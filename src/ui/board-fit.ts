@@ -48,8 +48,9 @@ interface Part {
 /**
  * `board` within `budget` bytes of JSON: unchanged when it fits; otherwise every long text cut to {@link SHORT}, then,
  * while it is still over, the largest part gives up a quarter of its items (the oldest keys, history events and
- * messages, the last plans, threads and roster entries, a plan's finished steps and then its last ones). What is left
- * out is counted in `hidden` (keys, plans, threads), `team.messagesHidden` and a plan's `stepCounts`.
+ * messages, the last plans, threads and roster entries, a plan's finished steps and then its last ones, the last of
+ * the steps a thread or agent holds). What is left out is counted in `hidden` (keys, plans, threads),
+ * `team.messagesHidden`, a plan's `stepCounts`, a thread's `holdsHidden` and a roster entry's `holdingHidden`.
  */
 export function fitBoard(board: BoardSnapshot, budget = BOARD_BYTES): BoardSnapshot {
   if (bytesOf(board) <= budget) return board;
@@ -159,6 +160,8 @@ function parts(board: BoardSnapshot): Part[] {
       }),
     );
     for (const [i, thread] of threads.entries()) {
+      const holds = thread.holds ?? [];
+      out.push(lastLeftOut(holds, (kept, n) => (threads[i] = { ...threads[i], holds: kept, holdsHidden: (thread.holdsHidden ?? 0) + n })));
       if (thread.history.length > 0) {
         out.push({
           bytes: listBytes(thread.history),
@@ -180,6 +183,13 @@ function parts(board: BoardSnapshot): Part[] {
       });
     }
     out.push(lastLeftOut(team.roster, (kept) => (team.roster = kept)));
+    for (const [i, member] of team.roster.entries()) {
+      out.push(
+        lastLeftOut(member.holding, (kept, n) => {
+          team.roster[i] = { ...member, holding: kept, holdingHidden: (member.holdingHidden ?? 0) + n };
+        }),
+      );
+    }
   }
   return out;
 }

@@ -11,8 +11,11 @@ export const TEAM_SHOWN = { agents: 50, messages: 40, countedEarlier: 1000, cont
 
 /** The namespace's team as the board shows it. */
 export interface TeamView {
-  /** the most recently seen agents first, at most {@link TEAM_SHOWN}.agents, with their unread counts */
-  roster: TeamMember[];
+  /**
+   * the most recently seen agents first, at most {@link TEAM_SHOWN}.agents, with their unread counts (`holdingHidden`:
+   * how many more steps one holds than `holding` lists, in a board within a tool reply's bound)
+   */
+  roster: Array<TeamMember & { holdingHidden?: number }>;
   /** how many agents the roster holds in all */
   rosterTotal: number;
   /** the newest messages, oldest first (a content longer than TEAM_SHOWN.contentChars is cut, with `cut`) */

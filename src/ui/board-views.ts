@@ -80,6 +80,8 @@ export interface ThreadView {
   lastSeen?: number;
   /** the plan steps it holds */
   holds?: Array<{ planId: string; step: string; leaseUntil: number }>;
+  /** how many more steps it holds than `holds` lists (a board within a tool reply's bound) */
+  holdsHidden?: number;
   reason?: string;
   stateAt?: number;
   /** who last wrote the thread's records */

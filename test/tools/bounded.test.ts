@@ -317,6 +317,28 @@ describe('bounded replies', () => {
     }
   }, 60_000);
 
+  it('board_show stays within about 16 KiB when one thread holds hundreds of steps, counting the holds it left out', async () => {
+    const store = memoryStore();
+    const a = await agent({ store, config: { thread: 'hog', agent: 'hog' } });
+    for (let p = 0; p < 2; p++) {
+      const { planId } = await a.ok('plan_create', { title: `p${p}`, steps: Array.from({ length: 150 }, (_, i) => `step ${i}`) });
+      for (let i = 1; i <= 150; i++) await a.ok('plan_claim', { planId, stepId: `s${i}` });
+    }
+    for (const section of [undefined, 'threads'] as const) {
+      const reply = await a.raw('board_show', section ? { section } : {});
+      expect(Buffer.byteLength(JSON.stringify({ content: reply.content, structuredContent: reply.structuredContent }))).toBeLessThan(
+        17 * 1024,
+      );
+      // biome-ignore lint/suspicious/noExplicitAny: read field by field
+      const board = reply.structuredContent as any;
+      const hog = board.threads.find((t: { thread: string }) => t.thread === 'hog');
+      expect(hog.holds.length).toBeGreaterThan(0);
+      expect(hog.holds.length + hog.holdsHidden).toBe(300);
+      const member = board.team.roster.find((m: { agent: string }) => m.agent === 'hog');
+      expect(member.holding.length + member.holdingHidden).toBe(300);
+    }
+  }, 60_000);
+
   it('board_show answers within about 16 KiB on a crowded board, counting what it left out; its section views too', async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { thread: 'T0', agent: 'a0' } });

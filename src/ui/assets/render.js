@@ -182,7 +182,7 @@ export function renderThread(t) {
       t.lastSeen ? h('span', {}, 'last call ', time(t.lastSeen)) : t.lastActivity ? h('span', {}, 'active ', time(t.lastActivity)) : null,
     ),
     t.holds?.length
-      ? h('div', { class: 'holds' }, 'holds ', t.holds.map((c, i) => [i ? ', ' : '', h('b', {}, c.step), ` of ${short(c.planId)} (lease ends `, time(c.leaseUntil, 'until'), ')']))
+      ? h('div', { class: 'holds' }, 'holds ', t.holds.map((c, i) => [i ? ', ' : '', h('b', {}, c.step), ` of ${short(c.planId)} (lease ends `, time(c.leaseUntil, 'until'), ')']), t.holdsHidden ? ` and ${plural(t.holdsHidden, 'more step')}` : null)
       : null,
     t.reason ? h('div', { class: 'reason' }, `“${t.reason}”`) : null,
     renderBudgets(t.budgets),
@@ -376,7 +376,7 @@ function renderAgent(a) {
       h('span', {}, 'last seen ', time(Date.parse(a.lastSeen))),
     ),
     a.holding.length
-      ? h('div', { class: 'holds' }, 'holds ', a.holding.map((s, i) => [i ? ', ' : '', h('b', {}, s.stepId), ` of ${short(s.planId)}`]))
+      ? h('div', { class: 'holds' }, 'holds ', a.holding.map((s, i) => [i ? ', ' : '', h('b', {}, s.stepId), ` of ${short(s.planId)}`]), a.holdingHidden ? ` and ${plural(a.holdingHidden, 'more step')}` : null)
       : null,
   );
   return mark(card, `agent:${a.agent ?? ''}:${a.thread}`, `${a.status}:${a.unread}:${a.holding.map((s) => s.stepId).join(',')}`);
