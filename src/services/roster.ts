@@ -91,7 +91,9 @@ export async function readRoster(store: VersionedStore, keys: Keys, times: Roste
       if (!claim || step.status !== 'in_progress') continue;
       const id = holderId(claim);
       if (!claimAlive(claim.at, claim.leaseMs, signs.get(id), now)) continue;
-      holding.set(id, [...(holding.get(id) ?? []), { planId, stepId: step.id }]);
+      const held = holding.get(id);
+      if (held) held.push({ planId, stepId: step.id });
+      else holding.set(id, [{ planId, stepId: step.id }]);
     }
   }
   const entries = [...signs.values()].sort((a, b) => b.lastSeen - a.lastSeen);

@@ -15,7 +15,7 @@ function setState(kind, text) {
 }
 
 function hiddenNote(n, what) {
-  return n > 0 ? empty(`${n} more ${what} not shown here; the web board (mcp-blackboard ui) shows them all.`) : null;
+  return n > 0 ? empty(`${n} more ${what} not shown here; the web board (mcp-blackboard ui) shows more.`) : null;
 }
 
 function show(next) {
