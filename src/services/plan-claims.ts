@@ -130,7 +130,16 @@ export function checkMover(step: Step, holder: Holder, fence?: number, moving = 
   if (ended) {
     // a lapsed claim nobody was granted since, on a step still free, is simply taken back
     const newer = ended.superseded || (step.lost ?? []).some((l) => l.fence > ended.fence) || (step.forgotten ?? 0) > ended.fence;
-    if (!ended.reassigned && !newer && step.status === 'pending' && step.owner === undefined) return 'retaken';
+    if (!ended.reassigned && !newer && step.status === 'pending' && step.owner === undefined) {
+      if (fence === undefined || fence === ended.fence) return 'retaken';
+      // strict: only the lapsed claim itself is taken back, not an older grant of the same holder
+      throw lostError(
+        step,
+        `fence ${fence} is stale: it is an older grant of step ${step.id}, and your latest, fence ${ended.fence}, lapsed (nobody was granted the step since)`,
+        undefined,
+        `Call again with fence ${ended.fence}, or without fence.`,
+      );
+    }
     const now = newer && step.status === 'pending' && step.owner === undefined ? 'the step was granted again since' : '';
     throw lostError(step, `${endedText(step, ended)} and ${now || nowText(step)}`, undefined);
   }

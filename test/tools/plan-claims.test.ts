@@ -74,6 +74,26 @@ describe('claims: leases, lapses and fences', () => {
     expect((await a.ok('plan_claim', { planId })).claim.fence).toBe(3);
   });
 
+  it('an older fence of a step held again stays stale once the newer claim lapsed: only the lapsed claim itself is taken back', async () => {
+    const { planner, a } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
+    const first = (await a.ok('plan_claim', { planId })).claim.fence;
+    await a.ok('plan_step', { planId, stepId: 's1', status: 'pending' });
+    const second = (await a.ok('plan_claim', { planId })).claim.fence;
+    expect(second).toBeGreaterThan(first);
+    await sleep(1600); // the second claim lapses; nobody takes the step
+    const version = (await planner.ok('plan_get', { planId })).plan.version;
+    for (const status of ['completed', 'in_progress'] as const) {
+      const stale = await a.err('plan_step', { planId, stepId: 's1', status, fence: first });
+      expect(stale).toMatchObject({ code: 'CLAIM_LOST', details: { stepId: 's1', holder: null, fence: null } });
+      expect(stale.message).toContain(`fence ${second}`);
+    }
+    expect((await planner.ok('plan_get', { planId })).plan).toMatchObject({ version, steps: [{ status: 'pending', attempts: 1 }] });
+    expect(await a.ok('plan_step', { planId, stepId: 's1', status: 'completed', fence: second })).toMatchObject({
+      step: { status: 'completed', owner: 'a' },
+    });
+  });
+
   it("a claim lives the whole lease after the holder's last call, also one the renewal interval left unwritten", async () => {
     // a 2 s lease: signs of life are written at most every 500 ms, so a call 300 ms after the claim is not written
     const store = memoryStore();
