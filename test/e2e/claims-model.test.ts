@@ -27,6 +27,13 @@ const INTERVAL_MS = 250;
 const MARGIN_MS = 1500;
 /** How long before the lease ends a claim may already be seen lapsed (a sign of life written late under load). */
 const SLACK_MS = 300;
+/**
+ * A reply waits for its sign of life at most half a second: one slower than that may have come back before its sign
+ * of life was written (a store slowed by a busy machine), and until it is, the claim can already be seen lapsed.
+ */
+const UNSURE_REPLY_MS = 450;
+/** How long after such a reply its sign of life is surely written. */
+const UNSURE_FOR_MS = 2000;
 const STEPS = 8;
 
 function rng(seed: number): () => number {
@@ -52,6 +59,8 @@ interface Worker {
   /** when its last successful call was sent, and when its reply came (bounds of its last sign of life) */
   lastSend: number;
   lastDone: number;
+  /** until when a slow reply's sign of life may still be unwritten (see UNSURE_REPLY_MS) */
+  unsureUntil?: number;
   /** not calling until then (silent), or killed and started again then */
   quietUntil: number;
   dead: boolean;
@@ -163,6 +172,7 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('plan claims agai
             }
           w.lastSend = reply.t0;
           w.lastDone = reply.t1;
+          if (reply.t1 - reply.t0 >= UNSURE_REPLY_MS) w.unsureUntil = reply.t1 + UNSURE_FOR_MS;
         }
         note(
           `${w.name} ${name} ${JSON.stringify(args)} → ${reply.ok ? JSON.stringify(reply.body) : `${reply.error.code}: ${reply.error.message}`}`,
@@ -171,13 +181,14 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('plan claims agai
       };
 
       // a holder's claim between t0 and t1 (an operation's send and reply): surely alive, surely lapsed, or either
-      const surelyAlive = (w: number, t1: number): boolean => t1 < workers[w].lastSend + LEASE_MS - SLACK_MS;
+      const surelyAlive = (w: number, t0: number, t1: number): boolean =>
+        t1 < workers[w].lastSend + LEASE_MS - SLACK_MS && t0 > (workers[w].unsureUntil ?? 0);
       const surelyLapsed = (w: number, t0: number): boolean => t0 > workers[w].lastDone + LEASE_MS + INTERVAL_MS + MARGIN_MS;
       /** Whether the claim on `s` is alive, lapsed, or could be either, for an operation between t0 and t1. */
       const life = (s: MStep, t0: number, t1: number): 'alive' | 'lapsed' | 'either' => {
         const h = s.holder!;
         if (h.lapsed || surelyLapsed(h.w, t0)) return 'lapsed';
-        return !h.maybe && surelyAlive(h.w, t1) ? 'alive' : 'either';
+        return !h.maybe && surelyAlive(h.w, t0, t1) ? 'alive' : 'either';
       };
       const isDone = (p: MPlan, id: string): boolean => p.steps.find((s) => s.id === id)!.done !== undefined;
       const blockersDone = (p: MPlan, s: MStep): boolean => s.blockedBy.every((b) => isDone(p, b));
