@@ -15,9 +15,8 @@ import {
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Config } from '../config.js';
 import { createServer } from '../server.js';
-import { StoreEventBus } from '../resource-bus.js';
-import { DEFAULT_NAMESPACE_URI, listenRefusal } from '../resources.js';
 import type { VersionedStore } from '../store/versioned-store.js';
+import { followListens } from './listen-follow.js';
 import { LineReader, readableId, type OversizedMessage } from './stdio-lines.js';
 
 /**
@@ -194,14 +193,8 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
     close = resolve;
     process.stdin.once('end', () => void transport.answered(STDIN_END_GRACE_MS).then(resolve));
   });
-  // 2026-07-28 `subscriptions/listen`: once a client listens, every change of the namespace (through any process) is
-  // sent as a resource update, and the SDK delivers those its subscriptions name
   let current: Awaited<ReturnType<typeof createServer>> | undefined;
-  const bus = new StoreEventBus(store);
-  bus.subscribe((event) => {
-    if (event.kind === 'resource_updated')
-      void current?.server.server.sendResourceUpdated({ ...event.params, uri: event.uri }).catch(() => {});
-  });
+  const listens = followListens(store, config.namespace, () => current?.server);
   // a 2026-07-28 client sends no `initialize`: its name comes in each request's `_meta`, and the roster shows it
   let clientName: string | undefined;
   const named = (bb: Awaited<ReturnType<typeof createServer>>) => {
@@ -213,10 +206,7 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
     if (!('method' in message)) return undefined;
     const info = message.params?._meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
     if (typeof info?.name === 'string') clientName = info.name.slice(0, 200);
-    if (message.method !== 'subscriptions/listen') return undefined;
-    const refused = listenRefusal(message.params, config.namespace ?? DEFAULT_NAMESPACE_URI);
-    if (!refused) void bus.follow(config.namespace);
-    return refused;
+    return listens.inbound(message);
   };
   const handle = serveStdioEntry(
     async () => {
@@ -227,7 +217,7 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
     },
     { transport, onerror: (error) => void error },
   );
-  transport.closed.then(close, close).finally(() => bus.stop());
+  transport.closed.then(close, close).finally(() => listens.stop());
   void handle;
   // the client went away: the roster shows this agent gone at once (best-effort, bounded so exit never waits long)
   const leave = (): Promise<void> =>

@@ -4,7 +4,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBlackboardServer, openBlackboard, openStore, BlackboardError } from '../../src/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Agent, CLI } from '../helpers.js';
+import { Agent, CLI, newClient } from '../helpers.js';
+import { InMemoryTransport as ModernInMemoryTransport } from '@modelcontextprotocol/client';
 
 const opened: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -21,6 +22,32 @@ async function client(server: Awaited<ReturnType<typeof createBlackboardServer>>
 }
 
 describe('createBlackboardServer', () => {
+  it('serves a 2026-07-28 client too, whose subscriptions/listen hears writes made elsewhere on the store', async () => {
+    const store = await openStore('memory://');
+    opened.push(store);
+    const server = await createBlackboardServer({ store, agent: 'model' });
+    opened.push(server);
+    const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = newClient('modern', 'in-process'); // pinned: it fails unless the server offers 2026-07-28
+    await client.connect(clientSide);
+    opened.push(client);
+    const mcp = new Agent(client);
+    expect(await mcp.ok('state_set', { key: 'mine', value: 1 })).toMatchObject({ version: 1 });
+    const updates: Array<{ uri: string; _meta?: Record<string, unknown> }> = [];
+    client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
+    const uri = 'blackboard://_default/global/shared';
+    // a malformed URI is refused, and nothing of that listen is followed
+    await expect(client.listen({ resourceSubscriptions: [uri, 'blackboard://_default/nosuch/k'] })).rejects.toThrow(/Nothing is followed/);
+    await client.listen({ resourceSubscriptions: [uri] });
+    const code = await openBlackboard({ store, agent: 'code' });
+    opened.push(code);
+    const { revision } = await code.kv.set({ key: 'shared', value: 'from code' });
+    await code.kv.set({ key: 'not-listened', value: 1 });
+    await expect.poll(() => updates.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(updates).toEqual([expect.objectContaining({ uri, _meta: expect.objectContaining({ 'blackboard/revision': revision }) })]);
+  });
+
   it('serves the same tools as the command, and shares a store handle with openBlackboard', async () => {
     const store = await openStore('memory://');
     opened.push(store);
