@@ -2,7 +2,7 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { BlackboardServer, BlackboardServerOptions } from '../api/index.js';
 import { createServer } from '../server.js';
-import { followListens, withInbound } from '../transports/listen-follow.js';
+import { clientNameIn, followListens, withInbound } from '../transports/inbound.js';
 import { checkOptions, configOf, storeOf } from './options.js';
 
 /**
@@ -16,14 +16,21 @@ export async function createBlackboardServer(options: BlackboardServerOptions = 
   const { store, owned } = await storeOf(checked);
   try {
     const config = configOf(checked);
-    const { server, tools, close } = await createServer(config, store, { readOnly: checked.readOnly });
+    const { server, tools, close, services } = await createServer(config, store, { readOnly: checked.readOnly });
     const ended: Array<() => Promise<void>> = [];
+    // the roster names the client: a 2025 one by its `initialize`, a 2026-07-28 one by its requests' `_meta`
+    let clientName: string | undefined;
+    services.presence.client = () => server.server.getClientVersion()?.name ?? clientName;
     return {
       server,
       tools,
       connect: async (transport) => {
         const listens = followListens(store, config.namespace, () => server);
-        const entry = serveStdio(() => server, { transport: withInbound(transport, listens.inbound), onerror: () => {} });
+        const inbound = withInbound(transport, (message) => {
+          clientName = clientNameIn(message) ?? clientName;
+          return listens.inbound(message);
+        });
+        const entry = serveStdio(() => server, { transport: inbound, onerror: () => {} });
         ended.push(async () => {
           listens.stop();
           await entry.close();

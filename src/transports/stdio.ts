@@ -3,7 +3,6 @@
 // person gets when they start the server in a terminal.
 import { relative } from 'node:path';
 import {
-  CLIENT_INFO_META_KEY,
   ProtocolErrorCode as ErrorCode,
   STDIO_DEFAULT_MAX_BUFFER_SIZE,
   deserializeMessage,
@@ -16,7 +15,7 @@ import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdi
 import type { Config } from '../config.js';
 import { createServer } from '../server.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { followListens } from './listen-follow.js';
+import { clientNameIn, followListens } from './inbound.js';
 import { LineReader, readableId, type OversizedMessage } from './stdio-lines.js';
 
 /**
@@ -203,9 +202,7 @@ export async function serveStdio(config: Config, store: VersionedStore): Promise
   };
   named(opened);
   transport.onInbound = (message) => {
-    if (!('method' in message)) return undefined;
-    const info = message.params?._meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
-    if (typeof info?.name === 'string') clientName = info.name.slice(0, 200);
+    clientName = clientNameIn(message) ?? clientName;
     return listens.inbound(message);
   };
   const handle = serveStdioEntry(

@@ -25,7 +25,7 @@ describe('createBlackboardServer', () => {
   it('serves a 2026-07-28 client too, whose subscriptions/listen hears writes made elsewhere on the store', async () => {
     const store = await openStore('memory://');
     opened.push(store);
-    const server = await createBlackboardServer({ store, agent: 'model' });
+    const server = await createBlackboardServer({ store, agent: 'model', tools: ['all'] });
     opened.push(server);
     const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
@@ -34,6 +34,8 @@ describe('createBlackboardServer', () => {
     opened.push(client);
     const mcp = new Agent(client);
     expect(await mcp.ok('state_set', { key: 'mine', value: 1 })).toMatchObject({ version: 1 });
+    // it sends no initialize: the roster has its name from its requests
+    expect((await mcp.ok('team_list')).agents).toMatchObject([{ agent: 'model', client: 'in-process' }]);
     const updates: Array<{ uri: string; _meta?: Record<string, unknown> }> = [];
     client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as never));
     const uri = 'blackboard://_default/global/shared';

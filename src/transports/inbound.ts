@@ -1,6 +1,8 @@
-// A connection's 2026-07-28 `subscriptions/listen` streams, fed by the store: once a client listens, every change of
-// the namespace (through any process) is sent as a resource update, and the SDK delivers those its streams name.
-import type { JSONRPCMessage, McpServer, Transport } from '@modelcontextprotocol/server';
+// What a connection's inbound messages tell the server beyond what the SDK does with them: the 2026-07-28
+// `subscriptions/listen` streams to feed from the store (once a client listens, every change of the namespace, through
+// any process, is sent as a resource update, and the SDK delivers those its streams name), and a 2026-07-28 client's
+// name, which comes in each request's `_meta` (it sends no `initialize`).
+import { CLIENT_INFO_META_KEY, type JSONRPCMessage, type McpServer, type Transport } from '@modelcontextprotocol/server';
 import { StoreEventBus } from '../resource-bus.js';
 import { DEFAULT_NAMESPACE_URI, listenRefusal } from '../resources.js';
 import type { VersionedStore } from '../store/versioned-store.js';
@@ -32,6 +34,13 @@ export function followListens(store: VersionedStore, namespace: string | undefin
     },
     stop: () => bus.stop(),
   };
+}
+
+/** The client's name a request carries in its `_meta` (a 2026-07-28 client's), cut to 200 characters. */
+export function clientNameIn(message: JSONRPCMessage): string | undefined {
+  if (!('method' in message)) return undefined;
+  const info = message.params?._meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+  return typeof info?.name === 'string' ? info.name.slice(0, 200) : undefined;
 }
 
 /**
