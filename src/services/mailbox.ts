@@ -100,16 +100,32 @@ export async function positionOf(store: VersionedStore, k: Keys, who: Recipient)
   return { thread, agent: Math.max(thread, agent) };
 }
 
-/** The sequence numbers of a recipient's messages after its positions, oldest first (at most {@link UNREAD_CAP}). */
+/** The number of the last message sent in the namespace (0: none yet). */
+export async function lastMessageSeq(store: VersionedStore, k: Keys): Promise<number> {
+  const last = (await store.get(k.messageCounter()))?.value;
+  return typeof last === 'number' ? last : 0;
+}
+
+/**
+ * The sequence numbers of a recipient's messages after its positions, oldest first (at most {@link UNREAD_CAP}), up
+ * to the last message sent before the read. Its mailboxes are read apart, so a send committing meanwhile may show in
+ * one and not yet in another: the counter is read first (sends commit in number order, each with all its entries),
+ * and a message numbered past it waits for the next read, so that no page, and no ack of its cursor, passes over a
+ * message the reader has yet to see.
+ */
 export async function pendingOf(store: VersionedStore, k: Keys, who: Recipient, position: Position): Promise<number[]> {
   const ranges = mailRanges(k, who);
+  const last = await lastMessageSeq(store, k);
   const pages = await Promise.all(
     ranges.map(({ range, key, level }) => store.list({ ...range, after: key(position[level]), limit: UNREAD_CAP })),
   );
   const seqs = new Set<number>();
   for (const [i, { entries }] of pages.entries()) {
     const { thread } = ranges[i];
-    for (const [storage] of entries) if (thread === undefined || k.isMailboxOf(storage, thread)) seqs.add(k.messageSeq(storage));
+    for (const [storage] of entries) {
+      const seq = k.messageSeq(storage);
+      if (seq <= last && (thread === undefined || k.isMailboxOf(storage, thread))) seqs.add(seq);
+    }
   }
   return [...seqs].sort((a, b) => a - b).slice(0, UNREAD_CAP);
 }

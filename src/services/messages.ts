@@ -11,6 +11,7 @@ import {
   InboxPosition,
   MessageRecord,
   agentMailRanges,
+  lastMessageSeq,
   mailIn,
   mailRanges,
   messageView,
@@ -244,8 +245,7 @@ export class MessageService {
     const keys = [this.keys.inboxPosition(agent, thread), ...(agent !== undefined ? [this.keys.inboxPosition(agent, AGENT_MAILBOX)] : [])];
     // The counter only grows, so it is read before the transaction: a send committing meanwhile cannot make a cursor
     // valid that was not, and an ack does not conflict with every send (on Redis it would re-run on each of them).
-    const last = (await this.store.get(this.keys.messageCounter()))?.value;
-    if (seq > (typeof last === 'number' ? last : 0)) {
+    if (seq > (await lastMessageSeq(this.store, this.keys))) {
       throw invalid(`ack ${ack} is past the last message sent here: pass a cursor from an earlier {tool:inbox} reply.`, { path: 'ack' });
     }
     const { result } = await this.store.transact(

@@ -3,7 +3,7 @@ import { notOurCursor } from './cursor.js';
 import { keysOf, type Keys } from '../keyspace.js';
 import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import { MessageRecord, messageView, unreadOf, type Message } from './mailbox.js';
+import { MessageRecord, lastMessageSeq, messageView, unreadOf, type Message } from './mailbox.js';
 import { fitPage } from './page-fit.js';
 import { holderId, listAll, readRoster, type RosterEntry, type RosterTimes } from './roster.js';
 import type { Session } from './session.js';
@@ -74,8 +74,7 @@ export async function teamView(
 ): Promise<{ roster: TeamMember[]; messages: TimelineMessage[] }> {
   const keys = keysOf(namespace);
   const roster = await withUnread(store, keys, await readRoster(store, keys, options));
-  const last = (await store.get(keys.messageCounter()))?.value;
-  const from = Math.max(0, (typeof last === 'number' ? last : 0) - (options.messages ?? 50));
+  const from = Math.max(0, (await lastMessageSeq(store, keys)) - (options.messages ?? 50));
   const log = await listAll(store, { ...keys.messageRange(), lo: keys.message(from + 1) }, options.messages ?? 50);
   const messages = log.flatMap(([, entry]) => {
     const parsed = MessageRecord.safeParse(entry.value);

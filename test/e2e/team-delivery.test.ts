@@ -76,3 +76,43 @@ describe.each(sharedStores())('message delivery across processes on $name', ({ f
     expect(got.r1.length).toBeGreaterThan(new Set(got.r1.map((m) => m.id)).size);
   }, 240_000);
 });
+
+describe.each(sharedStores())('a reader racing sends to its thread and to its name on $name', ({ name, fresh }) => {
+  it('loses nothing: a page never acknowledges past a message another mailbox of the reader has yet to show', async () => {
+    const store = fresh();
+    const proc = async (agent: string, url = store): Promise<Spawned> => {
+      const a = await spawnAgent(['--store', url, '--agent', agent, '--thread', `t-${agent}`]);
+      open.push(a);
+      await a.ok('whoami');
+      return a;
+    };
+    // one pooled connection: the reader's mailboxes are read one after the other, as under a small pool or pgbouncer
+    const reader = await proc('r', name === 'postgres' ? `${store}&pool_max=1` : store);
+    const senders = await Promise.all([proc('s1'), proc('s2'), proc('s3'), proc('s4')]);
+    // mail to its thread is in the reader's thread mailbox, mail to its name in its agent's: sends land in both at once
+    const PER = 100;
+    const sent: string[] = [];
+    const send = async (from: Spawned, to: string) => {
+      for (let i = 0; i < PER; i++) sent.push((await from.ok('message_send', { to, content: `${to}-${i}` })).messageId);
+    };
+    const got = new Set<string>();
+    let done = false;
+    const read = async () => {
+      let cursor: string | undefined;
+      for (;;) {
+        const box = await reader.ok('inbox', { waitMs: 0, limit: 100, ...(cursor ? { ack: cursor } : {}) });
+        for (const m of box.messages) got.add(m.id);
+        cursor = box.cursor;
+        if (done && box.messages.length === 0) return;
+      }
+    };
+    const reading = read();
+    await Promise.all(senders.map((s, i) => send(s, i % 2 === 0 ? 'thread:t-r' : 'r')));
+    done = true;
+    await reading;
+    expect(
+      sent.filter((id) => !got.has(id)),
+      'messages passed over by an acknowledged cursor',
+    ).toEqual([]);
+  }, 120_000);
+});
