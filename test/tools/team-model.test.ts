@@ -65,7 +65,8 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('team mail agains
       };
       const url = spec.fresh();
       const openStore = async (): Promise<VersionedStore> => {
-        const store = new VersionedStore(await openBackend(url), { sweepIntervalMs: 0 });
+        // on Postgres, one pooled connection: a reader's mailboxes are read one after the other while others send
+        const store = new VersionedStore(await openBackend(spec.name === 'postgres' ? `${url}&pool_max=1` : url), { sweepIntervalMs: 0 });
         closing.push(() => store.close());
         return store;
       };
@@ -249,6 +250,10 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('team mail agains
             note(`${m.name}@${threadOf(m)} send (at once) ${JSON.stringify(args)} -> ${want ? want.recipients : 'NOT_FOUND'}`);
             return { m, to, args, want, reply: m.agent!.raw('message_send', args) };
           });
+          // while an agent reads: it sees the sends that committed before its read, never a later one without an earlier
+          const reader = pick(senders);
+          const before = pending(reader.name, threadOf(reader), reader.type);
+          const reading = reader.agent!.ok('inbox', { waitMs: 0, limit: 100 });
           const done: Array<{ seq: number; call: (typeof calls)[number] }> = [];
           for (const call of calls) {
             const reply = await call.reply;
@@ -270,6 +275,10 @@ describe.each(sharedStores().map((s) => [s.name, s] as const))('team mail agains
             sent.set(seq, { from: call.m.name, fromThread: threadOf(call.m), to: call.to, content: call.args.content });
             call.want!.deliver(seq);
           }
+          const seen = ((await reading).messages as Array<{ id: string }>).map((x) => x.id);
+          const after = pending(reader.name, threadOf(reader), reader.type).map((q) => `m${q}`);
+          expect(seen.length, log.join('\n')).toBeGreaterThanOrEqual(Math.min(100, before.length));
+          expect(seen, `${reader.name} read while others sent\n${log.join('\n')}`).toEqual(after.slice(0, seen.length));
         } else if (x < 70) {
           // a read, now and then acknowledging the last cursor (or an older one: the position never goes back)
           const m = pick(senders);
