@@ -7,7 +7,7 @@ import type { StoreTx } from '../store/versioned-store.js';
 import { fromSaved, type ThreadDocument } from './checkpoint-document.js';
 import { collectState } from './checkpoint-state.js';
 import { restoredPlan } from './plan-restore.js';
-import { lifecycleOf, runEnded } from './lifecycle.js';
+import { lifecycleOf, runOver } from './lifecycle.js';
 import { AnswerRecord } from './finalizer.js';
 import { encode } from './records.js';
 import { expireReplacedRunPlans } from './run-plans.js';
@@ -65,9 +65,10 @@ export async function restoreState(
     }
   }
   if (keepWork) {
-    // A run that ended is over: restoring one of its checkpoints would reopen it (and let it answer again).
+    // A run that ended (run_end) or finished is over: restoring one of its checkpoints would reopen it (and let it
+    // answer, spend and write again).
     const lifecycle = lifecycleOf(current.get(keys.lifecycle(doc.thread))?.value);
-    if (runEnded(lifecycle, doc.run)) {
+    if (runOver(lifecycle, doc.run)) {
       throw new BlackboardError(
         'RUN_FINISHED',
         `Run ${doc.run} of thread ${doc.thread} has ended (${lifecycle?.state}), so its checkpoints cannot reopen it. Nothing was changed. Begin a new run with {tool:run_start}, and carry over what you need with the state tools.`,

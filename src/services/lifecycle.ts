@@ -38,6 +38,13 @@ export const lifecycleOf = (value: Json | undefined): LifecycleRecord | undefine
 export const runEnded = (record: LifecycleRecord | undefined, run: string | undefined): boolean =>
   record?.ended === true && record.run === run;
 
+/**
+ * Whether run `run` is over as `record` says: ended by run_end, or moved to `finished`. Nothing of an over run changes
+ * (its run-scope plans, a restore of its checkpoints) while it is its thread's run.
+ */
+export const runOver = (record: LifecycleRecord | undefined, run: string | undefined): boolean =>
+  runEnded(record, run) || (record !== undefined && record.run === run && record.state === 'finished');
+
 /** A thread and one of its runs: where a run-mutating write goes, noted once when the call begins. */
 export interface RunOf {
   thread: string;

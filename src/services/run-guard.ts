@@ -3,7 +3,7 @@
 import { runOfScope, runScopeId } from '../context.js';
 import type { StoreTx } from '../store/versioned-store.js';
 import { BlackboardError } from '../errors.js';
-import { lifecycleOf, runEnded, type LifecycleService } from './lifecycle.js';
+import { lifecycleOf, runOver, type LifecycleService } from './lifecycle.js';
 import { checkThreadWrite } from './ownership.js';
 import type { Session } from './session.js';
 import { runOf } from './thread-info.js';
@@ -38,7 +38,7 @@ async function checkRunPlanWrite(session: Session, tx: StoreTx, label: string): 
   const current = await runOf(tx, session.keys, thread);
   const lifecycle = lifecycleOf((await tx.get(session.keys.lifecycle(thread)))?.value);
   // ended by run_end (in any state), or moved to `finished` by agent_state_set, as the run-scope writes' rule
-  const ended = runEnded(lifecycle, current) || (lifecycle?.run === current && lifecycle.state === 'finished');
+  const ended = runOver(lifecycle, current);
   const over =
     label !== runScopeId(thread, current)
       ? `is not the current run of thread ${thread}`

@@ -88,6 +88,26 @@ describe('checkpoint tools', () => {
     expect((await a.err('final_answer_set', { content: 'B' })).code).toBe('MULTIPLE_FINAL_ANSWERS');
   });
 
+  it('a run moved to finished stays finished: a checkpoint of its own does not reopen it to spend, answer or write', async () => {
+    const a = await agent({ config: { agent: 'w', thread: 'T', maxIterations: 5 } });
+    await a.ok('agent_state_set', { state: 'running' });
+    const { checkpointId } = await a.ok('checkpoint_save', {});
+    await a.ok('agent_state_set', { state: 'finished' });
+    const refused = await a.err('checkpoint_restore', { checkpointId });
+    expect(refused).toMatchObject({ code: 'RUN_FINISHED', details: { state: 'finished' } });
+    expect((await a.ok('agent_state_get')).state).toBe('finished');
+    for (const [tool, args] of [
+      ['final_answer_set', { content: 'late' }],
+      ['budget_step', {}],
+      ['state_set', { key: 'k', value: 1, scope: 'run' }],
+    ] as const)
+      expect((await a.err(tool, args)).code, tool).toBe('RUN_FINISHED');
+    expect((await a.ok('budget_status')).budgets[0].current).toBe(0);
+    // from a new run, the finished run's checkpoint goes back to it as saved (as for a run that ended)
+    await a.ok('run_start', {});
+    expect((await a.ok('checkpoint_restore', { checkpointId })).run).toBeDefined();
+  });
+
   it("a restore into a run that had answered brings its answer back when a later run's answer replaced it: the run cannot answer twice", async () => {
     const store = memoryStore();
     const a = await agent({ store, config: { agent: 'w', thread: 'T' } });
