@@ -17,7 +17,7 @@ async function threadState(a: Connected) {
     runId: (await a.ok('whoami')).run,
     plans: await Promise.all(plans.map((p: { planId: string }) => a.ok('plan_get', { planId: p.planId }))),
     scratchpad: await a.ok('scratchpad_read'),
-    final: await a.ok('final_answer_get'),
+    final: await a.ok('final_answer_get', { waitMs: 0 }),
     lifecycle: await a.ok('agent_state_get'),
     history: await a.ok('history_list', { limit: 500 }),
   };

@@ -46,7 +46,7 @@ describe('run tools', () => {
     expect((await a.ok('state_get', { key: 'k', scope: 'run' })).found).toBe(false);
     expect((await a.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('thread data');
     expect((await a.ok('scratchpad_read')).observations).toEqual([]);
-    expect((await a.ok('final_answer_get')).isSet).toBe(false);
+    expect((await a.ok('final_answer_get', { waitMs: 0 })).isSet).toBe(false);
     // the old run's scope and scratchpad are deleted from the store, not just hidden
     const { entries } = await a.store.list({ lo: '', hi: '\u{10ffff}', limit: 1000 });
     expect(entries.map(([key]) => key).filter((key) => key.includes(first))).toEqual([]);
