@@ -175,7 +175,7 @@ describe('HTTP with an auth file: each client is its own agent', () => {
     }
     expect((await owner.ok('state_get', { key: 'secret', scope: 'thread' })).value).toBe('planner only');
     const planner = await agent('/mcp/team', { ...bearer(PLANNER), 'X-Blackboard-Thread': 'agent:planner' }, 'team_');
-    expect((await planner.ok('final_answer_get')).isSet).toBe(false);
+    expect((await planner.ok('final_answer_get', { waitMs: 0 })).isSet).toBe(false);
     await planner.ok('final_answer_set', { content: 'mine' });
   });
 

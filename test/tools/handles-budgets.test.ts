@@ -116,7 +116,7 @@ describe('handles are not credentials', () => {
     }
     expect((await visitor.ok('state_get', { key: 'k', scope: 'thread' })).value).toBe('mine');
     expect(await store.revision()).toBe(revision);
-    expect((await alice.ok('final_answer_get')).isSet).toBe(false);
+    expect((await alice.ok('final_answer_get', { waitMs: 0 })).isSet).toBe(false);
     // alice herself is unaffected
     await alice.ok('state_set', { key: 'k', value: 'still mine', scope: 'thread' });
     // an agent's default thread is its own before it ever used it

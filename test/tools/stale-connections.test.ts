@@ -25,7 +25,7 @@ describe('a connection that has not seen another connection begin a new run', ()
       const refused = await b.err(tool, args);
       expect([tool, refused.code, refused.message]).toEqual([tool, 'RUN_FINISHED', expect.stringMatching(/replaced by a new run.*Retry/)]);
     }
-    expect((await a.ok('final_answer_get', {})).isSet).toBe(false);
+    expect((await a.ok('final_answer_get', { waitMs: 0 })).isSet).toBe(false);
     expect((await a.ok('whoami')).run).toBe(run);
   });
 
