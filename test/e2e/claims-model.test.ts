@@ -4,17 +4,15 @@
 // the rules: one holder per step, a lapsed and superseded holder is refused (CLAIM_LOST) and changes nothing, a silent
 // holder's step is free again within the lease (with a generous margin), every step is finished exactly once, and a
 // reply never says a write happened that did not, or the reverse.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/store/open.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { agentsClosedAfterEach, sleep, spawnAgent, type Agent, type ToolError } from '../helpers.js';
+import { closedAfterEachTest, rng } from '../model.js';
 import { sharedStores } from '../stores.js';
 
 const connect = agentsClosedAfterEach();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => {});
-});
+const closing = closedAfterEachTest();
 
 // `BLACKBOARD_CLAIMS_MODEL=full`: 3 seeds of 30 s of operations per backend; by default one of 8 s (BLACKBOARD_CLAIMS_SEED)
 const FULL = process.env.BLACKBOARD_CLAIMS_MODEL === 'full';
@@ -35,17 +33,6 @@ const UNSURE_REPLY_MS = 450;
 /** How long after such a reply its sign of life is surely written. */
 const UNSURE_FOR_MS = 2000;
 const STEPS = 8;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read results field by field
 type Body = Record<string, any>;

@@ -1,7 +1,7 @@
 // A model-based test of checkpoints: seeded random writes, saves, deletes, pruning, restores, two servers (one in this
 // process, one a child process) saving the same thread, restarts; every checkpoint kept reads back and restores
 // exactly what the thread held when it was saved, on every shareable backend.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { relativeKey, userDataRange } from '../../src/keyspace.js';
 import { jsonBytes, sameJson } from '../../src/store/json-text.js';
 import { applyUpdate, type UpdateOp } from '../../src/store/ops.js';
@@ -9,13 +9,11 @@ import { openBackend } from '../../src/store/open.js';
 import type { Json } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { agentsClosedAfterEach, spawnAgent, type Agent, type Connected, type Spawned } from '../helpers.js';
+import { closedAfterEachTest, rng } from '../model.js';
 import { sharedStores } from '../stores.js';
 
 const connect = agentsClosedAfterEach();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => {});
-});
+const closing = closedAfterEachTest();
 
 // `BLACKBOARD_CHECKPOINT_MODEL=full`: 5 seeds of 300 steps per backend (about 3-4 minutes in all); by default 2 of 150
 const FULL = process.env.BLACKBOARD_CHECKPOINT_MODEL === 'full';
@@ -26,17 +24,6 @@ const SEP = '\u001f';
 
 type Saved = { v: Json; ver: number; at: number; by: string; exp?: number };
 type State = Map<string, Saved>;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['alpha', 'beta', 'gamma', 'héllo', 'naïve', '中文', 'ключ', '😀', 'emoji 🎉 party', 'tab\there', 'quote"s', 'back\\slash'];
 

@@ -4,36 +4,23 @@
 // later reads from every client, the feed holds each one exactly once in revision order with no gap between pages,
 // conflicts change nothing, walks see each lasting key once, watches never go back, subscribers hear of every change,
 // and a cursor behind a pruned change log gets REVISION_COMPACTED, never a silent skip.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { UpdateOp } from '../../src/store/ops.js';
 import { openBackend } from '../../src/store/open.js';
 import { MemoryBackend } from '../../src/store/memory/backend.js';
 import type { Json } from '../../src/store/types.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { agentsClosedAfterEach, sleep, spawnAgent, type Agent, type Connected, type ToolError } from '../helpers.js';
+import { closedAfterEachTest, rng } from '../model.js';
 import { sharedStores } from '../stores.js';
 
 const connect = agentsClosedAfterEach();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => {});
-});
+const closing = closedAfterEachTest();
 
 // `BLACKBOARD_KV_MODEL=full`: 5 seeds of 150 rounds per backend; by default 1 of 60
 const FULL = process.env.BLACKBOARD_KV_MODEL === 'full';
 const SEEDS = FULL ? [1, 2, 3, 4, 5] : [1];
 const ROUNDS = FULL ? 150 : 60;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Each key keeps one type, so that every update applies whichever order concurrent writes commit in: `c/` counters,
 // `l/` lists, `o/` objects. `s/` keys are made first and never deleted: a listing walk must meet each of them once.

@@ -5,34 +5,21 @@
 // one serving T's child thread C — on every shareable backend. After every call: the reply says exactly what the model
 // says happened (a burst's replies are those of some order of its calls), the stored totals are the model's, no
 // budget ever passes its max, and a refusal changes nothing.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TRANSITIONS, STATES, type AgentState } from '../../src/services/lifecycle.js';
 import { openBackend } from '../../src/store/open.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { agentsClosedAfterEach, spawnAgent, type Agent, type Spawned, type ToolError } from '../helpers.js';
+import { closedAfterEachTest, rng } from '../model.js';
 import { sharedStores } from '../stores.js';
 
 const connect = agentsClosedAfterEach();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => {});
-});
+const closing = closedAfterEachTest();
 
 // `BLACKBOARD_RUNS_MODEL=full`: 5 seeds of 300 steps per backend; by default 2 of 120
 const FULL = process.env.BLACKBOARD_RUNS_MODEL === 'full';
 const SEEDS = FULL ? [1, 2, 3, 4, 5] : [1, 2];
 const OPS = FULL ? 300 : 120;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: replies read field by field
 type Ok = Record<string, any>;

@@ -5,33 +5,20 @@
 // process killed with kill -9, now and then in the middle of a send — on every shared backend. After every step each
 // live agent's inbox and every roster entry's unread count match a model of every mailbox: each message reached
 // exactly the recipients its reply counted, once, in send order, and no acknowledged position went back.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keysOf } from '../../src/keyspace.js';
 import { openBackend } from '../../src/store/open.js';
 import { VersionedStore } from '../../src/store/versioned-store.js';
 import { type Agent, connect, sleep, spawnAgent, type ToolError } from '../helpers.js';
+import { closedAfterEachTest, rng } from '../model.js';
 import { sharedStores } from '../stores.js';
 
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close().catch(() => {});
-});
+const closing = closedAfterEachTest();
 
 // `BLACKBOARD_TEAM_MODEL=full`: 5 seeds of 150 steps per backend; by default 1 of 30
 const FULL = process.env.BLACKBOARD_TEAM_MODEL === 'full';
 const SEEDS = FULL ? [1, 2, 3, 4, 5] : [1];
 const STEPS = FULL ? 150 : 30;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An agent of the team: in this process (its own store connection, as another process would have) or a stdio server. */
 interface Member {
