@@ -33,6 +33,12 @@ export function grant(record: PlanRecord, step: Step, holder: Holder, now: numbe
   return claim;
 }
 
+/** The caller's lapsed claim on `step` is over (it gave the step back or finished it): taking it again is a new grant. */
+export function forgetLost(step: Step, holder: Holder): void {
+  if (step.lost) step.lost = step.lost.filter((l) => !sameHolder(l, holder));
+  if (step.lost?.length === 0) delete step.lost;
+}
+
 /** The step's holder stopped: it is pending again, without owner, one attempt more; the holder is remembered as lost. */
 function lapse(step: Step): void {
   rememberLost(step, step.claim!);

@@ -1,7 +1,7 @@
 // A worker's plan tools: plan_claim takes a step under a fenced lease, plan_step moves a step the worker holds.
 import { BlackboardError, invalid } from '../errors.js';
 import { idempotent, type CallOptions } from '../context.js';
-import { checkMover, grant, ownerName, sameHolder } from './plan-claims.js';
+import { checkMover, forgetLost, grant, ownerName, sameHolder } from './plan-claims.js';
 import { blockedError, checkStarts, done, stepNotFound, type Step, type StepStatus } from './plan-steps.js';
 import { counts, fitWrite, stepView, unblocked, type StepView } from './plan-views.js';
 import { checkPlanId, type PlanService } from './plan.js';
@@ -171,16 +171,12 @@ export class PlanWork {
             grant(record, step, holder, tx.now, presence.leaseMs, mover === 'retaken');
           }
           leaseUntil.set(step.id, tx.now + step.claim!.leaseMs);
-        } else if (target === 'pending') {
-          delete step.claim;
-          delete step.owner;
-          step.status = 'pending';
         } else {
           delete step.claim;
-          step.owner = ownerName(holder);
+          if (target === 'pending') delete step.owner;
+          else step.owner = ownerName(holder);
           step.status = target;
-          if (step.lost) step.lost = step.lost.filter((l) => !sameHolder(l, holder));
-          if (step.lost?.length === 0) delete step.lost;
+          forgetLost(step, holder);
         }
         if (args.note !== undefined) step.note = args.note;
         checkStarts(record.steps, before);

@@ -74,6 +74,18 @@ describe('claims: leases, lapses and fences', () => {
     expect((await a.ok('plan_claim', { planId })).claim.fence).toBe(3);
   });
 
+  it('a lapsed claim given back with plan_step is over: taking the step again is a new grant, with a new fence', async () => {
+    const { planner, a } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
+    const lapsed = (await a.ok('plan_claim', { planId })).claim.fence;
+    await sleep(1600); // the claim lapses; nobody takes the step
+    await a.ok('plan_step', { planId, stepId: 's1', status: 'pending', fence: lapsed }); // given back
+    const again = await a.ok('plan_step', { planId, stepId: 's1', status: 'in_progress' });
+    expect(again.step.claim.fence).toBeGreaterThan(lapsed);
+    // the given-back grant is not current any more
+    expect(await a.err('plan_step', { planId, stepId: 's1', status: 'completed', fence: lapsed })).toMatchObject({ code: 'CLAIM_LOST' });
+  });
+
   it('an older fence of a step held again stays stale once the newer claim lapsed: only the lapsed claim itself is taken back', async () => {
     const { planner, a } = await team();
     const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
