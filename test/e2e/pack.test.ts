@@ -1,6 +1,6 @@
 // The package as a user gets it: `npm pack`, installed from the tarball into a fresh directory, its bin run.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/client';
@@ -60,7 +60,8 @@ describe('the npm package', () => {
       const fresh = tempDir();
       writeFileSync(join(fresh, 'package.json'), JSON.stringify({ name: 'fresh-install', private: true }));
       const started = Date.now();
-      await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: fresh, env, timeout: 14 * 60_000 });
+      const installEnv = { ...env, ...(await nativeDriverPrebuilt()) };
+      await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: fresh, env: installEnv, timeout: 14 * 60_000 });
       console.log(`npm install of the tarball took ${((Date.now() - started) / 1000).toFixed(0)} s`);
       const bin = join(fresh, 'node_modules', '.bin', 'mcp-blackboard');
       const installed = join(fresh, 'node_modules', 'mcp-blackboard');
@@ -72,7 +73,7 @@ describe('the npm package', () => {
       const exportHelp = await run(bin, ['export', '--help'], { cwd: fresh, env });
       expect(exportHelp.stdout).toMatch(/^Usage: mcp-blackboard export/);
 
-      // A real client over stdio, on a SQLite file: the native driver was built or fetched by the install.
+      // A real client over stdio, on a SQLite file: the native driver was unpacked (or built) by its install script.
       const transport = new StdioClientTransport({
         command: bin,
         args: ['--store', `sqlite://${join(fresh, 'board.db')}`],
@@ -99,6 +100,27 @@ describe('the npm package', () => {
     20 * 60_000,
   );
 });
+
+/**
+ * The native SQLite driver is not compiled a second time in one test run (about two minutes of a CPU): the binary this
+ * checkout's own install built is offered to the fresh install as a local prebuilt, which better-sqlite3's install
+ * script (`prebuild-install`) unpacks as it would one downloaded from its releases. The file is named for this
+ * checkout's better-sqlite3 version and this Node's ABI, so a fresh install that resolves another version does not
+ * find it and builds from source.
+ */
+async function nativeDriverPrebuilt(): Promise<Record<string, string>> {
+  const driver = join(root, 'node_modules', 'better-sqlite3');
+  const binary = join(driver, 'build', 'Release', 'better_sqlite3.node');
+  if (!existsSync(binary)) return {};
+  const { version } = JSON.parse(readFileSync(join(driver, 'package.json'), 'utf8')) as { version: string };
+  const prebuilds = tempDir();
+  const stage = tempDir();
+  mkdirSync(join(stage, 'build', 'Release'), { recursive: true });
+  copyFileSync(binary, join(stage, 'build', 'Release', 'better_sqlite3.node'));
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await run('tar', ['-czf', join(prebuilds, name), '-C', stage, 'build']);
+  return { npm_config_better_sqlite3_local_prebuilds: prebuilds };
+}
 
 /** What a TypeScript user of the library writes; each `@ts-expect-error` proves a type is real (not `any`). */
 const USE_TS = `import { openBlackboard, createBlackboardServer, BlackboardError, type Blackboard, type Change } from 'mcp-blackboard';
