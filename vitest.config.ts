@@ -12,14 +12,15 @@ const MEASURED = ['test/e2e/ui-scale.test.ts'];
 
 /**
  * The files that take a minute or more of a worker in CI (most of it waiting on spawned servers, faults and long
- * waits), longest first. A fresh clone has no timings from an earlier run, and vitest then starts the largest files
+ * waits), about longest first. A fresh clone has no timings from an earlier run, and vitest then starts the largest files
  * first: `long-wait` (90 s, a small file) started last and ran alone at the end.
  */
 const LONG = [
   'test/e2e/team-scale.test.ts',
+  // mostly waiting: beside the busiest
+  'test/e2e/long-wait.test.ts',
   'test/e2e/claims-multiprocess.test.ts',
   'test/faults/link-resets.test.ts',
-  'test/e2e/long-wait.test.ts',
   'test/faults/link-partition.test.ts',
   'test/e2e/team-delivery.test.ts',
   'test/tools/checkpoint-model.test.ts',
