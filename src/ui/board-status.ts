@@ -4,9 +4,12 @@ import type { PlanView, ThreadView } from './board-views.js';
 
 /** A caller seen within this long is working, whatever its lifecycle says. */
 export const RECENT_CALL_MS = 60_000;
+/** How many held steps a thread lists (the others are counted in `holdsHidden`). */
+export const HOLDS_SHOWN = 20;
 
 /**
- * Fills each thread's `activity`, `lastSeen` and `holds` from the plans' live claims and the callers' signs of life,
+ * Fills each thread's `activity`, `lastSeen` and `holds` (the first {@link HOLDS_SHOWN}, the others counted) from the
+ * plans' live claims and the callers' signs of life,
  * and adds a thread for every caller seen that has no thread records yet (a worker that only claims steps).
  */
 export function deriveStatus(threads: ThreadView[], plans: PlanView[], presence: Iterable<PresenceRecord>, now = Date.now()): ThreadView[] {
@@ -28,7 +31,8 @@ export function deriveStatus(threads: ThreadView[], plans: PlanView[], presence:
       const t = byId.get(step.claim.thread);
       if (!t) continue;
       t.holds ??= [];
-      t.holds.push({ planId: plan.planId, step: step.id, leaseUntil: step.claim.leaseUntil });
+      if (t.holds.length < HOLDS_SHOWN) t.holds.push({ planId: plan.planId, step: step.id, leaseUntil: step.claim.leaseUntil });
+      else t.holdsHidden = (t.holdsHidden ?? 0) + 1;
     }
   }
   for (const t of threads) t.activity = activityOf(t, now);

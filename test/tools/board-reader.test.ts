@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysPage } from '../../src/ui/board-keys.js';
 import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
+import { HOLDS_SHOWN } from '../../src/ui/board-status.js';
 import { TEAM_SHOWN } from '../../src/ui/board-team.js';
 import { timeline } from '../../src/ui/board-timeline.js';
 import { STEPS_SHOWN } from '../../src/ui/board-views.js';
@@ -70,6 +71,26 @@ describe('the board reader', () => {
     expect(byId['done-thread'].activity).toBe('done');
     expect(byId['plan-thread'].activity).toBe('needs input');
     expect(board.plans).toBeUndefined(); // read for the claims, not shown
+  });
+
+  it("lists at most HOLDS_SHOWN of a thread's held steps and counts the others", async () => {
+    const store = memoryStore();
+    const planner = await agent(store, 'planner', 'plan-thread');
+    const worker = await agent(store, 'w1', 'worker-thread');
+    const held = HOLDS_SHOWN + 5;
+    const { planId } = await planner.ok('plan_create', { title: 'P', steps: Array.from({ length: held + 1 }, (_, i) => `step ${i}`) });
+    for (let i = 1; i <= held; i++) await worker.ok('plan_claim', { planId, stepId: `s${i}` });
+    const source = readOnlyView(store);
+    for (const reader of [new BoardReader(source)]) {
+      const board = await reader.board('-', ['plans', 'threads']);
+      const thread = board.threads?.find((t) => t.thread === 'worker-thread');
+      expect(thread?.holds?.map((h) => h.step)).toEqual(Array.from({ length: HOLDS_SHOWN }, (_, i) => `s${i + 1}`));
+      expect(thread?.holdsHidden).toBe(5);
+      // the leases they show are the plans'
+      const claims = new Map(board.plans?.[0].steps.map((step) => [step.id, step.claim?.leaseUntil]));
+      for (const h of thread?.holds ?? []) expect(h.leaseUntil).toBe(claims.get(h.step));
+      expect(board.team?.roster.find((a) => a.agent === 'w1')?.holding).toHaveLength(held);
+    }
   });
 
   it('shows a bounded number of steps however large the plans, finished ones left out first, and counts them all', async () => {
