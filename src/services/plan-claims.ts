@@ -1,6 +1,6 @@
 // Claims on plan steps: granting with fences, lapsing when the holder stops, and who may move a claimed step.
 import { BlackboardError } from '../errors.js';
-import { aliveUntil, claimAlive, type Holder, type PresenceRecord } from './presence.js';
+import { leaseEnd, type Holder, type PresenceRecord } from './presence.js';
 import type { Claim, LostClaim, PlanRecord, Step } from './plan-steps.js';
 
 /**
@@ -94,12 +94,12 @@ export async function settle(
     }
     const id = `${claim.agent ?? ''}\u0000${claim.thread}`;
     if (!seen.has(id)) seen.set(id, await presenceOf(holderOf(claim)));
-    const presence = seen.get(id);
-    if (!claimAlive(claim.at, claim.leaseMs, presence, now)) {
+    const until = leaseEnd(claim.at, claim.leaseMs, seen.get(id), now);
+    if (until === undefined) {
       lapse(step);
       lapsed.push(step.id);
     } else {
-      leaseUntil.set(step.id, Math.max(claim.at + claim.leaseMs, presence ? aliveUntil(presence.lastSeen, claim.leaseMs) : 0));
+      leaseUntil.set(step.id, until);
     }
   }
   return { lapsed, leaseUntil };

@@ -216,6 +216,15 @@ export class Presence {
 }
 
 /**
+ * When a claim granted at `grantedAt` with lease `leaseMs` ends, as its holder's sign of life says at `now`; undefined
+ * when it lapsed (see {@link claimAlive}).
+ */
+export function leaseEnd(grantedAt: number, leaseMs: number, presence: PresenceRecord | undefined, now: number): number | undefined {
+  if (!claimAlive(grantedAt, leaseMs, presence, now)) return undefined;
+  return Math.max(grantedAt + leaseMs, presence ? aliveUntil(presence.lastSeen, leaseMs) : 0);
+}
+
+/**
  * Whether a claim granted at `grantedAt` with lease `leaseMs` is still alive at `now`: its holder has shown life
  * within the lease (see {@link aliveUntil}), in the same unbroken stretch the claim was granted in. With no record,
  * the grant itself is the last sign of life.

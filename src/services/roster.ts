@@ -74,27 +74,50 @@ export async function readSigns(
   return signs;
 }
 
+/** A claim on a plan step, as the roster judges it: who holds it, since when and for how long. */
+export interface HeldClaim {
+  planId: string;
+  stepId: string;
+  agent?: string;
+  thread: string;
+  at: number;
+  leaseMs: number;
+}
+
+/** The claims of a stored plan's steps in progress, and the plan's status (undefined when the record is unreadable). */
+export function claimsOfPlan(planId: string, value: unknown): { status: string; claims: HeldClaim[] } | undefined {
+  const plan = PlanRecordSchema.safeParse(value);
+  if (!plan.success) return undefined;
+  const claims: HeldClaim[] = [];
+  for (const step of plan.data.steps) {
+    const claim = step.claim;
+    if (!claim || step.status !== 'in_progress') continue;
+    const { agent, thread, at, leaseMs } = claim;
+    claims.push({ planId, stepId: step.id, ...(agent !== undefined ? { agent } : {}), thread, at, leaseMs });
+  }
+  return { status: plan.data.status, claims };
+}
+
 /**
  * The roster: every holder seen within the window, most recently seen first, with its status and the plan steps it
  * holds by a live claim (a claim whose holder stopped is not shown as held, as the plan tools would lapse it).
+ * `claims`: the claims of the plans in key order, when the caller keeps them (the board does); else the plans are read.
  */
-export async function readRoster(store: VersionedStore, keys: Keys, times: RosterTimes): Promise<RosterEntry[]> {
+export async function readRoster(store: VersionedStore, keys: Keys, times: RosterTimes, claims?: HeldClaim[]): Promise<RosterEntry[]> {
   const now = store.now();
   const signs = await readSigns(store, keys, now, times);
   const holding = new Map<string, Array<{ planId: string; stepId: string }>>();
-  for (const [storage, entry] of await listAll(store, keys.planRange())) {
-    const plan = PlanRecordSchema.safeParse(entry.value);
-    if (!plan.success) continue;
-    const planId = storage.slice(keys.plan('').length);
-    for (const step of plan.data.steps) {
-      const claim = step.claim;
-      if (!claim || step.status !== 'in_progress') continue;
-      const id = holderId(claim);
-      if (!claimAlive(claim.at, claim.leaseMs, signs.get(id), now)) continue;
-      const held = holding.get(id);
-      if (held) held.push({ planId, stepId: step.id });
-      else holding.set(id, [{ planId, stepId: step.id }]);
-    }
+  const all =
+    claims ??
+    (await listAll(store, keys.planRange())).flatMap(
+      ([storage, entry]) => claimsOfPlan(storage.slice(keys.plan('').length), entry.value)?.claims ?? [],
+    );
+  for (const claim of all) {
+    const id = holderId(claim);
+    if (!claimAlive(claim.at, claim.leaseMs, signs.get(id), now)) continue;
+    const held = holding.get(id);
+    if (held) held.push({ planId: claim.planId, stepId: claim.stepId });
+    else holding.set(id, [{ planId: claim.planId, stepId: claim.stepId }]);
   }
   const entries = [...signs.values()].sort((a, b) => b.lastSeen - a.lastSeen);
   return entries.map((sign) => ({

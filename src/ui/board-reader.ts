@@ -27,7 +27,8 @@ import { settle } from '../services/plan-claims.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
 import { PresenceRecord, type Holder } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/thread-info.js';
-import { deriveStatus } from './board-status.js';
+import { deriveStatus, heldOf, heldSteps } from './board-status.js';
+import type { PlanClaims } from './board-claims.js';
 import { readTeam } from './board-team.js';
 import { DEFAULTS } from '../config.js';
 import type { RosterTimes } from '../services/roster.js';
@@ -100,6 +101,8 @@ export class BoardReader {
     private readonly source: BoardSource,
     /** the roster's clocks (`--claim-lease`, `--roster-window`); the defaults when not given */
     private readonly times: RosterTimes = { leaseMs: DEFAULTS.claimLeaseSeconds * 1000, windowMs: DEFAULTS.rosterWindowSeconds * 1000 },
+    /** the claims on plans, kept current (the board server's): the roster reads them rather than every plan */
+    private readonly claims?: PlanClaims,
   ) {}
 
   /** The namespaces that hold any record, in key order (found by skipping from one namespace to the next). */
@@ -124,17 +127,21 @@ export class BoardReader {
   async board(namespace: string, sections: readonly Section[], options: { recentKeys?: number } = {}): Promise<BoardView> {
     const view: BoardView = { namespace, revision: await this.source.revision(), at: Date.now(), truncated: [] };
     const wantThreads = sections.includes('threads');
-    const signs = sections.includes('plans') || wantThreads ? await this.presence(namespace) : new Map<string, PresenceRecord>();
+    const wantPlans = sections.includes('plans');
+    const signs = wantPlans || wantThreads ? await this.presence(namespace) : new Map<string, PresenceRecord>();
+    // the claims kept current (when this reader has them) spare the roster and the threads a read of every plan
+    const claimed = (wantPlans || wantThreads) && this.claims ? await this.claims.plans(namespace) : undefined;
+    const claims = claimed?.flatMap((p) => p.claims);
     const [scopes, plans, threads, team] = await Promise.all([
       sections.includes('scopes') ? this.scopes(namespace, options.recentKeys) : undefined,
-      sections.includes('plans') || wantThreads ? this.plans(namespace, signs) : undefined,
+      wantPlans || (wantThreads && !claimed) ? this.plans(namespace, signs) : undefined,
       wantThreads ? this.threads(namespace) : undefined,
       // the roster follows calls and claims (plans), the messages move the threads section
-      sections.includes('plans') || wantThreads ? readTeam(this.source, namespace, this.times) : undefined,
+      wantPlans || wantThreads ? readTeam(this.source, namespace, this.times, claims) : undefined,
     ]);
     if (team) view.team = team;
     // A thread's activity comes from its claims and calls as well as its records.
-    if (threads) deriveStatus(threads.threads, plans?.plans ?? [], signs.values());
+    if (threads) deriveStatus(threads.threads, claimed ? heldOf(claimed, signs) : heldSteps(plans?.plans ?? []), signs.values());
     if (scopes) {
       view.scopes = scopes.scopes;
       if (options.recentKeys !== undefined) view.keysTotal = scopes.total;

@@ -1,6 +1,6 @@
 // The board's team section: the roster (most recently seen first) and the newest messages, each cut to a bound.
 import { MessageRecord, messageView } from '../services/mailbox.js';
-import { readRoster, type RosterTimes } from '../services/roster.js';
+import { readRoster, type HeldClaim, type RosterTimes } from '../services/roster.js';
 import { withUnread, type TeamMember, type TimelineMessage } from '../services/team.js';
 import type { RangeQuery } from '../store/types.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
@@ -42,11 +42,19 @@ function readsOf(source: TeamSource): VersionedStore {
   return reads as VersionedStore;
 }
 
-/** The namespace's team, or undefined when nobody is on its roster and it keeps no messages. */
-export async function readTeam(source: TeamSource, namespace: string, times: RosterTimes): Promise<TeamView | undefined> {
+/**
+ * The namespace's team, or undefined when nobody is on its roster and it keeps no messages. `claims`: the claims on its
+ * plans, when the caller keeps them current (else every plan is read for the steps each agent holds).
+ */
+export async function readTeam(
+  source: TeamSource,
+  namespace: string,
+  times: RosterTimes,
+  claims?: HeldClaim[],
+): Promise<TeamView | undefined> {
   const store = readsOf(source);
   const keys = teamKeys(namespace);
-  const [roster, counter] = await Promise.all([readRoster(store, keys, times), store.get(keys.messageCounter())]);
+  const [roster, counter] = await Promise.all([readRoster(store, keys, times, claims), store.get(keys.messageCounter())]);
   const last = typeof counter?.value === 'number' ? counter.value : 0;
   const from = Math.max(0, last - TEAM_SHOWN.messages);
   const range = keys.messageRange();

@@ -11,6 +11,7 @@ import { keysPage } from './board-keys.js';
 import { timeline } from './board-timeline.js';
 import { BoardReader, readOnlyView, type BoardSource, type ReadableStore } from './board-reader.js';
 import type { RosterTimes } from '../services/roster.js';
+import { PlanClaims } from './board-claims.js';
 import { DEFAULT_NAMESPACE, SECTIONS } from './layout.js';
 import { LiveBoard } from './live.js';
 
@@ -88,8 +89,10 @@ function loadAssets(): Map<string, Asset> {
 
 export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
   const source: BoardSource = readOnlyView(options.store);
-  const reader = new BoardReader(source, options.times);
-  const live = new LiveBoard(source);
+  // who holds which step, kept current from the change feed: shared by the reads of threads and the live events
+  const claims = new PlanClaims(source);
+  const reader = new BoardReader(source, options.times, claims);
+  const live = new LiveBoard(source, claims);
   const assets = loadAssets();
   const { auth } = options;
 

@@ -66,8 +66,8 @@ export function sectionRanges(namespace: string): Array<{ section: Section; rang
   return [
     { section: 'scopes', range: userKeys(namespace) },
     { section: 'plans', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
-    { section: 'plans', range: allOwners(namespace, FAMILY.presence) },
-    // a thread's activity follows its claims and its calls
+    // a thread's activity follows its claims and its calls (signs of life); the plans follow only the signs of life of
+    // claim holders, which LiveBoard tells apart
     { section: 'threads', range: ofOwner(namespace, FAMILY.plan, PLAN_OWNER) },
     ...THREAD_FAMILIES.map((family) => ({ section: 'threads' as const, range: allOwners(namespace, family) })),
   ];

@@ -1,8 +1,11 @@
 // Server-sent events for the board: tells each connected browser which sections moved, so it re-reads only those.
 import type { ServerResponse } from 'node:http';
 import type { BoardSource } from './board-reader.js';
+import type { PlanClaims } from './board-claims.js';
 import { changedKey } from './board-keys.js';
-import { sectionRanges, userKeys, type Section } from './layout.js';
+import { FAMILY, allOwners, sectionRanges, userKeys, type Section } from './layout.js';
+import { PresenceRecord } from '../services/presence.js';
+import { holderId } from '../services/roster.js';
 
 /** The browsers looking at one namespace, and the store subscriptions that serve them. */
 interface Room {
@@ -10,9 +13,13 @@ interface Room {
   viewers: Set<ServerResponse>;
   unsubscribe: Array<() => void>;
   dirty: Set<Section>;
+  /** callers' signs of life changed since the last event */
+  signs: boolean;
   timer?: NodeJS.Timeout;
   /** the revision up to which changed keys were sent */
   at?: number;
+  /** the revision up to which callers' signs of life were looked at */
+  signsAt?: number;
   flushing?: boolean;
 }
 
@@ -29,7 +36,9 @@ const MAX_KEY_CHANGES = 200;
  * sends its streams these events:
  * - `hello` `{revision, ok}` on connect and reconnect: read the whole board;
  * - `change` `{revision, sections, keys?}` after commits (by any process) that touched those sections; `keys` holds
- *   the views of the keys that changed (or `{scope, key, deleted}`), so a page patches those rows and re-reads nothing;
+ *   the views of the keys that changed (or `{scope, key, deleted}`), so a page patches those rows and re-reads nothing.
+ *   A caller's sign of life (written at most every few seconds per caller) moves `threads` (its last call, the roster),
+ *   and `plans` only when the caller holds a claim on a step in progress (the lease shown counts from it);
  * - `hello` `{revision: null, ok: false, message}` when the store stops answering (nobody need write for a page to
  *   learn it), and `hello` `{revision, ok: true}` when it answers again. Each stream's `message` is what its `say`
  *   (given to {@link add}) makes of the store's error.
@@ -44,7 +53,11 @@ export class LiveBoard {
   /** how each stream is told why the store failed */
   private readonly says = new WeakMap<ServerResponse, (error: unknown) => string>();
 
-  constructor(private readonly source: BoardSource) {}
+  constructor(
+    private readonly source: BoardSource,
+    /** who holds which step: without it, every sign of life moves the plans */
+    private readonly claims?: PlanClaims,
+  ) {}
 
   add(res: ServerResponse, namespace: string, say: (error: unknown) => string = (error) => (error as Error).message): void {
     if (this.closed) {
@@ -79,19 +92,32 @@ export class LiveBoard {
   }
 
   private open(namespace: string): Room {
-    const room: Room = { namespace, viewers: new Set(), unsubscribe: [], dirty: new Set() };
+    const room: Room = { namespace, viewers: new Set(), unsubscribe: [], dirty: new Set(), signs: false };
     this.rooms.set(namespace, room);
     // Subscribed before any browser reads the board, so no commit between its read and the first event is missed.
+    const changed = (): void => {
+      room.timer ??= setTimeout(() => void this.flush(room), COALESCE_MS);
+    };
     for (const { section, range } of sectionRanges(namespace)) {
       room.unsubscribe.push(
         this.source.subscribeRange(range.lo, range.hi, () => {
           room.dirty.add(section);
-          room.timer ??= setTimeout(() => void this.flush(room), COALESCE_MS);
+          changed();
         }),
       );
     }
+    const signs = allOwners(namespace, FAMILY.presence);
+    room.unsubscribe.push(
+      this.source.subscribeRange(signs.lo, signs.hi, () => {
+        room.signs = true;
+        changed();
+      }),
+    );
     void this.source.revision().then(
-      (revision) => (room.at ??= revision),
+      (revision) => {
+        room.at ??= revision;
+        room.signsAt ??= revision;
+      },
       () => {},
     );
     return room;
@@ -124,10 +150,13 @@ export class LiveBoard {
     room.flushing = true;
     const sections = [...room.dirty];
     room.dirty.clear();
+    const signs = room.signs;
+    room.signs = false;
     let revision: number | null = null;
     let keys: unknown[] | undefined;
     try {
       if (sections.includes('scopes')) keys = await this.changedKeys(room);
+      if (signs && !sections.includes('plans') && (await this.signsMovePlans(room).catch(() => true))) sections.push('plans');
       revision = await this.source.revision();
     } catch {
       // The browser re-reads and reports the store as unavailable if it still is.
@@ -156,6 +185,29 @@ export class LiveBoard {
       }),
     );
     return views.filter((v) => v !== undefined);
+  }
+
+  /**
+   * Whether the signs of life written since the room last looked renew the lease of a claim the plans show: one of
+   * them is a claim holder's (or there were too many to tell, or one was deleted). A sign of life never brings back a
+   * claim that lapsed (a holder silent past its lease starts a new stretch), so only holders' leases move.
+   */
+  private async signsMovePlans(room: Room): Promise<boolean> {
+    if (!this.claims || room.signsAt === undefined) return true;
+    const page = await this.source.changes({ after: room.signsAt, ...allOwners(room.namespace, FAMILY.presence), limit: MAX_KEY_CHANGES });
+    if (page.more || room.signsAt < page.compacted) {
+      room.signsAt = await this.source.revision();
+      return true;
+    }
+    if (page.changes.length > 0) room.signsAt = Math.max(room.signsAt, page.revision);
+    const holders = new Set<string>();
+    for (const key of new Set(page.changes.map((c) => c.key))) {
+      const { entries } = await this.source.list({ lo: key, hi: `${key}\u0000`, limit: 1 });
+      const sign = entries[0]?.[0] === key ? PresenceRecord.safeParse(entries[0][1].value) : undefined;
+      if (!sign?.success) return true;
+      holders.add(holderId(sign.data));
+    }
+    return holders.size > 0 && this.claims.holdsAny(room.namespace, holders);
   }
 
   private shut(namespace: string, room: Room): void {

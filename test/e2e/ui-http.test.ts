@@ -9,6 +9,7 @@ import { BlackboardError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
 import { fileAuth } from '../../src/ui/auth.js';
 import { createBoardHandler } from '../../src/ui/handler.js';
+import { FAMILY, PLAN_OWNER, ofOwner } from '../../src/ui/layout.js';
 import { tempDir } from '../contract/backends.js';
 import { startUi as startBoard } from './ui-helpers.js';
 import { agentsClosedAfterEach, memoryStore, runCli } from '../helpers.js';
@@ -33,14 +34,17 @@ async function startUi(args: string[]): Promise<string> {
 function eventStream(events: Response) {
   const reader = events.body!.getReader();
   let text = '';
-  const until = async (pattern: RegExp): Promise<void> => {
-    while (!pattern.test(text)) {
+  const until = async (pattern: RegExp | ((text: string) => boolean)): Promise<void> => {
+    while (!(typeof pattern === 'function' ? pattern(text) : pattern.test(text))) {
       const { done, value } = await reader.read();
       if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
       text += new TextDecoder().decode(value);
     }
   };
-  return { until, reader };
+  /** the data of each change event so far */
+  const changes = (): Array<{ sections: string[] }> =>
+    [...text.matchAll(/event: change\ndata: (\{[^\n]*\})/g)].map((m) => JSON.parse(m[1]));
+  return { until, reader, changes };
 }
 
 /** A raw GET with exactly the headers given (fetch would not let a test set Host). */
@@ -252,6 +256,80 @@ describe('createBoardHandler mounted in another server', () => {
     ]);
     expect(view.plans.map((p) => p.title)).toEqual(['p']);
     expect(view.threads).toBeUndefined();
+  });
+
+  it("re-reads plans on a caller's sign of life only when the caller holds a claim; threads and roster read no plan", async () => {
+    const store = memoryStore();
+    // a 4 s lease: each caller's sign of life is written at most once a second
+    const config = { namespace: 'team', claimLeaseSeconds: 4 };
+    const lead = await connect({ store, config: { ...config, agent: 'lead' } });
+    const worker = await connect({ store, config: { ...config, agent: 'w1' } });
+    const { planId } = await lead.ok('plan_create', { title: 'p', steps: ['a'] });
+    await worker.ok('plan_claim', { planId, stepId: 's1' });
+    const bystander = await connect({ store, config: { ...config, agent: 'by' } });
+    await bystander.ok('whoami');
+    // the board's reads of plans, counted at the store (a read of one changed plan counts too)
+    const plans = ofOwner('team', FAMILY.plan, PLAN_OWNER);
+    let planReads = 0;
+    const list = store.list.bind(store);
+    store.list = (query) => {
+      if (query.lo >= plans.lo && query.lo < plans.hi) planReads++;
+      return list(query);
+    };
+    const board = createBoardHandler({ store, namespace: 'team' });
+    close = board.close;
+    server = createServer((req, res) => void board(req, res));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    type View = {
+      team: { roster: Array<{ agent: string; holding: unknown[] }> };
+      threads: Array<{ agent?: string; holds?: Array<{ step: string; leaseUntil: number }> }>;
+      plans?: Array<{ steps: Array<{ claim?: { leaseUntil: number } }> }>;
+    };
+    const read = async (sections: string): Promise<View> =>
+      (await (await fetch(`${base}/board/api/board?ns=team&sections=${sections}`)).json()) as View;
+    const whole = await read('plans,threads');
+    const { until, reader, changes } = eventStream(await fetch(`${base}/board/api/events?ns=team`));
+    await until(/event: hello/);
+    let seen = 0;
+    /** the sections of the next change event */
+    const next = async (): Promise<string[]> => {
+      await until(() => changes().length > seen);
+      return changes()[seen++].sections;
+    };
+    const renewed = () => new Promise((r) => setTimeout(r, 1100));
+    // a caller holding nothing: its sign of life moves the threads (its last call, the roster), not the plans
+    await renewed();
+    await bystander.ok('state_get', { key: 'x' });
+    expect(await next()).toEqual(['threads']);
+    planReads = 0;
+    const threads = await read('threads');
+    expect(planReads).toBe(0);
+    expect(threads.plans).toBeUndefined();
+    // what they show of claims is what the plans show
+    expect(Object.fromEntries(threads.team.roster.map((a) => [a.agent, a.holding]))).toEqual({
+      by: [],
+      w1: [{ planId, stepId: 's1' }],
+      lead: [],
+    });
+    const holds = (view: View) => view.threads.find((t) => t.agent === 'w1')?.holds;
+    expect(holds(threads)).toEqual([{ planId, step: 's1', leaseUntil: whole.plans![0].steps[0].claim!.leaseUntil }]);
+    expect(holds(whole)).toEqual(holds(threads));
+    // the holder's sign of life renews the lease the plans show
+    await renewed();
+    await worker.ok('state_get', { key: 'x' });
+    expect(await next()).toEqual(['threads', 'plans']);
+    const renewedView = await read('plans,threads');
+    expect(renewedView.plans![0].steps[0].claim!.leaseUntil).toBeGreaterThan(whole.plans![0].steps[0].claim!.leaseUntil);
+    expect(holds(renewedView)![0].leaseUntil).toBe(renewedView.plans![0].steps[0].claim!.leaseUntil);
+    // once it gave the step back, its signs of life move the threads only again
+    await worker.ok('plan_step', { planId, stepId: 's1', status: 'pending' });
+    expect(await next()).toContain('plans');
+    await renewed();
+    await worker.ok('state_get', { key: 'x' });
+    expect(await next()).toEqual(['threads']);
+    expect(holds(await read('threads'))).toBeUndefined();
+    await reader.cancel();
   });
 
   it("keeps at most 128 characters of a client's name, however long a name the MCP client sent", async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysPage } from '../../src/ui/board-keys.js';
+import { PlanClaims } from '../../src/ui/board-claims.js';
 import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
 import { HOLDS_SHOWN } from '../../src/ui/board-status.js';
 import { TEAM_SHOWN } from '../../src/ui/board-team.js';
@@ -73,7 +74,7 @@ describe('the board reader', () => {
     expect(board.plans).toBeUndefined(); // read for the claims, not shown
   });
 
-  it("lists at most HOLDS_SHOWN of a thread's held steps and counts the others", async () => {
+  it("lists at most HOLDS_SHOWN of a thread's held steps and counts the others, with or without the claims kept current", async () => {
     const store = memoryStore();
     const planner = await agent(store, 'planner', 'plan-thread');
     const worker = await agent(store, 'w1', 'worker-thread');
@@ -81,7 +82,7 @@ describe('the board reader', () => {
     const { planId } = await planner.ok('plan_create', { title: 'P', steps: Array.from({ length: held + 1 }, (_, i) => `step ${i}`) });
     for (let i = 1; i <= held; i++) await worker.ok('plan_claim', { planId, stepId: `s${i}` });
     const source = readOnlyView(store);
-    for (const reader of [new BoardReader(source)]) {
+    for (const reader of [new BoardReader(source), new BoardReader(source, undefined, new PlanClaims(source))]) {
       const board = await reader.board('-', ['plans', 'threads']);
       const thread = board.threads?.find((t) => t.thread === 'worker-thread');
       expect(thread?.holds?.map((h) => h.step)).toEqual(Array.from({ length: HOLDS_SHOWN }, (_, i) => `s${i + 1}`));
