@@ -60,7 +60,7 @@ export async function readTeam(
   const range = keys.messageRange();
   const [page, earlier] = await Promise.all([
     source.list({ ...range, lo: keys.message(from + 1), limit: TEAM_SHOWN.messages }),
-    from > 0 ? source.list({ lo: range.lo, hi: keys.message(from + 1), limit: TEAM_SHOWN.countedEarlier }) : undefined,
+    countEarlier(source, namespace, from),
   ]);
   const messages = page.entries.flatMap(([, entry]) => {
     const parsed = MessageRecord.safeParse(entry.value);
@@ -82,6 +82,36 @@ export async function readTeam(
     roster: await withUnread(store, keys, roster.slice(0, TEAM_SHOWN.agents)),
     rosterTotal: roster.length,
     messages,
-    messagesHidden: earlier?.entries.length ?? 0,
+    messagesHidden: earlier,
   };
+}
+
+/** What was last counted of a namespace's messages up to `from`, and when the first of them expires. */
+interface Counted {
+  from: number;
+  count: number;
+  expires: number;
+}
+const COUNTED = new WeakMap<TeamSource, Map<string, Counted>>();
+
+/**
+ * How many messages numbered up to `from` are kept (at most TEAM_SHOWN.countedEarlier). Messages only come, numbered
+ * after the last, and go when they expire: what was counted for the namespace stays true until one of them expires,
+ * so only the messages numbered since are read (none while nobody sends, however often the team is read).
+ */
+async function countEarlier(source: TeamSource, namespace: string, from: number): Promise<number> {
+  if (from <= 0) return 0;
+  const keys = teamKeys(namespace);
+  const counts = COUNTED.get(source) ?? new Map<string, Counted>();
+  COUNTED.set(source, counts);
+  const was = counts.get(namespace);
+  const fresh = was !== undefined && was.from <= from && Date.now() < was.expires ? was : undefined;
+  if (fresh?.from === from) return fresh.count;
+  const lo = fresh ? keys.message(fresh.from + 1) : keys.messageRange().lo;
+  const { entries } = await source.list({ lo, hi: keys.message(from + 1), limit: TEAM_SHOWN.countedEarlier });
+  let expires = fresh?.expires ?? Number.POSITIVE_INFINITY;
+  for (const [, entry] of entries) if (entry.expiresAt !== undefined && entry.expiresAt < expires) expires = entry.expiresAt;
+  const counted = { from, count: Math.min(TEAM_SHOWN.countedEarlier, (fresh?.count ?? 0) + entries.length), expires };
+  counts.set(namespace, counted);
+  return counted.count;
 }

@@ -3,6 +3,7 @@ import { keysPage } from '../../src/ui/board-keys.js';
 import { PlanClaims } from '../../src/ui/board-claims.js';
 import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
 import { HOLDS_SHOWN } from '../../src/ui/board-status.js';
+import { teamKeys } from '../../src/ui/layout.js';
 import { TEAM_SHOWN } from '../../src/ui/board-team.js';
 import { timeline } from '../../src/ui/board-timeline.js';
 import { STEPS_SHOWN } from '../../src/ui/board-views.js';
@@ -92,6 +93,39 @@ describe('the board reader', () => {
       for (const h of thread?.holds ?? []) expect(h.leaseUntil).toBe(claims.get(h.step));
       expect(board.team?.roster.find((a) => a.agent === 'w1')?.holding).toHaveLength(held);
     }
+  });
+
+  it('counts the earlier messages it hides by reading only those sent since the last read, until one expires', async () => {
+    const store = memoryStore();
+    // messages from the first sender expire after 2 s, the others' are kept for the default week
+    const brief = await connect({ store, identity: { agent: 'brief', thread: 'tb' }, config: { messageRetentionSeconds: 2 } });
+    open.push(brief);
+    const lead = await agent(store, 'lead', 'tl');
+    await lead.ok('whoami');
+    for (let i = 0; i < 5; i++) await brief.ok('message_send', { to: 'lead', content: `short ${i}` });
+    for (let i = 0; i < TEAM_SHOWN.messages + 5; i++) await lead.ok('message_send', { to: 'brief', content: `kept ${i}` });
+    // the messages the board reads, counted at the store
+    const messages = teamKeys('-').messageRange();
+    let messagesRead = 0;
+    const list = store.list.bind(store);
+    store.list = async (query) => {
+      const page = await list(query);
+      messagesRead += page.entries.filter(([key]) => key >= messages.lo && key < messages.hi).length;
+      return page;
+    };
+    const reader = new BoardReader(readOnlyView(store));
+    const hidden = async (): Promise<number | undefined> => (await reader.board('-', ['threads'])).team?.messagesHidden;
+    expect(await hidden()).toBe(10);
+    messagesRead = 0;
+    expect(await hidden()).toBe(10);
+    expect(messagesRead).toBe(TEAM_SHOWN.messages); // the ones shown, none of the hidden ones again
+    await lead.ok('message_send', { to: 'brief', content: 'one more' });
+    messagesRead = 0;
+    expect(await hidden()).toBe(11);
+    expect(messagesRead).toBe(TEAM_SHOWN.messages + 1);
+    // once the first sender's messages expire they are no longer counted
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await hidden()).toBe(6);
   });
 
   it('shows a bounded number of steps however large the plans, finished ones left out first, and counts them all', async () => {
