@@ -122,18 +122,11 @@ export const THREAD_OWNER = 'meta';
 
 /** The sequence number of a history event's key (`e:` and the number, zero-padded so key order is number order). */
 export const historySeq = (storage: string): number => Number(lastPart(storage).slice(2));
-
 export const SEQ_WIDTH = 16;
-/**
- * The mailbox part of an agent's own mail, read in whichever thread the agent reads (no thread id starts with "~"),
- * and of its acknowledged position over all its threads.
- */
+/** The mailbox part of an agent's own mail and position, whichever thread it reads in (no thread id starts with "~"). */
 export const AGENT_MAILBOX = '~';
 
-/**
- * Every family's storage keys for one namespace. Services hold one (`keysOf(namespace)`) and ask it; nothing else
- * composes or splits storage keys.
- */
+/** Every family's storage keys for one namespace (`keysOf(namespace)`): nothing else composes or splits storage keys. */
 export class Keys {
   constructor(readonly namespace: string | undefined) {}
 
@@ -214,6 +207,16 @@ export class Keys {
   }
   presenceRange(thread?: string): KeyRange {
     return thread === undefined ? familyOwnersRange(this.namespace, FAMILY.presence) : familyRange(this.namespace, FAMILY.presence, thread);
+  }
+  /** A sign of life's copy by agent name (key: thread) or type (key: `agent:thread`, `-`: none), all of one's, and since when. */
+  presenceBy(by: 'agent' | 'type', owner: string, key = ''): string {
+    return familyKey(this.namespace, by === 'agent' ? FAMILY.presenceByAgent : FAMILY.presenceByType, owner, key);
+  }
+  presenceByRange(by: 'agent' | 'type', owner: string): KeyRange {
+    return rangeOf(this.presenceBy(by, owner));
+  }
+  presenceIndexed(): string {
+    return familyKey(this.namespace, FAMILY.presenceIndexed, 'all', FAMILIES.presenceIndexed.key);
   }
 
   /** Messages: the namespace's log by sequence number (and its counter), each recipient's mailbox entries, the

@@ -18,6 +18,8 @@ export interface FamilyDeclaration {
     | 'content hash (owner "v")'
     | 'thread index (owner "meta")'
     | 'agent name (- for none)'
+    | 'agent name'
+    | 'agent type'
     | 'awaited recipient (a.AGENT, t.THREAD or y.TYPE)';
   /** what the last part of the key is; a fixed word when the owner has exactly one record */
   key: string;
@@ -53,6 +55,10 @@ export const FAMILIES = {
   blob: { stored: 'cp-blob', owner: 'content hash (owner "v")', key: 'sha-256 of the value' },
   blobRefs: { stored: 'cp-ref', owner: 'content hash (owner "v")', key: 'sha-256 of the value' },
   presence: { stored: 'presence', owner: 'thread', key: 'agent name (- for none)', section: 'threads' },
+  // copies of each sign of life, written and expiring with it, that mail to a name or a type reads (presence-index.ts)
+  presenceByAgent: { stored: 'presence-agent', owner: 'agent name', key: 'thread' },
+  presenceByType: { stored: 'presence-type', owner: 'agent type', key: 'agent name (- for none), ":", thread' },
+  presenceIndexed: { stored: 'presence-index', owner: 'all', key: 'since' },
   message: { stored: 'message', owner: 'all', key: 'sequence number, zero-padded', section: 'threads' },
   messageSeq: { stored: 'message-seq', owner: 'all', key: 'seq' },
   mailbox: { stored: 'mailbox', owner: 'agent name (- for none)', key: 'thread:sequence number' },

@@ -7,6 +7,7 @@ import { LifecycleRecord } from '../services/lifecycle.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
 import { InboxPosition, MailboxEntry, MessageRecord } from '../services/mailbox.js';
 import { PresenceRecord } from '../services/presence.js';
+import { IndexedSince } from '../services/presence-index.js';
 import { ThreadInfoRecord } from '../services/thread-info.js';
 import { declarations, type FamilyName } from './registry.js';
 
@@ -31,6 +32,9 @@ export const SCHEMAS: { readonly [K in FamilyName]: z.ZodType | undefined } = {
   blob: undefined,
   blobRefs: undefined,
   presence: PresenceRecord,
+  presenceByAgent: PresenceRecord,
+  presenceByType: PresenceRecord,
+  presenceIndexed: IndexedSince,
   message: MessageRecord,
   messageSeq: undefined,
   mailbox: MailboxEntry,

@@ -1,9 +1,10 @@
 // Addressing a message: what `to` names, the roster entries it reaches, and the mailboxes their entries go to.
 import { BlackboardError } from '../errors.js';
 import { checkName, type Identity } from '../context.js';
-import { AGENT_MAILBOX, type KeyRange, type Keys } from '../keyspace.js';
+import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
+import type { VersionedStore } from '../store/versioned-store.js';
 import type { Holder, PresenceRecord } from './presence.js';
-import { holderId, nearestName } from './roster.js';
+import { holderId, nearestName, readSigns, readSignsBy, type RosterTimes } from './roster.js';
 
 export type ToKind = 'agent' | 'type' | 'thread' | 'all';
 
@@ -16,11 +17,22 @@ export function parseTo(to: string): { kind: ToKind; name: string } {
 }
 
 /**
- * Where the signs of life a message can reach are: a thread's own (its roster entries are all under it), else the
- * whole roster (an agent name's threads, a type's or everyone's; the nearest name of a NOT_FOUND comes from it too).
+ * The signs of life within the window a message can reach, read from where they are: a thread's own (its roster
+ * entries are all under it), an agent name's or a type's copies, else (`all`, or copies not complete yet) the whole
+ * roster. `whole` says which: the nearest name of a NOT_FOUND comes from the whole roster.
  */
-export const rosterRangeOf = (keys: Keys, kind: ToKind, name: string): KeyRange =>
-  kind === 'thread' ? keys.presenceRange(name) : keys.presenceRange();
+export async function reachableSigns(
+  store: VersionedStore,
+  keys: Keys,
+  kind: ToKind,
+  name: string,
+  times: RosterTimes,
+): Promise<{ signs: PresenceRecord[]; whole: boolean }> {
+  const now = store.now();
+  if (kind === 'thread') return { signs: [...(await readSigns(store, keys, now, times, keys.presenceRange(name))).values()], whole: false };
+  const by = kind === 'agent' || kind === 'type' ? await readSignsBy(store, keys, kind, name, now, times) : undefined;
+  return by !== undefined ? { signs: by, whole: false } : { signs: [...(await readSigns(store, keys, now, times)).values()], whole: true };
+}
 
 /**
  * The roster entries a message reaches. Not the sender by type or `all`: a named sender is none of its own threads,

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { AGENT_MAILBOX, type KeyRange, type Keys } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { decode } from './records.js';
-import { readSigns, type RosterTimes } from './roster.js';
+import { readSigns, readSignsBy, type RosterTimes } from './roster.js';
 
 /** Unread counts stop at this. */
 export const UNREAD_CAP = 1000;
@@ -140,7 +140,8 @@ export const unreadOf = async (store: VersionedStore, k: Keys, who: Recipient): 
  */
 export async function agentMailRanges(store: VersionedStore, k: Keys, agent: string, times: RosterTimes): Promise<KeyRange[]> {
   const awaited = new Set([`a.${agent}`]);
-  for (const s of (await readSigns(store, k, store.now(), times)).values()) {
+  const now = store.now();
+  for (const s of (await readSignsBy(store, k, 'agent', agent, now, times)) ?? (await readSigns(store, k, now, times)).values()) {
     if (s.agent !== agent) continue;
     awaited.add(`t.${s.thread}`);
     if (s.agentType !== undefined) awaited.add(`y.${s.agentType}`);

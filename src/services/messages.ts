@@ -24,7 +24,7 @@ import {
 import { AGENT_MAILBOX } from '../keyspace.js';
 import type { Holder } from './presence.js';
 import { holderId, readSigns, type RosterTimes } from './roster.js';
-import { mailboxesOf, noRecipient, parseTo, recipientsOf, rosterRangeOf } from './mail-address.js';
+import { mailboxesOf, noRecipient, parseTo, reachableSigns, recipientsOf } from './mail-address.js';
 import { fitPage, fitPageFromEnd, mapLazily } from './page-fit.js';
 import type { Session } from './session.js';
 
@@ -116,21 +116,22 @@ export class MessageService {
     }
     const me = this.session.identity;
     const { kind, name } = parseTo(args.to);
-    const signs = [
-      ...(await readSigns(this.store, this.keys, this.store.now(), this.times, rosterRangeOf(this.keys, kind, name))).values(),
-    ];
+    const { signs, whole } = await reachableSigns(this.store, this.keys, kind, name, this.times);
     const recipients = recipientsOf(signs, kind, name, me);
     const boxes = mailboxesOf(this.keys, recipients, kind);
     let awaited: string | undefined;
     let nobody: BlackboardError | undefined;
     if (recipients.length === 0) {
-      if (!args.waitForRecipient || kind === 'all')
+      if (!args.waitForRecipient || kind === 'all') {
+        // the closest name is looked for on the whole roster
+        const roster =
+          whole || kind !== 'agent' ? signs : [...(await readSigns(this.store, this.keys, this.store.now(), this.times)).values()];
         nobody = noRecipient(
           args.to,
           kind,
-          signs.flatMap((s) => s.agent ?? []),
+          roster.flatMap((s) => s.agent ?? []),
         );
-      else awaited = `${kind === 'agent' ? 'a' : kind === 'thread' ? 't' : 'y'}.${name}`;
+      } else awaited = `${kind === 'agent' ? 'a' : kind === 'thread' ? 't' : 'y'}.${name}`;
     }
     const ttlMs = this.times.retentionMs;
     const by = this.session.by;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import type { Json } from '../store/types.js';
 import type { StoreTx, VersionedStore } from '../store/versioned-store.js';
+import { copyIn, markIndexedIn } from './presence-index.js';
 import { decode } from './records.js';
 import type { Session } from './session.js';
 
@@ -156,7 +157,10 @@ export class Presence {
       since: previous !== undefined && aliveUntil(previous.lastSeen, this.leaseMs) >= now ? Math.min(previous.since, now) : now,
       conn: this.conn,
     };
-    await tx.set(key, record as Json, { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) });
+    const options = { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) };
+    await markIndexedIn(tx, this.store, this.session.keys, this.session.by);
+    await tx.set(key, record as Json, options);
+    await copyIn(tx, this.session.keys, record, previous, options);
     // kept oldest first, and forgotten once older than the interval (then they spare no write): the map holds only the
     // holders written within the last interval, however many distinct threads and agents a long-lived server meets
     const written = this.written;
@@ -197,7 +201,10 @@ export class Presence {
         if (previous === undefined || (previous.conn !== undefined && previous.conn !== this.conn)) return {};
         const entry = await tx.get(key);
         const ttlMs = entry?.expiresAt !== undefined ? Math.max(1, entry.expiresAt - tx.now) : undefined;
-        await tx.set(key, { ...previous, gone: tx.now } as Json, { by: this.session.by, ...(ttlMs ? { ttlMs } : {}) });
+        const options = { by: this.session.by, ...(ttlMs ? { ttlMs } : {}) };
+        const gone = { ...previous, gone: tx.now };
+        await tx.set(key, gone as Json, options);
+        await copyIn(tx, this.session.keys, gone, previous, options);
         return {};
       });
     } catch {

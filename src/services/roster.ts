@@ -2,6 +2,7 @@
 import type { KeyRange, Keys } from '../keyspace.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
 import { claimAlive, type Holder, PresenceRecord } from './presence.js';
+import { copiesComplete } from './presence-index.js';
 import { PlanRecordSchema } from './plan-steps.js';
 import { editDistance } from '../edit-distance.js';
 
@@ -96,6 +97,30 @@ export function claimsOfPlan(planId: string, value: unknown): { status: string; 
     claims.push({ planId, stepId: step.id, ...(agent !== undefined ? { agent } : {}), thread, at, leaseMs });
   }
   return { status: plan.data.status, claims };
+}
+
+/**
+ * The signs of life within the window of an agent name's threads or of a type's members, in the order of the whole
+ * roster's, read from their copies (see `presence-index.ts`): `undefined` while signs of life written before the
+ * copies began may still be within the window (read them all then, with {@link readSigns}).
+ */
+export async function readSignsBy(
+  store: VersionedStore,
+  keys: Keys,
+  by: 'agent' | 'type',
+  name: string,
+  now: number,
+  times: RosterTimes,
+): Promise<PresenceRecord[] | undefined> {
+  if (!(await copiesComplete(store, keys, times.windowMs))) return undefined;
+  const signs: Array<{ key: string; sign: PresenceRecord }> = [];
+  for (const [, entry] of await listAll(store, keys.presenceByRange(by, name))) {
+    const parsed = PresenceRecord.safeParse(entry.value);
+    if (!parsed.success || now - parsed.data.lastSeen > times.windowMs) continue;
+    if ((by === 'agent' ? parsed.data.agent : parsed.data.agentType) !== name) continue;
+    signs.push({ key: keys.presence(parsed.data.agent, parsed.data.thread), sign: parsed.data });
+  }
+  return signs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(({ sign }) => sign);
 }
 
 /**

@@ -1,0 +1,77 @@
+// Signs of life by agent name and by type: copies written in the commit of each sign of life and expiring with it, so
+// mail to a name or a type reads that name's or type's entries, not the whole roster.
+import * as z from 'zod';
+import type { Keys } from '../keyspace.js';
+import type { Json } from '../store/types.js';
+import type { StoreTx, VersionedStore, WriteOptions } from '../store/versioned-store.js';
+
+/**
+ * The namespace's record of since when every sign of life written has its copies (store clock; 0 when there was none
+ * before). A store written by an older version has signs of life without copies: until the roster window reaches no
+ * further back than this, mail to a name or type reads every sign of life, as before.
+ */
+export const IndexedSince = z.object({ since: z.number() });
+
+/** How much later than `since` plus the window the copies are trusted (clocks of the store's hosts may differ a little). */
+const SKEW_MS = 60_000;
+/** How often a process looks again for the record (gone with a deleted namespace): at most once a minute per namespace. */
+const RECHECK_MS = 60_000;
+/** Per store, by record key: when this process last found the record (or wrote it). */
+const CHECKED = new WeakMap<VersionedStore, Map<string, number>>();
+/**
+ * Per store, by record key: when this process last found the copies complete for its window. They stay so while the
+ * record stays; it is looked at again after {@link RECHECK_MS}, as a namespace import may replace it with none.
+ */
+const TRUSTED = new WeakMap<VersionedStore, Map<string, number>>();
+
+/** A sign of life (`presence.ts`), as far as its copies' keys go. */
+type Sign = { agent?: string; agentType?: string; thread: string };
+
+/** The copy of a sign of life by type (the key under the type: agent name or `-`, and thread). */
+const typeKey = (sign: Sign): string => `${sign.agent ?? '-'}:${sign.thread}`;
+
+/**
+ * Writes a sign of life's copies beside it (same value, same expiry), and drops its copy under the type it had before
+ * when its type changed. `previous` is the sign of life it replaces, if any.
+ */
+export async function copyIn(tx: StoreTx, keys: Keys, sign: Sign, previous: Sign | undefined, options: WriteOptions): Promise<void> {
+  if (sign.agent !== undefined) await tx.set(keys.presenceBy('agent', sign.agent, sign.thread), sign as Json, options);
+  if (sign.agentType !== undefined) await tx.set(keys.presenceBy('type', sign.agentType, typeKey(sign)), sign as Json, options);
+  if (previous?.agentType !== undefined && previous.agentType !== sign.agentType)
+    await tx.delete(keys.presenceBy('type', previous.agentType, typeKey(sign)), { by: options.by });
+}
+
+/**
+ * Makes sure the namespace says since when its signs of life have copies, before this process writes one: `0` when
+ * it has no sign of life yet (a new namespace is indexed from the start), else now.
+ */
+export async function markIndexedIn(tx: StoreTx, store: VersionedStore, keys: Keys, by: string): Promise<void> {
+  const key = keys.presenceIndexed();
+  const checked = CHECKED.get(store) ?? new Map<string, number>();
+  CHECKED.set(store, checked);
+  const at = checked.get(key);
+  if (at !== undefined && tx.now - at < RECHECK_MS) return;
+  // remembered once found, not once written: a transaction run again (Redis) must write it again
+  if ((await tx.get(key)) !== undefined) checked.set(key, tx.now);
+  else await tx.set(key, { since: (await tx.list({ ...keys.presenceRange(), limit: 1 })).length === 0 ? 0 : tx.now }, { by });
+}
+
+/**
+ * Whether every sign of life within `windowMs` has its copies: the namespace's record says they are kept since a time
+ * the window no longer reaches back to.
+ */
+export async function copiesComplete(store: VersionedStore, keys: Keys, windowMs: number): Promise<boolean> {
+  const key = keys.presenceIndexed();
+  const trusted = TRUSTED.get(store) ?? new Map<string, number>();
+  TRUSTED.set(store, trusted);
+  const now = store.now();
+  const at = trusted.get(key);
+  if (at !== undefined && now - at < RECHECK_MS) return true;
+  const record = IndexedSince.safeParse((await store.get(key))?.value);
+  if (!record.success || (record.data.since > 0 && record.data.since + windowMs + SKEW_MS > now)) {
+    trusted.delete(key);
+    return false;
+  }
+  trusted.set(key, now);
+  return true;
+}

@@ -1,0 +1,100 @@
+// Mail to a name or a type, and an agent's inbox resource, read that name's or type's signs of life, not the roster's;
+// signs of life written before their copies existed (an older version's) are still reached.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { keysOf } from '../../src/keyspace.js';
+import { Presence } from '../../src/services/presence.js';
+import { Session } from '../../src/services/session.js';
+import { SqliteBackend } from '../../src/store/sqlite/backend.js';
+import type { Json } from '../../src/store/types.js';
+import { VersionedStore } from '../../src/store/versioned-store.js';
+import { tempDir } from '../contract/backends.js';
+import { agentsClosedAfterEach, sleep } from '../helpers.js';
+
+const agent = agentsClosedAfterEach();
+
+/** A SQLite store that counts the records its range reads return. */
+async function countingStore(): Promise<{ store: VersionedStore; rows: () => number }> {
+  const backend = await SqliteBackend.open(join(tempDir(), 'reads.db'));
+  let rows = 0;
+  const list = backend.list.bind(backend);
+  backend.list = async (query) => {
+    const out = await list(query);
+    rows += out.rows.length;
+    return out;
+  };
+  return { store: new VersionedStore(backend, { sweepIntervalMs: 0 }), rows: () => rows };
+}
+
+/** `n` more agents on the roster, each in its own thread, as their servers write their signs of life. */
+async function fill(store: VersionedStore, n: number, from: number): Promise<void> {
+  for (let i = from; i < from + n; i++) {
+    const thread = `f${i}`;
+    const session = new Session(store, { agent: `f${i}`, agentType: 'filler', thread, run: 'r', rootThread: thread, delegateLevel: 0 });
+    await new Presence(store, session, 600_000).touch();
+  }
+}
+
+describe('mail and the roster size', () => {
+  it('a send to a name, a type or a thread, and the inbox resource, read no more records at a roster of 303 than of 3', async () => {
+    const { store, rows } = await countingStore();
+    const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
+    const w1 = await agent({ store, config: { agent: 'w1', agentType: 'worker', thread: 't1' } });
+    await fill(store, 1, 0);
+    for (const a of [lead, w1]) await a.ok('whoami');
+    const reads = async (): Promise<number[]> => {
+      const out: number[] = [];
+      for (const to of ['w1', 'agentType:worker', 'thread:t1']) {
+        const before = rows();
+        expect((await lead.ok('message_send', { to, content: 'x' })).recipients).toBe(1);
+        out.push(rows() - before);
+      }
+      const before = rows();
+      const read = await lead.client.readResource({ uri: 'blackboard://_default/inbox/w1' });
+      expect(JSON.parse((read.contents[0] as { text: string }).text).messages.length).toBeGreaterThan(0);
+      out.push(rows() - before);
+      return out;
+    };
+    const small = await reads();
+    await fill(store, 300, 1);
+    expect(await reads()).toEqual(small.map((n, i) => (i === 3 ? n + 3 : n))); // the resource reads its 3 new messages
+    // an unknown name is still told the closest name on the whole roster
+    const unknown = await lead.err('message_send', { to: 'f299x', content: 'x' });
+    expect(unknown).toMatchObject({ code: 'NOT_FOUND', details: { suggestion: 'f299' } });
+  });
+
+  it('signs of life written before their copies existed are reached by name and by type, as before', async () => {
+    const { store } = await countingStore();
+    const keys = keysOf(undefined);
+    // an agent on the roster from a server of an older version: a sign of life, no copies
+    const now = store.now();
+    const old = { agent: 'old', agentType: 'worker', thread: 'to', lastSeen: now, since: now };
+    await store.transact(async (tx) => {
+      await tx.set(keys.presence('old', 'to'), old as Json, { by: 'old', ttlMs: 3600_000 });
+      return {};
+    });
+    const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
+    const w1 = await agent({ store, config: { agent: 'w1', agentType: 'worker', thread: 't1' } });
+    for (const a of [lead, w1]) await a.ok('whoami');
+    expect((await lead.ok('message_send', { to: 'old', content: 'x' })).recipients).toBe(1);
+    const byType = await lead.ok('message_send', { to: 'agentType:worker', content: 'x' });
+    expect(byType.recipients).toBe(2);
+    const read = await lead.client.readResource({ uri: 'blackboard://_default/inbox/old' });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).messages).toHaveLength(2);
+  });
+
+  it('an agent that comes back in its thread as another type is reached by its new type only', async () => {
+    const { store } = await countingStore();
+    const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
+    await lead.ok('whoami');
+    // a lease of 0.4 s: a sign of life is written at most every 0.1 s
+    const first = await agent({ store, config: { agent: 'x', agentType: 'coder', thread: 'tx', claimLeaseSeconds: 0.4 } });
+    await first.ok('whoami');
+    await first.close();
+    await sleep(150);
+    const again = await agent({ store, config: { agent: 'x', agentType: 'tester', thread: 'tx', claimLeaseSeconds: 0.4 } });
+    await again.ok('whoami');
+    expect((await lead.ok('message_send', { to: 'agentType:tester', content: 'x' })).recipients).toBe(1);
+    expect(await lead.err('message_send', { to: 'agentType:coder', content: 'x' })).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
