@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import type { Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
-import type { StoreTx, VersionedStore, WriteOptions } from '../store/versioned-store.js';
+import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 
 /**
  * The namespace's record of since when every sign of life written has its copies (store clock; 0 when there was none
@@ -26,19 +26,27 @@ const TRUSTED = new WeakMap<VersionedStore, Map<string, number>>();
 
 /** A sign of life (`presence.ts`), as far as its copies' keys go. */
 type Sign = { agent?: string; agentType?: string; thread: string };
+const SignSchema = z.object({ agent: z.string().optional(), agentType: z.string().optional(), thread: z.string() }).passthrough();
 
 /** The copy of a sign of life by type (the key under the type: agent name or `-`, and thread). */
 const typeKey = (sign: Sign): string => `${sign.agent ?? '-'}:${sign.thread}`;
 
 /**
- * Writes a sign of life's copies beside it (same value, same expiry), and drops its copy under the type it had before
- * when its type changed. `previous` is the sign of life it replaces, if any.
+ * Writes a sign of life's copies beside it with `write` (same value, same expiry), and drops its copy under the type
+ * it had before when its type changed. `previous` is the sign of life it replaces, if any.
  */
-export async function copyIn(tx: StoreTx, keys: Keys, sign: Sign, previous: Sign | undefined, options: WriteOptions): Promise<void> {
-  if (sign.agent !== undefined) await tx.set(keys.presenceBy('agent', sign.agent, sign.thread), sign as Json, options);
-  if (sign.agentType !== undefined) await tx.set(keys.presenceBy('type', sign.agentType, typeKey(sign)), sign as Json, options);
+export async function copyIn(
+  tx: StoreTx,
+  keys: Keys,
+  sign: Sign,
+  previous: Sign | undefined,
+  write: (key: string) => Promise<unknown>,
+  by: string,
+): Promise<void> {
+  if (sign.agent !== undefined) await write(keys.presenceBy('agent', sign.agent, sign.thread));
+  if (sign.agentType !== undefined) await write(keys.presenceBy('type', sign.agentType, typeKey(sign)));
   if (previous?.agentType !== undefined && previous.agentType !== sign.agentType)
-    await tx.delete(keys.presenceBy('type', previous.agentType, typeKey(sign)), { by: options.by });
+    await tx.delete(keys.presenceBy('type', previous.agentType, typeKey(sign)), { by });
 }
 
 /**
@@ -73,5 +81,28 @@ export async function copiesComplete(store: VersionedStore, keys: Keys, windowMs
     return false;
   }
   trusted.set(key, now);
+  return true;
+}
+
+/**
+ * What a namespace import does with a record at `key` (`entry`, replacing `before`): a sign of life gets its copies
+ * (a document from an older version has none), and the namespace's record of since when copies are kept is not
+ * imported (it says nothing of the signs of life already here). False: leave the record out.
+ */
+export async function importIn(
+  tx: StoreTx,
+  keys: Keys,
+  key: string,
+  before: Json | undefined,
+  entry: Omit<Entry, 'revision'>,
+  by: string,
+): Promise<boolean> {
+  if (key === keys.presenceIndexed()) return false;
+  const { lo, hi } = keys.presenceRange();
+  const sign = key >= lo && key < hi ? SignSchema.safeParse(entry.value) : undefined;
+  if (!sign?.success) return true;
+  const previous = SignSchema.safeParse(before);
+  // as the record itself is imported: the very record again is not written again
+  await copyIn(tx, keys, sign.data, previous.success ? previous.data : undefined, (copy) => tx.putEntry(copy, entry), by);
   return true;
 }

@@ -160,7 +160,7 @@ export class Presence {
     const options = { by: this.session.by, ttlMs: Math.max(this.keepMs, 2 * this.leaseMs) };
     await markIndexedIn(tx, this.store, this.session.keys, this.session.by);
     await tx.set(key, record as Json, options);
-    await copyIn(tx, this.session.keys, record, previous, options);
+    await copyIn(tx, this.session.keys, record, previous, (copy) => tx.set(copy, record as Json, options), this.session.by);
     // kept oldest first, and forgotten once older than the interval (then they spare no write): the map holds only the
     // holders written within the last interval, however many distinct threads and agents a long-lived server meets
     const written = this.written;
@@ -204,7 +204,7 @@ export class Presence {
         const options = { by: this.session.by, ...(ttlMs ? { ttlMs } : {}) };
         const gone = { ...previous, gone: tx.now };
         await tx.set(key, gone as Json, options);
-        await copyIn(tx, this.session.keys, gone, previous, options);
+        await copyIn(tx, this.session.keys, gone, previous, (copy) => tx.set(copy, gone as Json, options), this.session.by);
         return {};
       });
     } catch {

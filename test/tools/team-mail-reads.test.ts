@@ -97,4 +97,23 @@ describe('mail and the roster size', () => {
     expect((await lead.ok('message_send', { to: 'agentType:tester', content: 'x' })).recipients).toBe(1);
     expect(await lead.err('message_send', { to: 'agentType:coder', content: 'x' })).toMatchObject({ code: 'NOT_FOUND' });
   });
+
+  it("an imported namespace's signs of life are reached by name and by type, from a document with no copies too", async () => {
+    const { store } = await countingStore();
+    const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
+    await lead.ok('whoami');
+    const keys = keysOf(undefined);
+    const at = store.now();
+    // a namespace export made by an older version: a sign of life, no copies
+    const sign = { agent: 'old', agentType: 'worker', thread: 'to', lastSeen: at, since: at };
+    const record = { v: sign, ver: 1, at, by: 'old', exp: at + 3600_000 };
+    const doc = { format: 1, kind: 'namespace', records: { [keys.relative(keys.presence('old', 'to'))]: record } };
+    const { doc: current } = await lead.bb.services.bundles.exportNamespace();
+    expect(await lead.bb.services.bundles.import({ ...current, records: doc.records })).toMatchObject({ records: 1 });
+    expect((await lead.ok('message_send', { to: 'old', content: 'x' })).recipients).toBe(1);
+    expect((await lead.ok('message_send', { to: 'agentType:worker', content: 'x' })).recipients).toBe(1);
+    // the record of since when copies are kept is this store's: not exported
+    const { doc: after } = await lead.bb.services.bundles.exportNamespace();
+    expect(Object.keys(after.records).filter((rel) => rel.includes('presence-index'))).toEqual([]);
+  });
 });
