@@ -16,7 +16,7 @@ export const IndexedSince = z.object({ since: z.number() });
 const SKEW_MS = 60_000;
 /** How often a process looks again for the record (gone with a deleted namespace): at most once a minute per namespace. */
 const RECHECK_MS = 60_000;
-/** Per store, by record key: when this process last found the record (or wrote it). */
+/** Per store, by record key: when this process last found the record. */
 const CHECKED = new WeakMap<VersionedStore, Map<string, number>>();
 /**
  * Per store, by record key: when this process last found the copies complete for its window. They stay so while the
