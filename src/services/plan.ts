@@ -210,6 +210,8 @@ export class PlanService {
           if (!step) throw stepNotFound(record, change.id, `stepUpdates[${u}].id`);
           const reassign = change.owner !== undefined && change.owner !== null;
           const revoking = step.claim !== undefined && !sameHolder(step.claim, holder) && reassign;
+          // the caller's own claim, its step given to another owner (or none), is given up: pending for that owner
+          const releasing = step.claim !== undefined && !revoking && reassign && change.owner !== ownerName(holder);
           // taking a held step from its holder is the planner's: whoever may write the plan itself
           if (revoking) await this.checkScopeWrite(tx, record.scope);
           // a deliberate reassignment (owner set) is a planner's to make; any other status change is a move
@@ -235,10 +237,11 @@ export class PlanService {
               data: encode({ planId, stepId: step.id, from: { ...step.claim }, to: change.owner || null }),
             });
             revoke(step);
-            // back to pending: a step left in progress with no claim would be held by nobody, never lapsing; set in
-            // progress again by this update, it is granted to the caller like any step it starts
-            if (step.status === 'in_progress') step.status = 'pending';
           }
+          // back to pending: a step left in progress with no claim would be held by nobody, never lapsing; set in
+          // progress again by this update, it is granted to the caller like any step it starts
+          if (releasing) delete step.claim;
+          if ((revoking || releasing) && step.status === 'in_progress') step.status = 'pending';
           const wasStatus = step.status;
           applyStepUpdate(record, change, `stepUpdates[${u}]`);
           if (step.status !== wasStatus) {

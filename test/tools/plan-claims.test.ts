@@ -174,6 +174,21 @@ describe('the holder decides; plans cannot be wiped', () => {
     });
   });
 
+  it('a holder that reassigns its own step gives it up: pending for the new owner (or nobody), who can take it', async () => {
+    const { planner, a, b } = await team();
+    const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one', 'two'] });
+    await a.ok('plan_claim', { planId, stepId: 's1' });
+    const moved = await a.ok('plan_update', { planId, stepUpdates: [{ id: 's1', owner: 'b' }] });
+    expect(moved.changed[0]).toEqual({ id: 's1', content: 'one', status: 'pending', owner: 'b' });
+    expect(await b.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's1', owner: 'b' } });
+    // given to nobody: free for anyone, not left in progress with a holder and no owner
+    await a.ok('plan_claim', { planId, stepId: 's2' });
+    await a.ok('plan_update', { planId, stepUpdates: [{ id: 's2', owner: '' }] });
+    const { plan } = await planner.ok('plan_get', { planId, detail: 'full' });
+    expect(plan.steps[1]).toEqual({ id: 's2', content: 'two', status: 'pending' });
+    expect(await planner.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2', owner: 'planner' } });
+  });
+
   it("steal: a worker cannot take a held step from its holder by reassigning it in a plan it may not write, nor wipe another's report", async () => {
     const store = memoryStore();
     const [planner, a, b] = await Promise.all(
