@@ -132,13 +132,16 @@ export function planPage(view: PlanView, cursor: string | undefined, detail: 'su
   return { plan: { ...view, steps: page.kept }, nextCursor: page.next.id };
 }
 
-/** Steps that could not start before and can now: pending, no owner, every blocker done — and not so before. */
+/**
+ * Steps that could not start before and can now: pending (free, or waiting for the owner it was given), every blocker
+ * done — and not so before.
+ */
 export function unblocked(before: Map<string, StepStatus>, record: PlanRecord): string[] {
   const byId = new Map(record.steps.map((s) => [s.id, s]));
   const ready = (statusOf: (id: string) => StepStatus | undefined, s: Step): boolean =>
     (s.blockedBy ?? []).every((id) => statusOf(id) === 'completed' || statusOf(id) === 'skipped');
   return record.steps
-    .filter((s) => s.status === 'pending' && s.owner === undefined && (s.blockedBy?.length ?? 0) > 0)
+    .filter((s) => s.status === 'pending' && (s.blockedBy?.length ?? 0) > 0)
     .filter((s) => ready((id) => byId.get(id)?.status, s) && !ready((id) => before.get(id), s))
     .map((s) => s.id);
 }

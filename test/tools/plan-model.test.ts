@@ -6,7 +6,7 @@
 // every call the stored plan (read by any client) is the model's: statuses, owners, holders and fences, blockers, notes,
 // version, done/total. The rules held: a step has at most one holder and is done at most once by plan_step; a late
 // holder is told CLAIM_LOST (its step reassigned) or NOT_FOUND (its step removed) and changes nothing; `unblocked` is
-// exactly the free steps whose last blocker finished; a stale ifVersion and every refusal change nothing; an update
+// exactly the pending steps whose last blocker finished; a stale ifVersion and every refusal change nothing; an update
 // that changes nothing keeps the version; a deleted plan is gone for everyone; no claim goes to a blocked step.
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/store/memory/backend.js';
@@ -80,11 +80,11 @@ const refuse = (code: string, details?: Body): never => {
 };
 const who = (a: Actor) => ({ agent: a, thread: THREAD[a] });
 
-/** The free pending steps all of whose blockers are finished now and were not all finished before. */
+/** The pending steps (free or someone's) all of whose blockers are finished now and were not all finished before. */
 function unblockedOf(before: Map<string, Status>, plan: MPlan): string[] {
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
   return plan.steps
-    .filter((s) => s.status === 'pending' && s.owner === undefined && (s.blockedBy?.length ?? 0) > 0)
+    .filter((s) => s.status === 'pending' && (s.blockedBy?.length ?? 0) > 0)
     .filter(
       (s) => s.blockedBy!.every((b) => finished(byId.get(b))) && !s.blockedBy!.every((b) => finished({ status: before.get(b) ?? '' })),
     )

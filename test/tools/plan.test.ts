@@ -321,6 +321,20 @@ describe('plan tools', () => {
     expect((await bob.ok('plan_get', { planId })).plan.steps.map((s: { owner: string }) => s.owner)).toEqual(['alice', 'bob', 'carol']);
   });
 
+  it('unblocked lists every step the change unblocked, also one waiting for the owner it was given', async () => {
+    const store = memoryStore();
+    const alice = await agent({ store, config: { agent: 'alice', thread: 'ta' } });
+    const bob = await agent({ store, config: { agent: 'bob', thread: 'tb' } });
+    const { planId } = await alice.ok('plan_create', {
+      title: 'T',
+      steps: ['a', { content: 'b', blockedBy: ['s1'], owner: 'bob' }, { content: 'c', blockedBy: ['s1'] }],
+    });
+    await alice.ok('plan_claim', { planId, stepId: 's1' });
+    const done = await alice.ok('plan_step', { planId, stepId: 's1', status: 'completed' });
+    expect(done.unblocked).toEqual(['s2', 's3']);
+    expect(await bob.ok('plan_claim', { planId })).toMatchObject({ claimed: true, step: { id: 's2', owner: 'bob' } });
+  });
+
   it('plan_claim is atomic: many claims at once never share a step', async () => {
     const store = memoryStore();
     const lead = await agent({ store, config: { agent: 'lead' } });
