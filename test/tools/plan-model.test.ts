@@ -361,7 +361,6 @@ describe.each(stores.map((s) => [s.name, s] as const))('plan editing under claim
 
     const plans = new Map<string, MPlan>();
     const seen = new Map<string, number>(); // how often each kind of operation got each answer
-    const doneBy = new Map<string, Actor>(); // who finished a step (with plan_step), until it is open again
     const gone: string[] = []; // deleted plans
     const removedIds = new Map<string, string[]>();
     let texts = 0;
@@ -445,7 +444,6 @@ describe.each(stores.map((s) => [s.name, s] as const))('plan editing under claim
       for (const s of p.steps) {
         if (s.claim && s.status !== 'in_progress') fail(`${what}: ${s.id} is held but ${s.status}`);
         if (s.status === 'in_progress' && !s.claim) fail(`${what}: ${s.id} is in progress with no holder`);
-        if (!finished(s)) doneBy.delete(`${planId} ${s.id}`);
       }
     };
 
@@ -572,11 +570,11 @@ describe.each(stores.map((s) => [s.name, s] as const))('plan editing under claim
         if (step?.holder !== op.who && (step?.blockedBy ?? []).some((b) => !finished(byId.get(b))))
           fail(`${step?.id} claimed while blocked`);
       }
-      const key = `${op.planId} ${'stepId' in op ? op.stepId : ''}`;
-      if ('ok' in reply && op.kind === 'step' && finished(reply.ok.step)) {
-        const by = doneBy.get(key);
-        if (by !== undefined && by !== op.who) fail(`${key} done twice: by ${by}, then by ${op.who}`);
-        doneBy.set(key, op.who);
+      // a plan_step that finishes a step finds it open, or finished already by the caller as it reports it again
+      if ('ok' in reply && op.kind === 'step' && finished(reply.ok.step) && was) {
+        const before = was.steps.find((s) => s.id === op.stepId);
+        if (finished(before) && (before?.owner !== op.who || before?.status !== reply.ok.step.status))
+          fail(`${op.planId} ${op.stepId} done twice: ${before?.status} by ${before?.owner}, then ${reply.ok.step.status} by ${op.who}`);
       }
       if (model && 'ok' in want) {
         if (deleted) {
