@@ -24,9 +24,14 @@ export interface TeamView {
   messagesHidden: number;
 }
 
-/** What the team section reads through: ranges of the store (the board's read-only view). */
+/** What the team section reads through: ranges and the change feed of the store (the board's read-only view). */
 export interface TeamSource {
   list(query: Omit<RangeQuery, 'now'>): Promise<{ entries: Array<[string, Entry]>; revision: number }>;
+  changes(query: { after: number; lo: string; hi: string; limit: number }): Promise<{
+    changes: unknown[];
+    revision: number;
+    compacted: number;
+  }>;
 }
 
 /**
@@ -86,18 +91,20 @@ export async function readTeam(
   };
 }
 
-/** What was last counted of a namespace's messages up to `from`, and when the first of them expires. */
+/** What was last counted of a namespace's messages up to `from`, at which revision, and when the first of them expires. */
 interface Counted {
   from: number;
   count: number;
+  at: number;
   expires: number;
 }
 const COUNTED = new WeakMap<TeamSource, Map<string, Counted>>();
 
 /**
- * How many messages numbered up to `from` are kept (at most TEAM_SHOWN.countedEarlier). Messages only come, numbered
- * after the last, and go when they expire: what was counted for the namespace stays true until one of them expires,
- * so only the messages numbered since are read (none while nobody sends, however often the team is read).
+ * How many messages numbered up to `from` are kept (at most TEAM_SHOWN.countedEarlier). Messages come numbered after
+ * the last and go when they expire; only a namespace import puts others in their places. What was counted for the
+ * namespace stays true until one of them expires or the change feed shows a write to one of them (or lost what
+ * changed), so only the messages numbered since are read (none while nobody sends, however often the team is read).
  */
 async function countEarlier(source: TeamSource, namespace: string, from: number): Promise<number> {
   if (from <= 0) return 0;
@@ -105,13 +112,23 @@ async function countEarlier(source: TeamSource, namespace: string, from: number)
   const counts = COUNTED.get(source) ?? new Map<string, Counted>();
   COUNTED.set(source, counts);
   const was = counts.get(namespace);
-  const fresh = was !== undefined && was.from <= from && Date.now() < was.expires ? was : undefined;
-  if (fresh?.from === from) return fresh.count;
+  let fresh = was !== undefined && was.from <= from && Date.now() < was.expires ? was : undefined;
+  let at = Number.POSITIVE_INFINITY;
+  if (fresh) {
+    const range = { lo: keys.messageRange().lo, hi: keys.message(fresh.from + 1) };
+    const page = await source.changes({ after: fresh.at, ...range, limit: 1 });
+    if (page.changes.length > 0 || fresh.at < page.compacted) fresh = undefined;
+    else at = page.revision;
+  }
+  if (fresh?.from === from) {
+    counts.set(namespace, { ...fresh, at });
+    return fresh.count;
+  }
   const lo = fresh ? keys.message(fresh.from + 1) : keys.messageRange().lo;
-  const { entries } = await source.list({ lo, hi: keys.message(from + 1), limit: TEAM_SHOWN.countedEarlier });
+  const page = await source.list({ lo, hi: keys.message(from + 1), limit: TEAM_SHOWN.countedEarlier });
   let expires = fresh?.expires ?? Number.POSITIVE_INFINITY;
-  for (const [, entry] of entries) if (entry.expiresAt !== undefined && entry.expiresAt < expires) expires = entry.expiresAt;
-  const counted = { from, count: Math.min(TEAM_SHOWN.countedEarlier, (fresh?.count ?? 0) + entries.length), expires };
-  counts.set(namespace, counted);
-  return counted.count;
+  for (const [, entry] of page.entries) if (entry.expiresAt !== undefined && entry.expiresAt < expires) expires = entry.expiresAt;
+  const count = Math.min(TEAM_SHOWN.countedEarlier, (fresh?.count ?? 0) + page.entries.length);
+  counts.set(namespace, { from, count, at: Math.min(at, page.revision), expires });
+  return count;
 }

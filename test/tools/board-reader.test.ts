@@ -128,6 +128,31 @@ describe('the board reader', () => {
     expect(await hidden()).toBe(6);
   });
 
+  it('counts again the earlier messages a namespace import brought back', async () => {
+    // another store, where the same numbers hold messages kept for the default week
+    const elsewhere = await agent(memoryStore(), 'lead', 'tl');
+    await elsewhere.ok('whoami');
+    for (let i = 0; i < TEAM_SHOWN.messages + 10; i++) await elsewhere.ok('message_send', { to: 'lead', content: `kept ${i}` });
+    const { doc } = await elsewhere.bb.services.bundles.exportNamespace();
+    // here the first 5 expire after 2 s
+    const store = memoryStore();
+    const brief = await connect({ store, identity: { agent: 'brief', thread: 'tb' }, config: { messageRetentionSeconds: 2 } });
+    open.push(brief);
+    const lead = await agent(store, 'lead', 'tl');
+    await lead.ok('whoami');
+    for (let i = 0; i < 5; i++) await brief.ok('message_send', { to: 'lead', content: `short ${i}` });
+    for (let i = 0; i < TEAM_SHOWN.messages + 5; i++) await lead.ok('message_send', { to: 'brief', content: `kept ${i}` });
+    const reader = new BoardReader(readOnlyView(store));
+    const hidden = async (): Promise<number | undefined> => (await reader.board('-', ['threads'])).team?.messagesHidden;
+    expect(await hidden()).toBe(10);
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await hidden()).toBe(5);
+    // the import puts the other store's messages 1 to 50 in their places: all 10 earlier ones are kept again
+    await lead.bb.services.bundles.import(doc, { replace: true });
+    expect((await new BoardReader(readOnlyView(store)).board('-', ['threads'])).team?.messagesHidden).toBe(10);
+    expect(await hidden()).toBe(10);
+  });
+
   it('shows a bounded number of steps however large the plans, finished ones left out first, and counts them all', async () => {
     const store = memoryStore();
     const lead = await agent(store, 'lead', 'tl');
