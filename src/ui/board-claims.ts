@@ -8,6 +8,8 @@ import { FAMILY, PLAN_OWNER, ofOwner, parseKey } from './layout.js';
 /** Plans read per page; more changed plans than {@link MAX_CHANGED} since the last look: all are read again. */
 const PAGE = 500;
 const MAX_CHANGED = 2000;
+/** Namespaces whose claims are kept at most: the least recently asked is dropped first (and read whole if asked again). */
+export const MAX_NAMESPACES = 100;
 
 /** A plan with claims on steps in progress, as the board orders plans (active first, then most recently changed). */
 export interface ClaimedPlan {
@@ -36,8 +38,12 @@ interface Index {
   plans: Map<string, ClaimedPlan & { expiresAt?: number }>;
 }
 
-/** The claims on every plan of the namespaces the board has looked at, each brought up to date when asked. */
+/**
+ * The claims on every plan of the namespaces the board has looked at most recently (up to {@link MAX_NAMESPACES}),
+ * each brought up to date when asked.
+ */
 export class PlanClaims {
+  /** least recently asked first */
   private readonly indexes = new Map<string, Index>();
   /** one catch-up at a time per namespace (later askers wait for it, then catch up from where it got) */
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -65,6 +71,10 @@ export class PlanClaims {
       () => this.catchUp(namespace),
     );
     this.queues.set(namespace, next);
+    const done = (): void => {
+      if (this.queues.get(namespace) === next) this.queues.delete(namespace);
+    };
+    next.then(done, done);
     return next;
   }
 
@@ -83,7 +93,7 @@ export class PlanClaims {
         }),
       );
       if (page.changes.length > 0) index.at = Math.max(index.at, page.revision);
-      if (!page.more) return index;
+      if (!page.more) return this.keep(namespace, index);
     }
   }
 
@@ -98,7 +108,17 @@ export class PlanClaims {
       if (entries.length < PAGE) break;
       after = entries[entries.length - 1][0];
     }
+    return this.keep(namespace, index);
+  }
+
+  /** Keeps the namespace's index as the most recently asked, dropping the least recently asked beyond the bound. */
+  private keep(namespace: string, index: Index): Index {
+    this.indexes.delete(namespace);
     this.indexes.set(namespace, index);
+    for (const oldest of this.indexes.keys()) {
+      if (this.indexes.size <= MAX_NAMESPACES) break;
+      this.indexes.delete(oldest);
+    }
     return index;
   }
 

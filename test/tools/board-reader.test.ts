@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysPage } from '../../src/ui/board-keys.js';
-import { PlanClaims } from '../../src/ui/board-claims.js';
+import { MAX_NAMESPACES, PlanClaims } from '../../src/ui/board-claims.js';
 import { BoardReader, readOnlyView } from '../../src/ui/board-reader.js';
 import { HOLDS_SHOWN } from '../../src/ui/board-status.js';
 import { teamKeys } from '../../src/ui/layout.js';
@@ -93,6 +93,33 @@ describe('the board reader', () => {
       for (const h of thread?.holds ?? []) expect(h.leaseUntil).toBe(claims.get(h.step));
       expect(board.team?.roster.find((a) => a.agent === 'w1')?.holding).toHaveLength(held);
     }
+  });
+
+  it('keeps the claims of a bounded number of namespaces, the least recently asked dropped first', async () => {
+    const store = memoryStore();
+    const planner = await connect({ store, config: { namespace: 'n1' }, identity: { agent: 'planner', thread: 'tp' } });
+    open.push(planner);
+    const { planId } = await planner.ok('plan_create', { title: 'P', steps: ['a'] });
+    await planner.ok('plan_claim', { planId });
+    // a namespace's plans are read whole (after reading the revision) when its claims are not kept
+    let wholeReads = 0;
+    const revision = store.revision.bind(store);
+    store.revision = async () => {
+      wholeReads++;
+      return revision();
+    };
+    const claims = new PlanClaims(readOnlyView(store));
+    // any namespace name a page asks for, holding records or not
+    for (let i = 0; i < MAX_NAMESPACES; i++) await claims.plans(`n${i}`);
+    expect(wholeReads).toBe(MAX_NAMESPACES);
+    await claims.plans('n0'); // kept: n1 is now the least recently asked
+    await claims.plans(`n${MAX_NAMESPACES}`);
+    expect(wholeReads).toBe(MAX_NAMESPACES + 1);
+    await claims.plans('n0');
+    expect(wholeReads).toBe(MAX_NAMESPACES + 1);
+    // n1's were dropped: read whole again, with its claim
+    expect((await claims.plans('n1')).map((p) => p.claims.map((c) => c.stepId))).toEqual([['s1']]);
+    expect(wholeReads).toBe(MAX_NAMESPACES + 2);
   });
 
   it('counts the earlier messages it hides by reading only those sent since the last read, until one expires', async () => {
