@@ -92,7 +92,8 @@ export class PlanClaims {
           this.put(index, namespace, key, entries[0]?.[0] === key ? entries[0][1] : undefined);
         }),
       );
-      if (page.changes.length > 0) index.at = Math.max(index.at, page.revision);
+      // a last page's revision is the store's when it was read: nothing of the range changed between it and the changes
+      index.at = Math.max(index.at, page.revision);
       if (!page.more) return this.keep(namespace, index);
     }
   }

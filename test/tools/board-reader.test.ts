@@ -7,6 +7,8 @@ import { teamKeys } from '../../src/ui/layout.js';
 import { TEAM_SHOWN } from '../../src/ui/board-team.js';
 import { timeline } from '../../src/ui/board-timeline.js';
 import { STEPS_SHOWN } from '../../src/ui/board-views.js';
+import { MemoryBackend } from '../../src/store/memory/backend.js';
+import { VersionedStore } from '../../src/store/versioned-store.js';
 import { type Connected, connect, memoryStore } from '../helpers.js';
 
 // The board's reads over a store that real MCP clients wrote: what threads are doing, keys a page at a time with
@@ -120,6 +122,31 @@ describe('the board reader', () => {
     // n1's were dropped: read whole again, with its claim
     expect((await claims.plans('n1')).map((p) => p.claims.map((c) => c.stepId))).toEqual([['s1']]);
     expect(wholeReads).toBe(MAX_NAMESPACES + 2);
+  });
+
+  it("follows the change feed from its last look even while a namespace's plans do not change", async () => {
+    // the change log keeps entries for 200 ms
+    const store = new VersionedStore(new MemoryBackend(), { sweepIntervalMs: 0, changeRetentionMs: 200 });
+    const worker = await agent(store, 'w1', 't1');
+    const { planId } = await worker.ok('plan_create', { title: 'P', steps: ['a'] });
+    await worker.ok('plan_claim', { planId });
+    let wholeReads = 0;
+    const revision = store.revision.bind(store);
+    store.revision = async () => {
+      wholeReads++;
+      return revision();
+    };
+    const claims = new PlanClaims(readOnlyView(store));
+    await claims.plans('-');
+    // other writes, then a look that finds no plan changed
+    for (let i = 0; i < 5; i++) await worker.ok('state_set', { key: `k${i}`, value: i });
+    await claims.plans('-');
+    expect(wholeReads).toBe(1);
+    // the change log loses those writes: nothing the claims need was in it, so they are not read whole again
+    await new Promise((r) => setTimeout(r, 300));
+    await store.sweep();
+    expect((await claims.plans('-')).map((p) => p.planId)).toEqual([planId]);
+    expect(wholeReads).toBe(1);
   });
 
   it('counts the earlier messages it hides by reading only those sent since the last read, until one expires', async () => {
