@@ -34,6 +34,7 @@ function render(sections) {
       : [empty('No threads yet. A thread appears when an agent connects.')]);
   }
   if (sections.includes('plans')) {
+    watchLeases(plans);
     $('plans-count').textContent = plans.length ? String(plans.length) : '';
     reconcile($('plans'), plans.length
       ? [...plans.map(renderPlan), truncatedNote('plans', `first ${plans.length} plans (active first)`)].filter(Boolean)
@@ -47,6 +48,21 @@ function render(sections) {
   }
   renderSummary();
   marks.first = false;
+}
+
+/**
+ * A lapse writes nothing, so no event tells of it: the plans and threads are read again just after the first lease
+ * shown ends (the server then shows the step lapsed, or the lease its holder renewed meanwhile).
+ */
+const leases = { timer: undefined };
+function watchLeases(plans) {
+  clearTimeout(leases.timer);
+  const serverNow = Date.now() + clock.skew;
+  let first = Infinity;
+  for (const plan of plans) for (const step of plan.steps) if (step.claim?.leaseUntil > serverNow) first = Math.min(first, step.claim.leaseUntil);
+  if (first === Infinity) return;
+  const wait = Math.min(first - serverNow + 500, 2 ** 31 - 1);
+  leases.timer = setTimeout(() => void refresh(['plans', 'threads']), wait);
 }
 
 function renderSummary() {
