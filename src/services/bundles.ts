@@ -15,7 +15,7 @@ import {
 } from './checkpoint-document.js';
 import { counterStays, restoreState } from './checkpoint-restore.js';
 import { collectState, stateOf } from './checkpoint-state.js';
-import { importIn } from './presence-index.js';
+import { importIn, isIndexRecord } from './presence-index.js';
 import type { Session } from './session.js';
 
 /** What an import did: records written, and of those already there how many it replaced and removed. */
@@ -97,8 +97,8 @@ export class BundleService {
       const { entries } = await this.store.list({ ...this.keys.all(), after, limit: 1000 });
       for (const [key, e] of entries) {
         const rel = this.keys.relative(key);
-        // nor the record of since when signs of life have copies: it is this store's history, not the namespace's data
-        if (!this.keys.isCheckpointRecord(rel) && key !== this.keys.presenceIndexed()) records[rel] = saved(e);
+        // nor the index of signs of life: the store's own, made again from the signs of life on import
+        if (!this.keys.isCheckpointRecord(rel) && !isIndexRecord(this.keys, key)) records[rel] = saved(e);
       }
       if (entries.length < 1000) return records;
       after = entries[entries.length - 1][0];
@@ -168,7 +168,7 @@ export class BundleService {
       return { replaced, removed };
     }
     for (const [rel, r] of Object.entries(doc.records)) {
-      if (this.keys.absolute(rel) === this.keys.presenceIndexed()) continue; // not imported
+      if (isIndexRecord(this.keys, this.keys.absolute(rel))) continue; // not imported
       const e = await tx.get(this.keys.absolute(rel));
       if (e !== undefined && !sameJson(e.value, r.v) && !counterStays(rel, e.value, r.v)) replaced.push(rel);
     }

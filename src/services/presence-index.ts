@@ -1,7 +1,7 @@
 // Signs of life by agent name and by type: copies written in the commit of each sign of life and expiring with it, so
 // mail to a name or a type reads that name's or type's entries, not the whole roster.
 import * as z from 'zod';
-import type { Keys } from '../keyspace.js';
+import { FAMILY, parseKey, type Keys } from '../keyspace.js';
 import type { Json } from '../store/types.js';
 import type { Entry, StoreTx, VersionedStore } from '../store/versioned-store.js';
 
@@ -85,9 +85,21 @@ export async function copiesComplete(store: VersionedStore, keys: Keys, windowMs
 }
 
 /**
+ * Whether a record is this store's index of its signs of life (a copy, or the record of since when copies are kept):
+ * derived from the signs of life here, so left out of namespace documents and never taken from one.
+ */
+export function isIndexRecord(keys: Keys, key: string): boolean {
+  const parsed = parseKey(keys.namespace, key);
+  return (
+    parsed?.kind === 'family' && [FAMILY.presenceByAgent, FAMILY.presenceByType, FAMILY.presenceIndexed].some((f) => f === parsed.family)
+  );
+}
+
+/**
  * What a namespace import does with a record at `key` (`entry`, replacing `before`): a sign of life gets its copies
- * (a document from an older version has none), and the namespace's record of since when copies are kept is not
- * imported (it says nothing of the signs of life already here). False: leave the record out.
+ * (made from it: a document from an older version has none, and one read while a sign of life changed may hold a copy
+ * that says otherwise), and the index's own records are not imported (see {@link isIndexRecord}). False: leave the
+ * record out.
  */
 export async function importIn(
   tx: StoreTx,
@@ -97,7 +109,7 @@ export async function importIn(
   entry: Omit<Entry, 'revision'>,
   by: string,
 ): Promise<boolean> {
-  if (key === keys.presenceIndexed()) return false;
+  if (isIndexRecord(keys, key)) return false;
   const { lo, hi } = keys.presenceRange();
   const sign = key >= lo && key < hi ? SignSchema.safeParse(entry.value) : undefined;
   if (!sign?.success) return true;

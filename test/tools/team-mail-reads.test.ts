@@ -116,4 +116,28 @@ describe('mail and the roster size', () => {
     const { doc: after } = await lead.bb.services.bundles.exportNamespace();
     expect(Object.keys(after.records).filter((rel) => rel.includes('presence-index'))).toEqual([]);
   });
+
+  it("a document's copies of signs of life are neither exported nor imported: an imported sign of life's own are written", async () => {
+    const { store } = await countingStore();
+    const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
+    const x = await agent({ store, config: { agent: 'x', agentType: 'coder', thread: 'tx' } });
+    for (const a of [lead, x]) await a.ok('whoami');
+    const { doc: exported } = await lead.bb.services.bundles.exportNamespace();
+    expect(Object.keys(exported.records).filter((rel) => rel.includes('~presence-'))).toEqual([]);
+    // a document whose sign of life of y says tester while its copy says coder (one read while y came back as a
+    // tester, by a version that exported copies, or an edited bundle): y is a tester, as the roster shows it
+    const keys = keysOf(undefined);
+    const at = store.now();
+    const sign = { agent: 'y', agentType: 'tester', thread: 'ty', lastSeen: at, since: at };
+    const saved = (v: object) => ({ v, ver: 1, at, by: 'y', exp: at + 3600_000 });
+    const records = {
+      [keys.relative(keys.presence('y', 'ty'))]: saved(sign),
+      [keys.relative(keys.presenceBy('type', 'coder', 'y:ty'))]: saved({ ...sign, agentType: 'coder' }),
+      [keys.relative(keys.presenceBy('agent', 'z', 'ty'))]: saved({ ...sign, agent: 'z' }),
+    };
+    expect(await lead.bb.services.bundles.import({ ...exported, records })).toMatchObject({ records: 3 });
+    expect((await lead.ok('message_send', { to: 'agentType:tester', content: 'x' })).recipients).toBe(1);
+    expect((await lead.ok('message_send', { to: 'agentType:coder', content: 'x' })).recipients).toBe(1); // x only
+    expect(await lead.err('message_send', { to: 'z', content: 'x' })).toMatchObject({ code: 'NOT_FOUND' });
+  });
 });
