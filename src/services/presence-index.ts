@@ -19,10 +19,10 @@ const RECHECK_MS = 60_000;
 /** Per store, by record key: when this process last found the record. */
 const CHECKED = new WeakMap<VersionedStore, Map<string, number>>();
 /**
- * Per store, by record key: when this process last found the copies complete for its window. They stay so while the
- * record stays; it is looked at again after {@link RECHECK_MS}, as a namespace import may replace it with none.
+ * Per store, by record key: the record's `since` as this process last found it, and when. Each caller judges it by its
+ * own window (servers of one store may have different ones); it is read again after {@link RECHECK_MS}.
  */
-const TRUSTED = new WeakMap<VersionedStore, Map<string, number>>();
+const FOUND = new WeakMap<VersionedStore, Map<string, { since: number; at: number }>>();
 
 /** A sign of life (`presence.ts`), as far as its copies' keys go. */
 type Sign = { agent?: string; agentType?: string; thread: string };
@@ -70,18 +70,17 @@ export async function markIndexedIn(tx: StoreTx, store: VersionedStore, keys: Ke
  */
 export async function copiesComplete(store: VersionedStore, keys: Keys, windowMs: number): Promise<boolean> {
   const key = keys.presenceIndexed();
-  const trusted = TRUSTED.get(store) ?? new Map<string, number>();
-  TRUSTED.set(store, trusted);
+  const found = FOUND.get(store) ?? new Map<string, { since: number; at: number }>();
+  FOUND.set(store, found);
   const now = store.now();
-  const at = trusted.get(key);
-  if (at !== undefined && now - at < RECHECK_MS) return true;
-  const record = IndexedSince.safeParse((await store.get(key))?.value);
-  if (!record.success || (record.data.since > 0 && record.data.since + windowMs + SKEW_MS > now)) {
-    trusted.delete(key);
-    return false;
+  let known = found.get(key);
+  if (known === undefined || now - known.at >= RECHECK_MS) {
+    const record = IndexedSince.safeParse((await store.get(key))?.value);
+    known = record.success ? { since: record.data.since, at: now } : undefined;
+    if (known === undefined) found.delete(key);
+    else found.set(key, known);
   }
-  trusted.set(key, now);
-  return true;
+  return known !== undefined && (known.since === 0 || known.since + windowMs + SKEW_MS <= now);
 }
 
 /**

@@ -83,6 +83,26 @@ describe('mail and the roster size', () => {
     expect(JSON.parse((read.contents[0] as { text: string }).text).messages).toHaveLength(2);
   });
 
+  it('servers of one store with different roster windows each judge the copies by their own window', async () => {
+    const { store } = await countingStore();
+    const keys = keysOf(undefined);
+    // copies kept since 10 minutes ago; an agent last seen (by an older version, no copies) a minute before that
+    const now = store.now();
+    const old = { agent: 'old', agentType: 'worker', thread: 'to', lastSeen: now - 660_000, since: now - 660_000 };
+    await store.transact(async (tx) => {
+      await tx.set(keys.presenceIndexed(), { since: now - 600_000 }, { by: 'test' });
+      await tx.set(keys.presence('old', 'to'), old as Json, { by: 'old', ttlMs: 3600_000 });
+      return {};
+    });
+    // a window of 5 minutes no longer reaches back before the copies; one of an hour does, and still lists old
+    const short = await agent({ store, config: { agent: 'short', thread: 'ts', rosterWindowSeconds: 300 } });
+    const long = await agent({ store, config: { agent: 'long', thread: 'tl', rosterWindowSeconds: 3600 } });
+    for (const a of [short, long]) await a.ok('whoami');
+    expect(await short.err('message_send', { to: 'old', content: 'x' })).toMatchObject({ code: 'NOT_FOUND' });
+    expect((await long.ok('message_send', { to: 'old', content: 'x' })).recipients).toBe(1);
+    expect((await long.ok('message_send', { to: 'agentType:worker', content: 'x' })).recipients).toBe(1);
+  });
+
   it('an agent that comes back in its thread as another type is reached by its new type only', async () => {
     const { store } = await countingStore();
     const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
