@@ -2,7 +2,7 @@
 import { BlackboardError } from '../errors.js';
 import { MAX_KEY_CHARS, checkKey, checkName, isScopeId } from '../context.js';
 import { familyRecordProblem } from '../families/schemas.js';
-import { FAMILY, SEQ_WIDTH, isRelativeKey, relativeScope, relativeUserKey, showRelative } from '../keyspace.js';
+import { FAMILY, SEQ_WIDTH, isRelativeKey, keysOf, relativeScope, relativeUserKey, showRelative } from '../keyspace.js';
 import { nesting } from '../store/json-text.js';
 import type { Json } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
@@ -175,7 +175,7 @@ function checkReachable(rel: string, value: Json): void {
   const problem = !rel.isWellFormed()
     ? 'its key is not well-formed Unicode (it has a lone surrogate)'
     : family !== undefined
-      ? (familyKeyProblem(family, rel) ?? familyRecordProblem(family, value))
+      ? (familyKeyProblem(family, rel) ?? familyRecordProblem(family, value) ?? signKeyProblem(family, rel, value))
       : isScopeId(scope)
         ? userKeyProblem(rel)
         : 'its scope is not one a tool can name';
@@ -194,6 +194,17 @@ const NUMBERED_KEYS: Record<string, RegExp> = {
 function familyKeyProblem(family: string, rel: string): string | undefined {
   const re = NUMBERED_KEYS[family];
   return re === undefined || re.test(rel.slice(relativeScope(rel).length + 1)) ? undefined : `its key is not a ${family} record's`;
+}
+
+/**
+ * Why a sign of life is not under its holder's key (its agent name or `-`, in its thread): the roster reads the holder
+ * from the value, and mail to a name from the copies the import makes, so the two would name different agents.
+ */
+function signKeyProblem(family: string, rel: string, value: Json): string | undefined {
+  if (family !== FAMILY.presence) return undefined;
+  const { agent, thread } = value as { agent?: string; thread: string };
+  const keys = keysOf(undefined);
+  return keys.relative(keys.presence(agent, thread)) === rel ? undefined : "its key is not its holder's (agent and thread)";
 }
 
 /** Why no tool could name a record's user key (control characters, a separator among them), or undefined. */

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keysOf } from '../../src/keyspace.js';
+import { loadDocument } from '../../src/services/checkpoint-document.js';
 import { Presence } from '../../src/services/presence.js';
 import { Session } from '../../src/services/session.js';
 import { SqliteBackend } from '../../src/store/sqlite/backend.js';
@@ -81,6 +82,20 @@ describe('mail and the roster size', () => {
     expect(byType.recipients).toBe(2);
     const read = await lead.client.readResource({ uri: 'blackboard://_default/inbox/old' });
     expect(JSON.parse((read.contents[0] as { text: string }).text).messages).toHaveLength(2);
+  });
+
+  it("a bundle's sign of life under another holder's key (renamed in its value only) is refused, and mail stays as it was", async () => {
+    const { store } = await countingStore();
+    const lead = await agent({ store, config: { agent: 'lead', agentType: 'planner', thread: 'tl' } });
+    const x = await agent({ store, config: { agent: 'x', agentType: 'coder', thread: 'tx' } });
+    for (const a of [lead, x]) await a.ok('whoami');
+    const { doc } = await lead.bb.services.bundles.exportNamespace();
+    const rel = keysOf(undefined).relative(keysOf(undefined).presence('x', 'tx'));
+    const records = { ...doc.records, [rel]: { ...doc.records[rel], v: { ...(doc.records[rel].v as object), agent: 'y' } } };
+    // (as `import` and the library load a bundle; with it, mail to x would read x's copies while the roster has no x)
+    expect(() => loadDocument(JSON.stringify({ ...doc, records }), 'bundle')).toThrow(/cannot be loaded: .*not its holder's/);
+    expect((await lead.ok('message_send', { to: 'x', content: 'x' })).recipients).toBe(1);
+    expect(await lead.err('message_send', { to: 'y', content: 'x' })).toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('servers of one store with different roster windows each judge the copies by their own window', async () => {
