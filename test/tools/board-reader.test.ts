@@ -24,6 +24,20 @@ async function agent(store: ReturnType<typeof memoryStore>, agentName: string, t
   return a;
 }
 
+/**
+ * Counts how often the claims kept for the board read a namespace's plans whole: each such read starts by reading the
+ * store's revision (a catch-up from the change feed does not).
+ */
+function countWholeReads(store: VersionedStore): { reads: number } {
+  const whole = { reads: 0 };
+  const revision = store.revision.bind(store);
+  store.revision = async () => {
+    whole.reads++;
+    return revision();
+  };
+  return whole;
+}
+
 describe('the board reader', () => {
   it('shows the team only once someone is on the roster: status, held step, unread, and the newest messages, bounded', async () => {
     const store = memoryStore();
@@ -103,25 +117,19 @@ describe('the board reader', () => {
     open.push(planner);
     const { planId } = await planner.ok('plan_create', { title: 'P', steps: ['a'] });
     await planner.ok('plan_claim', { planId });
-    // a namespace's plans are read whole (after reading the revision) when its claims are not kept
-    let wholeReads = 0;
-    const revision = store.revision.bind(store);
-    store.revision = async () => {
-      wholeReads++;
-      return revision();
-    };
+    const whole = countWholeReads(store);
     const claims = new PlanClaims(readOnlyView(store));
     // any namespace name a page asks for, holding records or not
     for (let i = 0; i < MAX_NAMESPACES; i++) await claims.plans(`n${i}`);
-    expect(wholeReads).toBe(MAX_NAMESPACES);
+    expect(whole.reads).toBe(MAX_NAMESPACES);
     await claims.plans('n0'); // kept: n1 is now the least recently asked
     await claims.plans(`n${MAX_NAMESPACES}`);
-    expect(wholeReads).toBe(MAX_NAMESPACES + 1);
+    expect(whole.reads).toBe(MAX_NAMESPACES + 1);
     await claims.plans('n0');
-    expect(wholeReads).toBe(MAX_NAMESPACES + 1);
+    expect(whole.reads).toBe(MAX_NAMESPACES + 1);
     // n1's were dropped: read whole again, with its claim
     expect((await claims.plans('n1')).map((p) => p.claims.map((c) => c.stepId))).toEqual([['s1']]);
-    expect(wholeReads).toBe(MAX_NAMESPACES + 2);
+    expect(whole.reads).toBe(MAX_NAMESPACES + 2);
   });
 
   it("follows the change feed from its last look even while a namespace's plans do not change", async () => {
@@ -130,23 +138,18 @@ describe('the board reader', () => {
     const worker = await agent(store, 'w1', 't1');
     const { planId } = await worker.ok('plan_create', { title: 'P', steps: ['a'] });
     await worker.ok('plan_claim', { planId });
-    let wholeReads = 0;
-    const revision = store.revision.bind(store);
-    store.revision = async () => {
-      wholeReads++;
-      return revision();
-    };
+    const whole = countWholeReads(store);
     const claims = new PlanClaims(readOnlyView(store));
     await claims.plans('-');
     // other writes, then a look that finds no plan changed
     for (let i = 0; i < 5; i++) await worker.ok('state_set', { key: `k${i}`, value: i });
     await claims.plans('-');
-    expect(wholeReads).toBe(1);
+    expect(whole.reads).toBe(1);
     // the change log loses those writes: nothing the claims need was in it, so they are not read whole again
     await new Promise((r) => setTimeout(r, 300));
     await store.sweep();
     expect((await claims.plans('-')).map((p) => p.planId)).toEqual([planId]);
-    expect(wholeReads).toBe(1);
+    expect(whole.reads).toBe(1);
   });
 
   it('counts the earlier messages it hides by reading only those sent since the last read, until one expires', async () => {
