@@ -45,6 +45,54 @@ function pageTransport(page: Page) {
   return transport;
 }
 
+/**
+ * Opens the host page, connects an AppBridge to `host` through it, loads the app's resource in its iframe and hands it
+ * board_show's result, as a host does. Records the tools the app calls, the page's requests and console problems.
+ */
+async function showApp(browser: Browser, host: Client) {
+  const { tools } = await host.listTools();
+  const uri = getToolUiResourceUri(tools.find((t) => t.name === 'board_show')!)!;
+  const resource = await host.readResource({ uri });
+  expect(resource.contents[0].mimeType).toBe(RESOURCE_MIME_TYPE);
+  const html = (resource.contents[0] as { text: string }).text;
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  await page.setContent(HOST_PAGE);
+
+  // every request the app makes goes through the bridge to the server: record the tools it calls
+  const called: string[] = [];
+  const bridge = new AppBridge(host, { name: 'test-host', version: '1.0.0' }, { serverTools: {}, serverResources: {} });
+  const initialized = new Promise<void>((resolve) => (bridge.oninitialized = () => resolve()));
+  await bridge.connect(pageTransport(page) as never);
+  const forward = bridge.oncalltool!;
+  bridge.oncalltool = (params, extra) => {
+    called.push(params.name);
+    return forward(params, extra);
+  };
+  await page.evaluate((doc) => ((document.getElementById('app') as HTMLIFrameElement).srcdoc = doc), html);
+  await initialized;
+  await bridge.sendToolInput({ arguments: {} });
+  await bridge.sendToolResult((await host.callTool({ name: 'board_show', arguments: {} })) as CallToolResult);
+  return { page, bridge, called, requests, problems };
+}
+
+/** A real MCP client of the built server that declares it renders MCP Apps (the host's side). */
+async function appHost(args: string[]): Promise<Client> {
+  const host = new Client(
+    { name: 'test-host', version: '1.0.0' },
+    { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: [RESOURCE_MIME_TYPE] } } } },
+  );
+  await host.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'pipe' }));
+  return host;
+}
+
 describe.skipIf(!haveChromium)('the board as an MCP App', () => {
   let db: string;
   let planner: Spawned;
@@ -70,17 +118,7 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     await worker.ok('budget_step', {});
     await writer.ok('final_answer_set', { content: 'Root cause: an expired certificate on the gateway.' });
     // the host: a real MCP client that declares it renders MCP Apps, of a server showing the follow profile
-    host = new Client(
-      { name: 'test-host', version: '1.0.0' },
-      { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: [RESOURCE_MIME_TYPE] } } } },
-    );
-    await host.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, '--store', `sqlite://${db}`, '--tools', 'follow', '--agent', 'person'],
-        stderr: 'pipe',
-      }),
-    );
+    host = await appHost(['--store', `sqlite://${db}`, '--tools', 'follow', '--agent', 'person']);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   }, 60_000);
 
@@ -93,38 +131,10 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
   it('renders board_show inside the host and follows new writes through board_wait, never writing, with no network', async () => {
     const { tools } = await host.listTools();
     const show = tools.find((t) => t.name === 'board_show')!;
-    const uri = getToolUiResourceUri(show)!;
-    expect(uri).toMatch(/^ui:\/\//);
+    expect(getToolUiResourceUri(show)).toMatch(/^ui:\/\//);
     const wait = tools.find((t) => t.name === 'board_wait');
     expect(wait?._meta).toMatchObject({ ui: { visibility: ['app'] } });
-    const resource = await host.readResource({ uri });
-    expect(resource.contents[0].mimeType).toBe(RESOURCE_MIME_TYPE);
-    const html = (resource.contents[0] as { text: string }).text;
-
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const requests: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    await page.setContent(HOST_PAGE);
-
-    // every request the app makes goes through the bridge to the server: record the tools it calls
-    const called: string[] = [];
-    const bridge = new AppBridge(host, { name: 'test-host', version: '1.0.0' }, { serverTools: {}, serverResources: {} });
-    const initialized = new Promise<void>((resolve) => (bridge.oninitialized = () => resolve()));
-    await bridge.connect(pageTransport(page) as never);
-    const forward = bridge.oncalltool!;
-    bridge.oncalltool = (params, extra) => {
-      called.push(params.name);
-      return forward(params, extra);
-    };
-    await page.evaluate((doc) => ((document.getElementById('app') as HTMLIFrameElement).srcdoc = doc), html);
-    await initialized;
-    await bridge.sendToolInput({ arguments: {} });
-    await bridge.sendToolResult((await host.callTool({ name: 'board_show', arguments: {} })) as CallToolResult);
+    const { page, bridge, called, requests, problems } = await showApp(browser, host);
 
     const app = page.frameLocator('#app');
     await app.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
@@ -203,4 +213,45 @@ describe.skipIf(!haveChromium)('the board as an MCP App', () => {
     await bridge.teardownResource({}).catch(() => {});
     await page.close();
   }, 60_000);
+});
+
+describe.skipIf(!haveChromium)('a lease in the MCP App', () => {
+  let worker: Spawned | undefined;
+  let host: Client | undefined;
+  let browser: Browser | undefined;
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    await worker?.close();
+  });
+
+  it("shows a stopped worker's claim lapsed soon after its lease ends, not when the app's wait for a change times out", async () => {
+    // a 3 s lease: the claim lapses about 3 s after the worker's last call; the app's wait for a change lasts 25 s
+    const store = ['--store', `sqlite://${join(tempDir(), 'lease.db')}`, '--claim-lease', '3'];
+    worker = await spawnAgent([...store, '--agent', 'worker-b', '--thread', 'worker-b-thread']);
+    host = await appHost([...store, '--tools', 'follow', '--agent', 'person']);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const { planId } = await worker.ok('plan_create', { title: 'Lease plan', steps: ['Collect logs'] });
+    const { page, problems } = await showApp(browser, host);
+    const app = page.frameLocator('#app');
+    await app.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
+    const step = app.locator(`.plan[data-plan="${planId}"] .step[data-step="s1"]`);
+    await app.locator(`.plan[data-plan="${planId}"] .step[data-step="s1"].st-pending`).waitFor({ timeout: 5000 });
+
+    const claimedAt = Date.now();
+    await worker.ok('plan_claim', { planId, stepId: 's1' });
+    await step.locator('.claim').waitFor({ timeout: 5000 });
+    // the worker stops: nothing is written when its claim lapses
+    await worker.close();
+    worker = undefined;
+    // the step is back in the queue within the lease and 8 s (it took the 25 s wait's timeout before)
+    await app
+      .locator(`.plan[data-plan="${planId}"] .step[data-step="s1"].st-pending`)
+      .waitFor({ timeout: claimedAt + 11_000 - Date.now() });
+    expect(await step.locator('.claim').count()).toBe(0);
+    await expect(step.locator('.chip.attempts').textContent()).resolves.toBe('1 lapsed claim');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 30_000);
 });

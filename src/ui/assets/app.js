@@ -1,13 +1,15 @@
 // The board as an MCP App: renders board_show's result with the web board's renderer, then follows the board through
 // the host with the app-only board_wait tool. It reads through the host only: no network, no writes.
 import { App } from '@modelcontextprotocol/ext-apps';
-import { clock, empty, marks, renderPlan, renderScope, renderTeam, renderThread, replace, sortThreads, summaryStats, tick } from './render.js';
+import { clock, empty, marks, renderPlan, renderScope, renderTeam, renderThread, replace, sortThreads, summaryStats, tick, untilLeaseEnds } from './render.js';
 
 const $ = (id) => document.getElementById(id);
 const app = new App({ name: 'mcp-blackboard board', version: '1' });
 let board;
 let section;
 let following = false;
+/** How long one board_wait waits for a change, at most: the board is read again when it times out. */
+const WAIT_MS = 25000;
 
 function setState(kind, text) {
   $('conn').dataset.state = kind;
@@ -38,7 +40,10 @@ function show(next) {
   $('revision').textContent = `revision ${next.revision}`;
 }
 
-/** Waits for each change through the host, for as long as the app is shown. */
+/**
+ * Waits for each change through the host, for as long as the app is shown. A lapse writes nothing, so no change tells
+ * of it: each wait ends, at the latest, just after the first lease shown ends, and the board read then shows it.
+ */
 async function follow(tool) {
   if (following) return;
   following = true;
@@ -46,7 +51,7 @@ async function follow(tool) {
   let pause = 1000;
   for (;;) {
     try {
-      const result = await app.callServerTool({ name: tool, arguments: { afterRevision: board.revision, waitMs: 25000, ...(section ? { section } : {}) } });
+      const result = await app.callServerTool({ name: tool, arguments: { afterRevision: board.revision, waitMs: Math.min(WAIT_MS, untilLeaseEnds(board)), ...(section ? { section } : {}) } });
       if (result.isError) throw new Error(result.content?.[0]?.text ?? 'board_wait failed');
       show(result.structuredContent);
       setState('live', 'Live');

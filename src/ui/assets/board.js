@@ -1,7 +1,7 @@
 // The board page: reads the namespace's board as JSON, renders it (render.js, shared with the MCP App), and re-reads
 // what changed when the server says so.
 import {
-  clock, empty, h, marks, reconcile, renderKeyRow, replace, renderPlan, renderScope, renderTeam, renderThread, renderTimeline, sortThreads, summaryStats, tick,
+  clock, empty, h, marks, reconcile, renderKeyRow, replace, renderPlan, renderScope, renderTeam, renderThread, renderTimeline, sortThreads, summaryStats, tick, untilLeaseEnds,
 } from './render.js';
 
 const SECTIONS = ['scopes', 'plans', 'threads'];
@@ -50,19 +50,12 @@ function render(sections) {
   marks.first = false;
 }
 
-/**
- * A lapse writes nothing, so no event tells of it: the plans and threads are read again just after the first lease
- * shown ends (the server then shows the step lapsed, or the lease its holder renewed meanwhile).
- */
+/** Reads the plans and threads again just after the first lease shown ends (see untilLeaseEnds). */
 const leases = { timer: undefined };
 function watchLeases(plans) {
   clearTimeout(leases.timer);
-  const serverNow = Date.now() + clock.skew;
-  let first = Infinity;
-  for (const plan of plans) for (const step of plan.steps) if (step.claim?.leaseUntil > serverNow) first = Math.min(first, step.claim.leaseUntil);
-  if (first === Infinity) return;
-  const wait = Math.min(first - serverNow + 500, 2 ** 31 - 1);
-  leases.timer = setTimeout(() => void refresh(['plans', 'threads']), wait);
+  const wait = untilLeaseEnds({ plans });
+  if (wait !== Infinity) leases.timer = setTimeout(() => void refresh(['plans', 'threads']), Math.min(wait, 2 ** 31 - 1));
 }
 
 function renderSummary() {

@@ -59,6 +59,20 @@ export function tick(root = document) {
   }
 }
 
+/**
+ * Milliseconds until just after the first lease shown ends (a step's claim, or a step a thread holds), or Infinity when
+ * none is shown. A lapse writes nothing, so no change tells of it: a page reads the board again then, and the server
+ * shows the step lapsed or the lease its holder renewed meanwhile. Leases already past count for nothing, so a board
+ * that still shows one is not read again at once, and again.
+ */
+export function untilLeaseEnds({ plans = [], threads = [] }) {
+  const at = now();
+  let first = Infinity;
+  for (const plan of plans) for (const step of plan.steps ?? []) if (step.claim?.leaseUntil > at) first = Math.min(first, step.claim.leaseUntil);
+  for (const thread of threads) for (const held of thread.holds ?? []) if (held.leaseUntil > at) first = Math.min(first, held.leaseUntil);
+  return first === Infinity ? Infinity : Math.ceil(first - at) + 500;
+}
+
 export const short = (id) => (id && id.length > 14 ? `${id.slice(0, 8)}…` : id);
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
