@@ -3,8 +3,8 @@ import { BlackboardError } from '../errors.js';
 import { checkName, type Identity } from '../context.js';
 import { AGENT_MAILBOX, type Keys } from '../keyspace.js';
 import type { VersionedStore } from '../store/versioned-store.js';
-import type { Holder, PresenceRecord } from './presence.js';
-import { holderId, nearestName, readSigns, readSignsBy, type RosterTimes } from './roster.js';
+import { holderId, type Holder, type PresenceRecord } from './presence.js';
+import { nearestName, readSigns, readSignsBy, type RosterTimes } from './roster.js';
 
 export type ToKind = 'agent' | 'type' | 'thread' | 'all';
 

@@ -22,8 +22,8 @@ import {
   type Position,
 } from './mailbox.js';
 import { AGENT_MAILBOX } from '../keyspace.js';
-import type { Holder } from './presence.js';
-import { holderId, readSigns, type RosterTimes } from './roster.js';
+import { holderId, type Holder } from './presence.js';
+import { readSigns, type RosterTimes } from './roster.js';
 import { mailboxesOf, noRecipient, parseTo, reachableSigns, recipientsOf } from './mail-address.js';
 import { fitPage, fitPageFromEnd, mapLazily } from './page-fit.js';
 import type { Session } from './session.js';

@@ -1,6 +1,6 @@
 // Claims on plan steps: granting with fences, lapsing when the holder stops, and who may move a claimed step.
 import { BlackboardError } from '../errors.js';
-import { leaseEnd, type Holder, type PresenceRecord } from './presence.js';
+import { holderId, leaseEnd, type Holder, type PresenceRecord } from './presence.js';
 import type { Claim, LostClaim, PlanRecord, Step } from './plan-steps.js';
 
 /**
@@ -92,7 +92,7 @@ export async function settle(
       leaseUntil.set(step.id, claim.at + claim.leaseMs);
       continue;
     }
-    const id = `${claim.agent ?? ''}\u0000${claim.thread}`;
+    const id = holderId(claim);
     if (!seen.has(id)) seen.set(id, await presenceOf(holderOf(claim)));
     const until = leaseEnd(claim.at, claim.leaseMs, seen.get(id), now);
     if (until === undefined) {

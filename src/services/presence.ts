@@ -34,6 +34,9 @@ export interface Holder {
   thread: string;
 }
 
+/** A holder as one string (maps of signs of life and claims are keyed by it). */
+export const holderId = (h: Holder): string => `${h.agent ?? ''}\u0000${h.thread}`;
+
 /**
  * How much of the MCP client's name (`clientInfo.name`, whatever the client sent) is kept: a longer one is cut, with
  * "…", so no caller can make every roster, board and claim check that reads signs of life carry megabytes.

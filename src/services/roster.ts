@@ -1,7 +1,7 @@
 // The team roster: who called within the roster window, read from signs of life, with status and the steps held.
 import type { KeyRange, Keys } from '../keyspace.js';
 import type { Entry, VersionedStore } from '../store/versioned-store.js';
-import { claimAlive, type Holder, PresenceRecord } from './presence.js';
+import { claimAlive, holderId, PresenceRecord } from './presence.js';
 import { copiesComplete } from './presence-index.js';
 import { PlanRecordSchema } from './plan-steps.js';
 import { editDistance } from '../edit-distance.js';
@@ -31,8 +31,6 @@ export interface RosterTimes {
 }
 
 /** A holder's identity as a map key. */
-export const holderId = (h: Holder): string => `${h.agent ?? ''}\u0000${h.thread}`;
-
 /** Every live record of a range, page by page, up to `max`. */
 export async function listAll(store: VersionedStore, range: KeyRange, max = MAX_RECORDS): Promise<Array<[string, Entry]>> {
   const out: Array<[string, Entry]> = [];

@@ -5,7 +5,8 @@ import { jsonBytes } from '../store/json-text.js';
 import type { VersionedStore } from '../store/versioned-store.js';
 import { MessageRecord, lastMessageSeq, messageView, unreadOf, type Message } from './mailbox.js';
 import { fitPage } from './page-fit.js';
-import { holderId, listAll, readRoster, type RosterEntry, type RosterTimes } from './roster.js';
+import { holderId } from './presence.js';
+import { listAll, readRoster, type RosterEntry, type RosterTimes } from './roster.js';
 import type { Session } from './session.js';
 
 export const TEAM_PAGE = 50;

@@ -1,6 +1,7 @@
 // Who holds which plan step, per namespace, kept current from the change feed: the board's roster and threads learn it
 // by reading the plans that changed since they last asked, not every plan on every read.
-import { claimsOfPlan, holderId, type HeldClaim } from '../services/roster.js';
+import { holderId } from '../services/presence.js';
+import { claimsOfPlan, type HeldClaim } from '../services/roster.js';
 import type { RangeQuery } from '../store/types.js';
 import type { Entry } from '../store/versioned-store.js';
 import { FAMILY, PLAN_OWNER, ofOwner, parseKey } from './layout.js';

@@ -25,7 +25,7 @@ import { HistoryRecord } from '../services/history.js';
 import { LifecycleRecord } from '../services/lifecycle.js';
 import { settle } from '../services/plan-claims.js';
 import { PlanRecordSchema } from '../services/plan-steps.js';
-import { PresenceRecord, type Holder } from '../services/presence.js';
+import { holderId, PresenceRecord, type Holder } from '../services/presence.js';
 import { ThreadInfoRecord } from '../services/thread-info.js';
 import { deriveStatus, heldOf, heldSteps } from './board-status.js';
 import type { PlanClaims } from './board-claims.js';
@@ -179,7 +179,7 @@ export class BoardReader {
     for (const [storageKey, entry] of entries) {
       const record = decode(PlanRecordSchema, entry);
       if (!record) continue;
-      const { leaseUntil } = await settle(record, async (h: Holder) => presence.get(`${h.agent ?? ''}\u0000${h.thread}`), now, true);
+      const { leaseUntil } = await settle(record, async (h: Holder) => presence.get(holderId(h)), now, true);
       plans.push({
         planId: parseKey(namespace, storageKey)!.key,
         title: record.title,
@@ -211,7 +211,7 @@ export class BoardReader {
     const presence = new Map<string, PresenceRecord>();
     for (const [, entry] of entries) {
       const sign = decode(PresenceRecord, entry);
-      if (sign) presence.set(`${sign.agent ?? ''}\u0000${sign.thread}`, sign);
+      if (sign) presence.set(holderId(sign), sign);
     }
     return presence;
   }

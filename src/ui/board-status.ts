@@ -1,5 +1,5 @@
 // What each thread is doing, derived from what it does: held claims, recent calls, final answers and its lifecycle.
-import { leaseEnd, type PresenceRecord } from '../services/presence.js';
+import { holderId, leaseEnd, type PresenceRecord } from '../services/presence.js';
 import type { ClaimedPlan } from './board-claims.js';
 import type { PlanView, ThreadView } from './board-views.js';
 
@@ -31,7 +31,7 @@ export function heldOf(plans: ClaimedPlan[], signs: Map<string, PresenceRecord>,
   const ordered = [...plans].sort((a, b) => Number(b.active) - Number(a.active) || b.updatedAt - a.updatedAt);
   return ordered.flatMap((plan) =>
     plan.claims.flatMap((c) => {
-      const leaseUntil = leaseEnd(c.at, c.leaseMs, signs.get(`${c.agent ?? ''}\u0000${c.thread}`), now);
+      const leaseUntil = leaseEnd(c.at, c.leaseMs, signs.get(holderId(c)), now);
       return leaseUntil === undefined ? [] : [{ planId: plan.planId, step: c.stepId, thread: c.thread, leaseUntil }];
     }),
   );

@@ -4,8 +4,7 @@ import type { BoardSource } from './board-reader.js';
 import type { PlanClaims } from './board-claims.js';
 import { changedKey } from './board-keys.js';
 import { FAMILY, allOwners, sectionRanges, userKeys, type Section } from './layout.js';
-import { PresenceRecord } from '../services/presence.js';
-import { holderId } from '../services/roster.js';
+import { holderId, PresenceRecord } from '../services/presence.js';
 
 /** The browsers looking at one namespace, and the store subscriptions that serve them. */
 interface Room {
