@@ -6,9 +6,10 @@ import { describe, expect, it } from 'vitest';
 // that point one way, backends that do not know each other, small files, records decoded rather than cast.
 const SRC = join(import.meta.dirname, '..', 'src');
 
+/** The source files: the TypeScript, and the board page's own modules and styles (src/ui/assets), served as they are. */
 function sources(dir = SRC): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+    d.isDirectory() ? sources(join(dir, d.name)) : /\.(ts|js|css)$/.test(d.name) ? [join(dir, d.name)] : [],
   );
 }
 const files = sources();
@@ -22,15 +23,16 @@ const code = (f: string): string =>
     .replace(/^\s*\/\/.*$/gm, '');
 
 /**
- * The modules a file imports (relative imports only, resolved to .ts files), type-only imports included: they vanish
- * at run time, but they tie the code both ways all the same.
+ * The modules a file imports (relative imports only, resolved to .ts files from TypeScript), type-only imports
+ * included: they vanish at run time, but they tie the code both ways all the same.
  */
 function importsOf(file: string): string[] {
   const out: string[] = [];
   for (const m of text
     .get(file)!
     .matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|^\s*(?:const|let)\s.*?await import\('(\.[^']+)'\)/gms)) {
-    out.push(resolve(dirname(file), (m[1] ?? m[2]).replace(/\.js$/, '.ts')));
+    const to = m[1] ?? m[2];
+    out.push(resolve(dirname(file), file.endsWith('.ts') ? to.replace(/\.js$/, '.ts') : to));
   }
   return out;
 }

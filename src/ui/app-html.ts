@@ -1,5 +1,5 @@
-// The board's MCP App as one self-contained HTML file: the page's CSS, its shared renderer, the app's code and the
-// ext-apps client library, all inline (hosts load an app with no network).
+// The board's MCP App as one self-contained HTML file: the page's CSS, its shared renderer's modules, the app's code
+// and the ext-apps client library, all inline (hosts load an app with no network).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +68,27 @@ export function themedCss(css: string): string {
   return `${css.replace(dark[0], `@media (prefers-color-scheme: dark) { :root:not([data-theme="light"]) {${dark[1]}} }`)}\n:root[data-theme="dark"] {${dark[1]}}\n`;
 }
 
+/**
+ * The board's own modules the app runs, each after the modules it imports, from the app's entry `app.js`: the ones
+ * beside it that it imports (`./render.js`), and theirs in turn. Any other relative import is refused, as is a cycle:
+ * inlined modules run in this order, each needing its imports' exports.
+ */
+function moduleOrder(asset: (file: string) => string, entry = 'app.js'): string[] {
+  const order: string[] = [];
+  const visit = (file: string, path: string[]): void => {
+    if (order.includes(file)) return;
+    if (path.includes(file)) throw new Error(`The app's modules import each other in a cycle: ${[...path, file].join(' → ')}`);
+    for (const [, from] of asset(file).matchAll(/^import\s[^;]*?from\s*['"](\.[^'"]*)['"]/gm)) {
+      const next = /^\.\/([\w-]+\.js)$/.exec(from)?.[1];
+      if (!next) throw new Error(`${file}: imports ${from}; the app builder inlines only files beside it (./name.js)`);
+      visit(next, [...path, file]);
+    }
+    order.push(file);
+  };
+  visit(entry, []);
+  return order;
+}
+
 let cached: string | undefined;
 
 /** The app's HTML (built once per process from the installed files). */
@@ -81,8 +102,7 @@ export function boardAppHtml(): string {
   const script = [
     'const __modules = {};',
     inlineModule(EXT_APPS, extApps),
-    inlineModule('./render.js', asset('render.js')),
-    inlineModule('./app.js', asset('app.js')),
+    ...moduleOrder(asset).map((file) => inlineModule(`./${file}`, asset(file))),
   ].join('\n');
   cached = `<!doctype html>
 <html lang="en">

@@ -1,6 +1,6 @@
 // The board's HTTP routes — page, assets, JSON reads and the live event stream — as one mountable request handler.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { namespaceError } from '../context.js';
@@ -52,11 +52,11 @@ const cookieName = (req: IncomingMessage): string => {
   const port = /:(\d+)$/.exec(req.headers.host ?? '')?.[1];
   return port ? `${COOKIE}_${port}` : COOKIE;
 };
-const ASSETS: Record<string, string> = {
-  '/board/board.css': 'text/css; charset=utf-8',
-  '/board/board.js': 'text/javascript; charset=utf-8',
-  '/board/render.js': 'text/javascript; charset=utf-8',
-  '/board/icon.svg': 'image/svg+xml',
+/** The page's files served at `/board/<file>`, by how their names end: every such file in `assets/` is served. */
+const TYPES: Record<string, string> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -72,17 +72,27 @@ const CSP =
 interface Asset {
   body: Buffer;
   etag: string;
+  type: string;
 }
 
-/** The page's files, read once: from `assets/` beside this module, or from the package's `src/ui/assets/` after a build. */
+/**
+ * The page's files by route, read once: from `assets/` beside this module, or from the package's `src/ui/assets/`
+ * after a build. The page is `/`; its modules, styles and icon are `/board/<file>`, so a module's imports of the
+ * files beside it (`./render.js`) are served whatever they are named.
+ */
 function loadAssets(): Map<string, Asset> {
   const dirs = [new URL('./assets/', import.meta.url), new URL('../../src/ui/assets/', import.meta.url)];
   const dir = dirs.find((d) => existsSync(fileURLToPath(new URL('index.html', d))));
   if (!dir) throw new Error("The board's page files (src/ui/assets) are missing from this installation.");
   const assets = new Map<string, Asset>();
-  for (const [route, file] of [['/', 'index.html'], ...Object.keys(ASSETS).map((r) => [r, r.slice('/board/'.length)])]) {
+  const add = (route: string, file: string, type: string): void => {
     const body = readFileSync(fileURLToPath(new URL(file, dir)));
-    assets.set(route, { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
+    assets.set(route, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
+  };
+  add('/', 'index.html', 'text/html; charset=utf-8');
+  for (const file of readdirSync(fileURLToPath(dir)).sort()) {
+    const type = TYPES[/\.[a-z]+$/.exec(file)?.[0] ?? ''];
+    if (type) add(`/board/${file}`, file, type);
   }
   return assets;
 }
@@ -134,7 +144,8 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
     // who asked, once known: what a store failure is told depends on it
     let asker: Viewer | undefined;
     try {
-      if (ASSETS[path]) return sendAsset(req, res, assets.get(path)!, ASSETS[path]);
+      const asset = path === '/' ? undefined : assets.get(path);
+      if (asset) return sendAsset(req, res, asset);
       if (path === '/') {
         const token = url.searchParams.get('token');
         if (auth && token !== null) {
@@ -150,7 +161,7 @@ export function createBoardHandler(options: BoardHandlerOptions): BoardHandler {
           return true;
         }
         if (!viewerOf(req)) return sendUnauthorized(res, 'page');
-        return sendAsset(req, res, assets.get('/')!, 'text/html; charset=utf-8', { 'content-security-policy': CSP });
+        return sendAsset(req, res, assets.get('/')!, { 'content-security-policy': CSP });
       }
       const viewer = viewerOf(req);
       if (!viewer) return sendUnauthorized(res, 'api');
@@ -236,8 +247,8 @@ function cookies(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-function sendAsset(req: IncomingMessage, res: ServerResponse, asset: Asset, type: string, extra: Record<string, string> = {}): true {
-  const headers = { ...SECURITY_HEADERS, ...extra, 'content-type': type, 'cache-control': 'no-cache', etag: asset.etag };
+function sendAsset(req: IncomingMessage, res: ServerResponse, asset: Asset, extra: Record<string, string> = {}): true {
+  const headers = { ...SECURITY_HEADERS, ...extra, 'content-type': asset.type, 'cache-control': 'no-cache', etag: asset.etag };
   if (req.headers['if-none-match'] === asset.etag) {
     res.writeHead(304, headers).end();
     return true;

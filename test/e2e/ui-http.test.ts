@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -229,6 +229,19 @@ describe('createBoardHandler mounted in another server', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     expect((await fetch(`${base}/mcp`)).status).toBe(418);
     expect((await fetch(`${base}/`)).headers.get('content-type')).toContain('text/html');
+    // every file of the page (its modules, styles and icon) is served beside it, whatever it is named; the page only at /
+    const assets = join(import.meta.dirname, '..', '..', 'src', 'ui', 'assets');
+    const types: Record<string, string> = { js: 'text/javascript', css: 'text/css', svg: 'image/svg+xml' };
+    for (const file of readdirSync(assets).filter((f) => f !== 'index.html')) {
+      const res = await fetch(`${base}/board/${file}`);
+      expect([file, res.status, res.headers.get('content-type')]).toEqual([
+        file,
+        200,
+        expect.stringContaining(types[file.split('.').pop()!]),
+      ]);
+      expect(await res.text()).toBe(readFileSync(join(assets, file), 'utf8'));
+    }
+    expect((await fetch(`${base}/board/index.html`)).status).toBe(404);
     const meta = (await (await fetch(`${base}/board/api/namespaces`)).json()) as { namespaces: string[]; initial: string };
     expect(meta).toMatchObject({ namespaces: ['team'], initial: 'team' });
 
