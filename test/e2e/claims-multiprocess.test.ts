@@ -17,12 +17,14 @@ async function start(store: string, agent: string, ...flags: string[]): Promise<
 describe.each(sharedStores())('claims across processes on $name', ({ fresh }) => {
   it('8 worker processes × 60 contended claims on one plan: every step completed exactly once, never two holders', async () => {
     const store = fresh();
-    const planner = await start(store, 'planner');
+    // every process starts at once (the closer finishes what the workers leave, after them)
+    const [planner, last, ...workers] = await Promise.all(
+      ['planner', 'closer', ...Array.from({ length: 8 }, (_, i) => `w${i}`)].map((name) => start(store, name)),
+    );
     const { planId, stepIds } = await planner.ok('plan_create', {
       title: 'contended',
       steps: Array.from({ length: 100 }, (_, i) => `step ${i}`),
     });
-    const workers = await Promise.all(Array.from({ length: 8 }, (_, i) => start(store, `w${i}`)));
     type Grant = { step: string; fence: number; worker: number };
     const grants: Grant[] = [];
     const completed: Array<{ step: string; worker: number }> = [];
@@ -47,7 +49,6 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
       }),
     );
     // Whatever is left (workers stop after 60 claims) is finished by one more worker.
-    const last = await start(store, 'closer');
     for (;;) {
       const claim = await last.ok('plan_claim', { planId });
       if (!claim.claimed) break;
@@ -71,15 +72,24 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
 
   it("a holder paused past its lease gets CLAIM_LOST when it resumes; the new holder's completion stands", async () => {
     const store = fresh();
-    const planner = await start(store, 'planner');
+    const [planner, paused, other] = await Promise.all([
+      start(store, 'planner'),
+      start(store, 'sleeper', '--claim-lease', '2'),
+      start(store, 'other', '--claim-lease', '2'),
+    ]);
     const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
-    const paused = await start(store, 'sleeper', '--claim-lease', '2');
-    const other = await start(store, 'other', '--claim-lease', '2');
     const first = await paused.ok('plan_claim', { planId });
     process.kill(paused.pid!, 'SIGSTOP');
     try {
-      await sleep(2900); // past the lease and one renewal interval (500 ms) after its last sign of life
-      const taken = await other.ok('plan_claim', { planId });
+      // the step is taken once the lease lapses: the lease and at most one renewal interval (500 ms) after the
+      // sleeper's last sign of life
+      const stoppedAt = Date.now();
+      let taken: Record<string, unknown>;
+      do {
+        taken = await other.ok('plan_claim', { planId });
+        if (!taken.claimed) await sleep(50);
+      } while (!taken.claimed && Date.now() - stoppedAt < 10_000);
+      expect(Date.now() - stoppedAt, 'not before the lease lapsed').toBeGreaterThanOrEqual(1500);
       expect(taken).toMatchObject({ claimed: true, step: { id: 's1', attempts: 1 }, claim: { fence: first.claim.fence + 1 } });
     } finally {
       process.kill(paused.pid!, 'SIGCONT');
@@ -94,10 +104,12 @@ describe.each(sharedStores())('claims across processes on $name', ({ fresh }) =>
 
   it('a holder killed with kill -9: its step is claimable again within lease + 1 s', async () => {
     const store = fresh();
-    const planner = await start(store, 'planner');
+    const [planner, doomed, heir] = await Promise.all([
+      start(store, 'planner'),
+      start(store, 'doomed', '--claim-lease', '2'),
+      start(store, 'heir', '--claim-lease', '2'),
+    ]);
     const { planId } = await planner.ok('plan_create', { title: 'T', steps: ['one'] });
-    const doomed = await start(store, 'doomed', '--claim-lease', '2');
-    const heir = await start(store, 'heir', '--claim-lease', '2');
     await doomed.ok('plan_claim', { planId });
     doomed.kill();
     const killedAt = Date.now();
