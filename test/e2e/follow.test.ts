@@ -20,7 +20,7 @@ const SCOPES = ['global', 'group:team'];
 describe.each(sharedStores())('following the board across processes ($name)', (store) => {
   it('a follower of chained state_changes sees every write once, in order, and replaying them gives the final state', async () => {
     const url = store.fresh();
-    const [writer, follower] = [await start(url, 'writer'), await start(url, 'follower')];
+    const [writer, follower] = await Promise.all([start(url, 'writer'), start(url, 'follower')]);
     const { revision: start_ } = await follower.ok('state_changes', {});
     const seen: Change[] = [];
     let stop = false;
@@ -99,7 +99,7 @@ describe.each(sharedStores())('following the board across processes ($name)', (s
 
   it('a waiting follower returns soon after a write in another process', async () => {
     const url = store.fresh();
-    const [writer, follower] = [await start(url, 'writer'), await start(url, 'follower')];
+    const [writer, follower] = await Promise.all([start(url, 'writer'), start(url, 'follower')]);
     const delays: number[] = [];
     let { revision } = await follower.ok('state_changes', {});
     for (let round = 0; round < 8; round++) {
