@@ -19,8 +19,7 @@ describe.each(sharedStores())('toolbox across processes on one store ($name)', (
   it('two processes racing final_answer_set on one run: exactly one wins', async () => {
     const db = store.fresh();
     // Two processes serving the same thread share its current run.
-    const first = await start(db, '--thread', 'T');
-    const second = await start(db, '--thread', 'T');
+    const [first, second] = await Promise.all([start(db, '--thread', 'T'), start(db, '--thread', 'T')]);
     expect((await first.ok('whoami')).run).toBe((await second.ok('whoami')).run);
     for (let round = 0; round < 3; round++) {
       const results = await Promise.all(
@@ -41,8 +40,10 @@ describe.each(sharedStores())('toolbox across processes on one store ($name)', (
 
   it("a parent process waits on a child process's final answer", async () => {
     const db = store.fresh();
-    const parent = await start(db, '--thread', 'parent');
-    const child = await start(db, '--thread', 'child', '--parent-thread', 'parent');
+    const [parent, child] = await Promise.all([
+      start(db, '--thread', 'parent'),
+      start(db, '--thread', 'child', '--parent-thread', 'parent'),
+    ]);
     const started = Date.now();
     const waiting = parent.ok('final_answer_get', { thread: 'child', waitMs: 20_000 });
     await sleep(300);
@@ -66,8 +67,10 @@ describe.each(sharedStores())('toolbox across processes on one store ($name)', (
 
   it("a child process's steps show in the parent's budget_status", async () => {
     const db = store.fresh();
-    const parent = await start(db, '--thread', 'boss', '--max-iterations', '10');
-    const child = await start(db, '--thread', 'worker', '--parent-thread', 'boss', '--max-iterations', '10');
+    const [parent, child] = await Promise.all([
+      start(db, '--thread', 'boss', '--max-iterations', '10'),
+      start(db, '--thread', 'worker', '--parent-thread', 'boss', '--max-iterations', '10'),
+    ]);
     await Promise.all(Array.from({ length: 4 }, () => child.ok('budget_step', {})));
     await parent.ok('budget_step', {});
     expect((await parent.ok('budget_status')).budgets[0]).toMatchObject({ name: 'iterations', current: 5, remaining: 5 });
