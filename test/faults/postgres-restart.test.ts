@@ -102,8 +102,7 @@ describe('postgres store going away', () => {
     }) => {
       if (skipped || !pg) return skip(skipped);
       const url = withFreshSchema(pg.url);
-      const writers = [await server(url, 'w1'), await server(url, 'w2')];
-      const follower = await server(url, 'f');
+      const [follower, ...writers] = await Promise.all([server(url, 'f'), server(url, 'w1'), server(url, 'w2')]);
       // The change feed follower (below) starts from the revision before any write.
       let after = (await follower.ok('state_changes', {})).revision as number;
       const acknowledged = new Map<string, number>();
