@@ -87,8 +87,13 @@ describe.each(sharedStores())('a reader racing sends to its thread and to its na
       return a;
     };
     // one pooled connection: the reader's mailboxes are read one after the other, as under a small pool or pgbouncer
-    const reader = await proc('r', name === 'postgres' ? `${store}&pool_max=1` : store);
-    const senders = await Promise.all([proc('s1'), proc('s2'), proc('s3'), proc('s4')]);
+    const [reader, ...senders] = await Promise.all([
+      proc('r', name === 'postgres' ? `${store}&pool_max=1` : store),
+      proc('s1'),
+      proc('s2'),
+      proc('s3'),
+      proc('s4'),
+    ]);
     // mail to its thread is in the reader's thread mailbox, mail to its name in its agent's: sends land in both at once
     const PER = 100;
     const sent: string[] = [];
