@@ -1,25 +1,26 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, spawnAgent } from '../helpers.js';
 import { sharedStores } from '../stores.js';
 
 // Several server processes on one store: the promise is that they behave like one.
 type Spawned = Awaited<ReturnType<typeof spawnAgent>>;
-let running: Spawned[] = [];
-afterEach(async () => {
-  await Promise.all(running.map((a) => a.close()));
-  running = [];
-});
-async function processes(n: number, url: string): Promise<Spawned[]> {
-  const list = await Promise.all(Array.from({ length: n }, (_, i) => spawnAgent(['--store', url, '--agent', `p${i}`])));
-  running.push(...list);
-  return list;
-}
 
 describe.each(sharedStores())('many processes on one store ($name)', (store) => {
+  // Four processes on one fresh store serve every test of a backend; each test works on keys of its own.
+  let running: Spawned[] = [];
+  beforeAll(async () => {
+    const url = store.fresh();
+    running = await Promise.all(Array.from({ length: 4 }, (_, i) => spawnAgent(['--store', url, '--agent', `p${i}`])));
+  });
+  afterAll(async () => {
+    await Promise.all(running.map((a) => a.close()));
+  });
+  const processes = async (n: number): Promise<Spawned[]> => running.slice(0, n);
+
   it('N processes x M concurrent increments end exactly at N x M', async () => {
     const N = 4;
     const M = 50;
-    const agents = await processes(N, store.fresh());
+    const agents = await processes(N);
     await Promise.all(
       agents.flatMap((a) => Array.from({ length: M }, () => a.ok('state_update', { key: 'counter', op: 'increment', value: 1 }))),
     );
@@ -27,7 +28,7 @@ describe.each(sharedStores())('many processes on one store ($name)', (store) => 
   });
 
   it('racing ifVersion:0 creators in different processes produce exactly one winner', async () => {
-    const agents = await processes(4, store.fresh());
+    const agents = await processes(4);
     for (let round = 0; round < 5; round++) {
       const results = await Promise.all(
         agents.flatMap((a, i) => [0, 1].map((j) => a.raw('state_set', { key: `leader-${round}`, value: `${i}.${j}`, ifVersion: 0 }))),
@@ -41,7 +42,7 @@ describe.each(sharedStores())('many processes on one store ($name)', (store) => 
   });
 
   it('processes taking turns to rewrite and grow one list of over 128 KB each build on the last write', async () => {
-    const agents = await processes(3, store.fresh());
+    const agents = await processes(3);
     const item = (tag: string): string => tag.padEnd(300, '.');
     const seed = Array.from({ length: 480 }, (_, i) => item(`seed ${i}`)); // about 146 KB as JSON
     const read = async (agent: Spawned): Promise<string[]> => (await agent.ok('state_get', { key: 'log', maxBytes: 1024 * 1024 })).value;
@@ -66,7 +67,7 @@ describe.each(sharedStores())('many processes on one store ($name)', (store) => 
   });
 
   it('a watch in one process wakes on a write made by another', async () => {
-    const [watcher, writer] = await processes(2, store.fresh());
+    const [watcher, writer] = await processes(2);
     const started = Date.now();
     const waiting = watcher.ok('watch', { key: 'signal', waitMs: 20_000 });
     await sleep(300);
