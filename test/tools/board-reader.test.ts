@@ -38,6 +38,20 @@ function countWholeReads(store: VersionedStore): { reads: number } {
   return whole;
 }
 
+/**
+ * Ten messages more than the team section shows: the first 5, from `brief`, expire after 2 s; the others, from `lead`,
+ * are kept for the default week.
+ */
+async function sendHiddenTen(store: VersionedStore): Promise<{ brief: Connected; lead: Connected }> {
+  const brief = await connect({ store, identity: { agent: 'brief', thread: 'tb' }, config: { messageRetentionSeconds: 2 } });
+  open.push(brief);
+  const lead = await agent(store, 'lead', 'tl');
+  await lead.ok('whoami');
+  for (let i = 0; i < 5; i++) await brief.ok('message_send', { to: 'lead', content: `short ${i}` });
+  for (let i = 0; i < TEAM_SHOWN.messages + 5; i++) await lead.ok('message_send', { to: 'brief', content: `kept ${i}` });
+  return { brief, lead };
+}
+
 describe('the board reader', () => {
   it('shows the team only once someone is on the roster: status, held step, unread, and the newest messages, bounded', async () => {
     const store = memoryStore();
@@ -154,13 +168,7 @@ describe('the board reader', () => {
 
   it('counts the earlier messages it hides by reading only those sent since the last read, until one expires', async () => {
     const store = memoryStore();
-    // messages from the first sender expire after 2 s, the others' are kept for the default week
-    const brief = await connect({ store, identity: { agent: 'brief', thread: 'tb' }, config: { messageRetentionSeconds: 2 } });
-    open.push(brief);
-    const lead = await agent(store, 'lead', 'tl');
-    await lead.ok('whoami');
-    for (let i = 0; i < 5; i++) await brief.ok('message_send', { to: 'lead', content: `short ${i}` });
-    for (let i = 0; i < TEAM_SHOWN.messages + 5; i++) await lead.ok('message_send', { to: 'brief', content: `kept ${i}` });
+    const { lead } = await sendHiddenTen(store);
     // the messages the board reads, counted at the store
     const messages = teamKeys('-').messageRange();
     let messagesRead = 0;
@@ -193,12 +201,7 @@ describe('the board reader', () => {
     const { doc } = await elsewhere.bb.services.bundles.exportNamespace();
     // here the first 5 expire after 2 s
     const store = memoryStore();
-    const brief = await connect({ store, identity: { agent: 'brief', thread: 'tb' }, config: { messageRetentionSeconds: 2 } });
-    open.push(brief);
-    const lead = await agent(store, 'lead', 'tl');
-    await lead.ok('whoami');
-    for (let i = 0; i < 5; i++) await brief.ok('message_send', { to: 'lead', content: `short ${i}` });
-    for (let i = 0; i < TEAM_SHOWN.messages + 5; i++) await lead.ok('message_send', { to: 'brief', content: `kept ${i}` });
+    const { lead } = await sendHiddenTen(store);
     const reader = new BoardReader(readOnlyView(store));
     const hidden = async (): Promise<number | undefined> => (await reader.board('-', ['threads'])).team?.messagesHidden;
     expect(await hidden()).toBe(10);
